@@ -1,0 +1,99 @@
+"""Tool permissions: allow, ask or deny per tool (tutorial Day 8, used by Day 15 section 4.1).
+
+Owns the policy table read from .geekagent/GeekAgent.json and the yes/no question.
+The registry (tools.py) and the MCP adapter (mcp.py) call authorize(); nothing here runs a tool.
+"""
+import json
+import os
+import re
+from typing import Callable
+
+POLICY_PATH = ".geekagent/GeekAgent.json"
+POLICIES = ("allow", "ask", "deny")
+
+# Read-only built-ins are safe to run unasked; everything else must be configured or ensured.
+DEFAULT_POLICIES = {"get_current_time": "allow", "ls": "allow", "read": "allow"}
+
+# Environment variables whose names contain one of these hold secrets and are never shown.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+# Shorter values would mask ordinary words and digits all over the output.
+MIN_SECRET_LEN = 4
+
+_policies: dict[str, str] = dict(DEFAULT_POLICIES)
+
+
+class PolicyError(Exception):
+    """The policy file cannot be used; the message names the file and the key to fix."""
+
+
+def load_policies(path: str = POLICY_PATH) -> dict[str, str]:
+    """Overlay the file's policies on the defaults; a missing file keeps the defaults."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        data = {}
+    except (OSError, ValueError) as e:
+        raise PolicyError(f"{path}: cannot read policies: {e}") from None
+    _policies.clear()
+    _policies.update(DEFAULT_POLICIES)
+    _policies.update(_checked_policies(path, data))
+    return dict(_policies)
+
+
+def _checked_policies(path: str, data: object) -> dict[str, str]:
+    """Validate the whole file before any of it takes effect, so a typo never widens access."""
+    if not isinstance(data, dict):
+        raise PolicyError(f"{path}: the top level must be a JSON object")
+    tools = data.get("tools", {})
+    if not isinstance(tools, dict):
+        raise PolicyError(f"{path}: \"tools\" must be an object of tool name -> allow/ask/deny")
+    for name, value in tools.items():
+        if value not in POLICIES:
+            raise PolicyError(f"{path}: tools.{name} must be \"allow\", \"ask\" or \"deny\", not {value!r}")
+    return tools
+
+
+def ensure_tool_policy(name: str, default: str) -> None:
+    """Give a tool a policy only if none is configured (GeekAgent.json wins)."""
+    _policies.setdefault(name, default)
+
+
+def policy_for(name: str) -> str:
+    """The tool's policy; a tool nobody configured or ensured is denied."""
+    return _policies.get(name, "deny")
+
+
+def ask_on_stdin(prompt: str) -> bool:
+    """Default confirmation: a y/N question; only y or yes counts, end of input is no."""
+    try:
+        answer = input(f"{prompt} [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+# The one confirmation function; index.py may replace it through set_confirm().
+_confirm: Callable[[str], bool] = ask_on_stdin
+
+
+def set_confirm(confirm: Callable[[str], bool]) -> None:
+    """Choose how "ask" tools are confirmed (tests pass a scripted function)."""
+    global _confirm
+    _confirm = confirm
+
+
+def authorize(name: str, prompt: str, confirm: Callable[[str], bool] | None = None) -> bool:
+    """allow -> True, deny -> False, both without asking; ask -> whatever the user answers."""
+    policy = policy_for(name)
+    if policy != "ask":
+        return policy == "allow"
+    return (confirm or _confirm)(mask_secrets(prompt))
+
+
+def mask_secrets(text: str) -> str:
+    """Replace the value of every secret-named environment variable by [REDACTED:<name>]."""
+    secrets = [(v, k) for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_LEN]
+    for value, name in sorted(secrets, key=lambda s: -len(s[0])):
+        text = text.replace(value, f"[REDACTED:{name}]")
+    return text

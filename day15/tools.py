@@ -1,0 +1,141 @@
+"""The tool registry and the built-in tools (tutorial Day 4, extended by Day 15 section 4.3).
+
+Owns one dict of tools, the OpenAI `tools` array built from it, and run_tool(), the single place
+where a tool call's failure becomes text for the model. MCP tools are added by mcp.py.
+"""
+import datetime
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import permissions
+
+
+@dataclass
+class Tool:
+    """One callable tool as the model sees it; run takes the parsed arguments and returns text."""
+    name: str
+    description: str
+    parameters: dict
+    run: Callable[[dict], str]
+    # True when run() asks permissions.authorize() itself with a richer prompt (MCP tools do).
+    authorizes: bool = False
+
+
+# _registry maps tool name -> Tool in registration order. _registry_lock guards it, because MCP
+# servers may change their tools from a reader thread while the REPL builds a request.
+_registry: dict[str, Tool] = {}
+_registry_lock = threading.Lock()
+
+
+def register_tool(tool: Tool) -> None:
+    """Add a tool; a name that is already taken is an error, never a silent replacement."""
+    with _registry_lock:
+        if tool.name in _registry:
+            raise ValueError(f"tool {tool.name!r} is already registered")
+        _registry[tool.name] = tool
+
+
+def unregister_tool(name: str) -> None:
+    """Remove a tool if present."""
+    with _registry_lock:
+        _registry.pop(name, None)
+
+
+def get_tool(name: str) -> Tool | None:
+    with _registry_lock:
+        return _registry.get(name)
+
+
+def all_tools() -> list[Tool]:
+    """A snapshot of the registry in registration order."""
+    with _registry_lock:
+        return list(_registry.values())
+
+
+def openai_tools() -> list[dict]:
+    """The Chat Completions `tools` array."""
+    return [
+        {"type": "function",
+         "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+        for t in all_tools()
+    ]
+
+
+def run_tool(name: str, arguments_json: str) -> str:
+    """Run one tool call from the model; every failure comes back as text, never as an exception."""
+    tool = get_tool(name)
+    if tool is None:
+        return f"Error: unknown tool {name!r}."
+    try:
+        args = json.loads(arguments_json or "{}")
+    except ValueError as e:
+        return f"Error: the arguments for {name} are not valid JSON ({e}); send a JSON object."
+    if not isinstance(args, dict):
+        return f"Error: the arguments for {name} must be a JSON object."
+    if permissions.policy_for(name) == "deny":
+        return f"Denied: the tool {name} is not allowed by the user's policy; do not retry it."
+    prompt = f"Run {name} with {json.dumps(args, ensure_ascii=False)}?"
+    if not tool.authorizes and not permissions.authorize(name, prompt):
+        return f"call cancelled: the user declined {name}."
+    try:
+        result = tool.run(args)
+    except Exception as e:  # any failure of any tool becomes text for the model, here and only here
+        result = f"Error: {name} failed: {e}"
+    return permissions.mask_secrets(result)
+
+
+# --- built-in tools: read-only, confined to the project root -------------------------------
+
+# A page of `read` is this many lines, so one call cannot flood the model's context.
+READ_PAGE_LINES = 200
+
+
+def register_builtin_tools(root: str = ".") -> None:
+    """Register get_current_time, ls and read, confined to root (the working directory)."""
+    base = Path(root).resolve()
+    register_tool(Tool("get_current_time", "The current local date and time.",
+                       {"type": "object", "properties": {}}, lambda args: _current_time()))
+    register_tool(Tool("ls", "List a directory inside the project.",
+                       _path_schema(), lambda args: _ls(base, args.get("path", "."))))
+    register_tool(Tool("read", f"Read a text file inside the project, {READ_PAGE_LINES} lines per page.",
+                       _path_schema(offset={"type": "integer", "description": "first line, from 0"}),
+                       lambda args: _read(base, args.get("path", ""), args.get("offset", 0))))
+
+
+def _path_schema(**extra: dict) -> dict:
+    props = {"path": {"type": "string", "description": "relative to the project root"}, **extra}
+    return {"type": "object", "properties": props}
+
+
+def _current_time() -> str:
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def _inside(base: Path, path: str) -> Path:
+    """Resolve path under base; refuse absolute paths, '..' and symlinks that lead outside."""
+    if not isinstance(path, str) or os.path.isabs(path) or ".." in Path(path).parts:
+        raise ValueError(f"path {path!r} must be relative to the project root, without '..'")
+    target = (base / path).resolve()
+    if target != base and base not in target.parents:
+        raise ValueError(f"path {path!r} leads outside the project root")
+    return target
+
+
+def _ls(base: Path, path: str) -> str:
+    target = _inside(base, path)
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
+    return "\n".join(names) or "(empty directory)"
+
+
+def _read(base: Path, path: str, offset: int) -> str:
+    target = _inside(base, path)
+    lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+    start = max(int(offset), 0)
+    page = lines[start:start + READ_PAGE_LINES]
+    more = len(lines) - start - len(page)
+    tail = f"\n... {more} more lines; call read with offset {start + len(page)}" if more > 0 else ""
+    return "\n".join(page) + tail

@@ -1,0 +1,114 @@
+"""connect_mcp_servers: config errors, one good and one failing server, registry names."""
+import json
+import sys
+
+import pytest
+
+import mcp
+import permissions
+import tools
+from conftest import demo, fake
+
+
+def write_config(tmp_path, servers) -> str:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return str(path)
+
+
+def test_missing_file_means_no_servers(tmp_path):
+    """No mcp.json: no servers, no error."""
+    assert mcp.connect_mcp_servers(str(tmp_path / "absent.json")) == []
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("{not json", "cannot read MCP config"),
+    ('{"mcpServers": []}', '"mcpServers" must be an object'),
+    ('{"mcpServers": {"a": {"args": []}}}', 'mcpServers.a: "command" must be a non-empty string'),
+    ('{"mcpServers": {"a": {"command": 5}}}', 'mcpServers.a: "command"'),
+    ('{"mcpServers": {"a": {"command": "x", "args": "y"}}}', 'mcpServers.a: "args" must be a list of strings'),
+    ('{"mcpServers": {"a": {"command": "x", "args": [1]}}}', 'mcpServers.a: "args"'),
+    ('{"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}', 'mcpServers.a: "env"'),
+    ('{"mcpServers": {"a": {"command": "x", "timeout": -1}}}', 'mcpServers.a: "timeout"'),
+])
+def test_broken_file_names_file_and_key(tmp_path, content, problem):
+    """A broken config raises McpError naming the file and what is wrong."""
+    path = tmp_path / "mcp.json"
+    path.write_text(content)
+    with pytest.raises(mcp.McpError) as caught:
+        mcp.connect_mcp_servers(str(path))
+    assert str(path) in str(caught.value) and problem in str(caught.value)
+
+
+def test_good_and_failing_server(tmp_path):
+    """The good server's tools are registered with policy ask; the failing one records its error."""
+    path = write_config(tmp_path, {"demo": demo(), "broken": fake("exit_during_call") | {
+        "command": "/no/such/server"}})
+    statuses = {s.name: s for s in mcp.connect_mcp_servers(path)}
+    assert statuses["demo"].tools == ["mcp_demo_word_count", "mcp_demo_dice"]
+    assert statuses["demo"].error is None
+    assert "cannot start server" in statuses["broken"].error
+    assert permissions.policy_for("mcp_demo_dice") == "ask"
+    assert tools.get_tool("mcp_demo_word_count").description.startswith("[MCP:demo] Count the characters")
+
+
+def test_crashing_server_is_stopped_and_recorded(tmp_path):
+    """A server that exits during the handshake is reported with its exit code."""
+    crash = {"command": sys.executable, "args": ["-c", "import sys; sys.exit(4)"]}
+    (status,) = mcp.connect_mcp_servers(write_config(tmp_path, {"crash": crash}))
+    assert "server exited (code 4)" in status.error
+
+
+def test_configured_policy_wins(tmp_path):
+    """A policy set in GeekAgent.json is not overridden by the MCP default ask."""
+    permissions._policies["mcp_demo_dice"] = "allow"
+    mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
+    assert permissions.policy_for("mcp_demo_dice") == "allow"
+    assert permissions.policy_for("mcp_demo_word_count") == "ask"
+
+
+def test_names_are_sanitized():
+    """Characters outside [a-zA-Z0-9_-] become underscores."""
+    assert mcp.registry_name("my.server", "read file/v2") == "mcp_my_server_read_file_v2"
+
+
+def test_adapter_description_and_default_schema():
+    """No description falls back to the tool name; no inputSchema gives an empty object schema."""
+    tool = mcp.as_registry_tool("srv", None, {"name": "ping-it"})
+    assert tool.name == "mcp_srv_ping-it"
+    assert tool.description == "[MCP:srv] ping-it"
+    assert tool.parameters == {"type": "object", "properties": {}}
+
+
+def test_adapter_prompt_shows_server_tool_and_arguments(tmp_path):
+    """The ask prompt names server, tool and the JSON arguments; declining returns 'call cancelled'."""
+    mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
+    prompts = []
+    permissions.set_confirm(lambda prompt: prompts.append(prompt) or False)
+    result = tools.run_tool("mcp_demo_word_count", '{"text": "hello there"}')
+    assert result.startswith("call cancelled")
+    assert "'demo'" in prompts[0] and "'word_count'" in prompts[0] and '{"text": "hello there"}' in prompts[0]
+
+
+def test_adapter_runs_tool_when_allowed(tmp_path):
+    """An accepted prompt calls the server with the original tool name."""
+    mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
+    permissions.set_confirm(lambda prompt: True)
+    assert tools.run_tool("mcp_demo_word_count", '{"text": "Model Context Protocol"}') == "22 characters, 3 words"
+
+
+def test_long_arguments_are_shortened_in_prompt(tmp_path):
+    """A huge argument is shortened in the prompt, but sent whole."""
+    mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
+    prompts = []
+    permissions.set_confirm(lambda prompt: prompts.append(prompt) or True)
+    text = "word " * 2000
+    assert tools.run_tool("mcp_demo_word_count", json.dumps({"text": text})) == "10000 characters, 2000 words"
+    assert len(prompts[0]) < 1000
+
+
+def test_stop_mcp_servers_unregisters_tools(tmp_path):
+    """After stop_mcp_servers() the MCP tools are gone and no status remains."""
+    mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
+    mcp.stop_mcp_servers()
+    assert tools.get_tool("mcp_demo_dice") is None and mcp.mcp_statuses() == []

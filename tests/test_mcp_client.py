@@ -1,0 +1,175 @@
+"""McpClient against the demo server and scripted fake servers, as real subprocesses."""
+import threading
+import time
+
+import pytest
+
+from conftest import demo, fake, group_alive, pid_alive
+from mcp import McpClient, McpError
+
+
+@pytest.fixture
+def started():
+    """Start a client for a config and always stop it, so no test leaves a process behind."""
+    clients = []
+
+    def start(config, name="fake"):
+        client = McpClient(name, config)
+        clients.append(client)
+        client.start()
+        return client
+
+    yield start
+    for client in clients:
+        client.stop()
+
+
+def test_demo_handshake_lists_both_tools(started):
+    """start() runs the handshake and returns the demo server's two tools."""
+    client = started(demo(), "demo")
+    assert [t["name"] for t in client.tools] == ["word_count", "dice"]
+
+
+def test_demo_tools_answer(started):
+    """word_count counts 'Model Context Protocol' as 22 characters and 3 words; dice is 1..6."""
+    client = started(demo(), "demo")
+    assert client.call_tool("word_count", {"text": "Model Context Protocol"}) == "22 characters, 3 words"
+    assert 1 <= int(client.call_tool("dice", {})) <= 6
+
+
+def test_unknown_demo_tool_raises_with_its_text(started):
+    """An isError result raises McpError carrying the server's text."""
+    client = started(demo(), "demo")
+    with pytest.raises(McpError, match="unknown tool: nope"):
+        client.call_tool("nope", {})
+
+
+def test_out_of_order_replies_reach_their_callers(started):
+    """8 threads call at once; the server answers last-first; each gets its own reply."""
+    client = started(fake("out_of_order", "8"))
+    results: dict[int, str] = {}
+    def call(i):
+        results[i] = client.call_tool("echo", {"text": f"caller {i}"})
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert results == {i: f"caller {i}" for i in range(8)}
+
+
+def test_exit_during_call_fails_fast_with_reason(started):
+    """A crash fails the pending call at once (not at the timeout), with exit code and stderr."""
+    client = started(fake("exit_during_call", timeout=30))
+    begun = time.monotonic()
+    with pytest.raises(McpError) as caught:
+        client.call_tool("echo", {"text": "x"})
+    assert time.monotonic() - begun < 5
+    assert "server exited (code 3)" in str(caught.value)
+    assert "crashed on purpose" in str(caught.value)
+
+
+def test_calls_after_death_fail_immediately(started):
+    """Once the server is dead, a new call fails at once with the same reason."""
+    client = started(fake("exit_during_call", timeout=30))
+    with pytest.raises(McpError):
+        client.call_tool("echo", {"text": "x"})
+    begun = time.monotonic()
+    with pytest.raises(McpError, match="server exited"):
+        client.call_tool("echo", {"text": "again"})
+    assert time.monotonic() - begun < 1
+
+
+def test_silent_server_times_out(started):
+    """A server that never answers fails the call after the configured timeout."""
+    client = started(fake("hang", timeout=0.5))
+    begun = time.monotonic()
+    with pytest.raises(McpError, match="no reply to tools/call within 0.5 s"):
+        client.call_tool("echo", {"text": "x"})
+    assert 0.4 < time.monotonic() - begun < 5
+
+
+def test_garbage_and_unknown_ids_are_skipped(started, capfd):
+    """Non-JSON lines and replies to unknown ids are reported on stderr; the session goes on."""
+    client = started(fake("garbage"))
+    assert client.call_tool("echo", {"text": "one"}) == "one"
+    assert client.call_tool("echo", {"text": "two"}) == "two"
+    err = capfd.readouterr().err
+    assert "[mcp:fake] skipped a line that is not a JSON-RPC message: this is not JSON" in err
+    assert "unknown or expired request id 999999" in err
+
+
+def test_stderr_flood_during_initialize_does_not_deadlock(started, capfd):
+    """1.4 MB of stderr before the initialize reply is drained, so start() completes."""
+    client = started(fake("stderr_flood", timeout=10))
+    assert client.call_tool("echo", {"text": "after the flood"}) == "after the flood"
+    client.stop()
+    client._threads[1].join(10)  # the drain thread prints the rest of the flood, then ends
+    assert "[mcp:fake] log line 019999 of the flood" in capfd.readouterr().err
+
+
+def test_jsonrpc_error_raises_with_message_and_code(started):
+    """A JSON-RPC error reply raises McpError with its message and code."""
+    client = started(fake("rpc_error"))
+    with pytest.raises(McpError, match=r"invalid params: text is required \(code -32602\)"):
+        client.call_tool("echo", {})
+
+
+def test_is_error_result_raises(started):
+    """isError: true raises with the tool's text."""
+    client = started(fake("is_error"))
+    with pytest.raises(McpError, match="tool echo failed: the tool refused: bad input"):
+        client.call_tool("echo", {"text": "x"})
+
+
+def test_empty_result_gets_placeholder(started):
+    """A result without content comes back as '(no content)'."""
+    assert started(fake("empty")).call_tool("echo", {}) == "(no content)"
+
+
+def test_missing_command_is_a_clear_error():
+    """A command that does not exist fails start() with 'cannot start server'."""
+    client = McpClient("ghost", {"command": "/no/such/mcp-server-binary"})
+    with pytest.raises(McpError, match="ghost: cannot start server: .*no/such/mcp-server-binary"):
+        client.start()
+    client.stop()
+    with pytest.raises(McpError, match="cannot start server"):
+        client.call_tool("x", {})
+
+
+def test_stop_kills_server_that_ignores_sigterm(started):
+    """stop() escalates to SIGKILL; afterwards nothing of the group runs."""
+    client = started(fake("ignore_term"))
+    pgid = client._proc.pid
+    client.stop()
+    assert not group_alive(pgid)
+
+
+def test_stop_kills_children_of_the_server(started):
+    """A child the server started (as npx does) is stopped with it."""
+    client = started(fake("normal"))
+    child = int(client.call_tool("child_pid", {}))
+    assert pid_alive(child)
+    client.stop()
+    assert not pid_alive(child)
+    assert not group_alive(client._proc.pid)
+
+
+def test_stop_is_idempotent_and_fails_pending_calls(started):
+    """stop() twice is fine; a call waiting on a hung server fails at once, not at the timeout."""
+    client = started(fake("hang", timeout=30))
+    errors = []
+    def call():
+        try:
+            client.call_tool("echo", {"text": "x"})
+        except McpError as e:
+            errors.append(str(e))
+    caller = threading.Thread(target=call)
+    caller.start()
+    deadline = time.monotonic() + 5
+    while not client._pending and time.monotonic() < deadline:
+        time.sleep(0.01)
+    client.stop()
+    client.stop()
+    caller.join(5)
+    assert errors and "server stopped" in errors[0]
