@@ -9,6 +9,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DAY15 = ROOT / "day15"
 FAKES = ROOT / "tests" / "fakes"
 sys.path.insert(0, str(DAY15))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import mcp  # after the path insert above
 import permissions

@@ -7,7 +7,7 @@ import pytest
 import mcp
 import permissions
 import tools
-from conftest import demo, fake
+from conftest import demo
 
 
 def write_config(tmp_path, servers) -> str:
@@ -42,8 +42,7 @@ def test_broken_file_names_file_and_key(tmp_path, content, problem):
 
 def test_good_and_failing_server(tmp_path):
     """The good server's tools are registered with policy ask; the failing one records its error."""
-    path = write_config(tmp_path, {"demo": demo(), "broken": fake("exit_during_call") | {
-        "command": "/no/such/server"}})
+    path = write_config(tmp_path, {"demo": demo(), "broken": {"command": "/no/such/server"}})
     statuses = {s.name: s for s in mcp.connect_mcp_servers(path)}
     assert statuses["demo"].tools == ["mcp_demo_word_count", "mcp_demo_dice"]
     assert statuses["demo"].error is None

@@ -1,0 +1,166 @@
+"""A scripted OpenAI-compatible Chat Completions server for tests (http.server on 127.0.0.1).
+
+Each POST to /v1/chat/completions takes the next item of the script: an assistant message
+(dict), a function of the request body returning one, an HttpError, or a Hang. Every request
+is first checked as the real API checks it; a violation is recorded and answered with 400.
+"""
+import json
+import re
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# The rule the OpenAI API applies to function names.
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+@dataclass
+class HttpError:
+    """Answer with this status and body instead of a completion."""
+    status: int
+    body: str = '{"error": {"message": "scripted failure"}}'
+
+
+@dataclass
+class Hang:
+    """Hold the request until the server stops or `release` is set (for timeouts and Ctrl-C)."""
+    release: threading.Event
+
+
+def tool_calls(*calls: tuple[str, dict]) -> dict:
+    """An assistant message calling the given (name, arguments) pairs, ids call_1, call_2..."""
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"call_{i}", "type": "function",
+         "function": {"name": name, "arguments": json.dumps(args)}}
+        for i, (name, args) in enumerate(calls, 1)]}
+
+
+def answer_from_tools(request: dict) -> dict:
+    """A final answer quoting every tool result since the last user message."""
+    results = []
+    for message in reversed(request["messages"]):
+        if message["role"] == "user":
+            break
+        if message["role"] == "tool":
+            results.insert(0, message["content"])
+    return {"role": "assistant", "content": "Results: " + " | ".join(results)}
+
+
+def answer(text: str) -> dict:
+    return {"role": "assistant", "content": text}
+
+
+def check_request(body: object) -> list[str]:
+    """What the real API would reject in this request body."""
+    if not isinstance(body, dict) or not body.get("model") or not isinstance(body.get("messages"), list):
+        return ["model and messages are required"]
+    return _check_tools(body.get("tools")) + _check_tool_messages(body["messages"])
+
+
+def _check_tools(specs: object) -> list[str]:
+    if specs is None:
+        return []
+    if not isinstance(specs, list) or not specs:
+        return ["tools must be a non-empty list when present"]
+    names = [s.get("function", {}).get("name", "") for s in specs]
+    problems = [f"invalid tool name {n!r}" for n in names if not TOOL_NAME.match(n)]
+    problems += [f"duplicate tool name {n!r}" for n in set(names) if names.count(n) > 1]
+    problems += [f"parameters of {s['function'].get('name')} is not an object schema" for s in specs
+                 if s.get("function", {}).get("parameters", {}).get("type") != "object"]
+    return problems
+
+
+def _check_tool_messages(messages: list) -> list[str]:
+    """Every tool message answers a call of the assistant message before it; every call is answered."""
+    problems, open_ids = [], set()
+    for message in messages + [{"role": "end"}]:
+        if message.get("role") == "tool":
+            if message.get("tool_call_id") not in open_ids:
+                problems.append(f"tool message for unknown call {message.get('tool_call_id')!r}")
+            open_ids.discard(message.get("tool_call_id"))
+            continue
+        if open_ids:
+            problems.append(f"tool calls without a tool message: {sorted(open_ids)}")
+            open_ids = set()
+        if message.get("role") == "assistant":
+            open_ids = {c.get("id") for c in message.get("tool_calls") or []}
+    return problems
+
+
+class FakeOpenAI:
+    """Start with `with FakeOpenAI(script) as fake:`; fake.base_url goes into OPENAI_BASE_URL."""
+
+    def __init__(self, script: list) -> None:
+        self.script = list(script)
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self.violations: list[str] = []
+        # received is set at every request, so a test can wait for one without sleeping.
+        self.received = threading.Condition()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.hangs: list[threading.Event] = []
+
+    def __enter__(self) -> "FakeOpenAI":
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), name="fake-openai", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for release in self.hangs:
+            release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def wait_for_requests(self, count: int, timeout: float = 10) -> bool:
+        with self.received:
+            return self.received.wait_for(lambda: len(self.requests) >= count, timeout)
+
+    def _next_reply(self, body: dict) -> tuple[int, str]:
+        problems = check_request(body)
+        if problems:
+            self.violations.extend(problems)
+            return 400, json.dumps({"error": {"message": "; ".join(problems)}})
+        if not self.script:
+            self.violations.append("script exhausted")
+            return 500, '{"error": {"message": "script exhausted"}}'
+        item = self.script.pop(0)
+        if isinstance(item, HttpError):
+            return item.status, item.body
+        if isinstance(item, Hang):
+            self.hangs.append(item.release)
+            item.release.wait(30)
+            return 500, '{"error": {"message": "released"}}'
+        message = item(body) if callable(item) else item
+        return 200, json.dumps({"id": "chatcmpl-test", "object": "chat.completion",
+                                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = None
+                with fake.received:
+                    fake.requests.append(body)
+                    fake.headers.append(dict(self.headers))
+                    fake.received.notify_all()
+                status, text = (fake._next_reply(body) if self.path == "/v1/chat/completions"
+                                else (404, '{"error": {"message": "not found"}}'))
+                data = text.encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # the client gave up (timeout or Ctrl-C); nothing to answer
+
+            def log_message(self, *args):
+                pass  # keep test output quiet
+
+        return Handler

@@ -1,0 +1,172 @@
+"""chat.py against the scripted OpenAI-compatible server: the tool loop, errors, history, .env."""
+import json
+import socket
+import threading
+
+import pytest
+
+import chat
+import permissions
+import tools
+from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, check_request, tool_calls
+from tools import Tool
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    """Point chat.py at a fake server built from a script; no request may break the API's rules."""
+    fakes = []
+
+    def start(*script):
+        fake = FakeOpenAI(list(script)).__enter__()
+        fakes.append(fake)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url + "/")  # a trailing slash is tolerated
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
+        monkeypatch.setenv("OPENAI_MODEL", "test-model")
+        return fake
+
+    yield start
+    for fake in fakes:
+        fake.__exit__(None, None, None)
+        assert fake.violations == []
+
+
+@pytest.fixture
+def echo():
+    """An allowed tool that records its calls."""
+    calls = []
+    tools.register_tool(Tool("echo", "Echo.", {"type": "object", "properties": {}},
+                             lambda args: calls.append(args) or f"echoed {args.get('text')}"))
+    permissions._policies["echo"] = "allow"
+    return calls
+
+
+def test_tool_loop_runs_calls_and_returns_answer(endpoint, echo):
+    """tool_calls are run in order, their results sent back, and the text answer returned."""
+    fake = endpoint(tool_calls(("echo", {"text": "a"}), ("echo", {"text": "b"})), answer_from_tools)
+    shown = []
+    history = chat.new_history()
+    result = chat.run_turn(history, "hi", on_tool=lambda name, text: shown.append((name, text)))
+    assert result == "Results: echoed a | echoed b"
+    assert echo == [{"text": "a"}, {"text": "b"}]
+    assert shown == [("echo", "echoed a"), ("echo", "echoed b")]
+    assert [m["role"] for m in history] == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    assert history[2]["content"] is None
+
+
+def test_request_shape(endpoint, echo):
+    """POST carries model, messages, tools and the bearer key."""
+    fake = endpoint(answer("hello"))
+    assert chat.run_turn(chat.new_history(), "hi") == "hello"
+    body, headers = fake.requests[0], fake.headers[0]
+    assert body["model"] == "test-model" and body["messages"][-1] == {"role": "user", "content": "hi"}
+    assert [t["function"]["name"] for t in body["tools"]] == ["echo"]
+    assert headers["Authorization"] == "Bearer sk-test-key"
+
+
+def test_no_tools_and_no_key_omit_fields(endpoint, monkeypatch):
+    """With an empty registry `tools` is omitted; with no key there is no Authorization header."""
+    fake = endpoint(answer("ok"))
+    monkeypatch.delenv("OPENAI_API_KEY")
+    chat.run_turn(chat.new_history(), "hi")
+    assert "tools" not in fake.requests[0] and "Authorization" not in fake.headers[0]
+
+
+def test_round_limit(endpoint, echo, monkeypatch):
+    """A model that never stops calling tools is stopped after MAX_ROUNDS with a clear line."""
+    monkeypatch.setattr(chat, "MAX_ROUNDS", 3)
+    fake = endpoint(*[tool_calls(("echo", {"text": str(i)})) for i in range(3)], answer("next turn"))
+    history = chat.new_history()
+    assert "stopped after 3 rounds" in chat.run_turn(history, "loop")
+    assert len(echo) == 3
+    assert chat.run_turn(history, "again") == "next turn"  # the history is valid for the API
+
+
+@pytest.mark.parametrize("failure, expected", [
+    (HttpError(401, '{"error": {"message": "Incorrect API key"}}'), "HTTP 401 .*Incorrect API key .*OPENAI_API_KEY"),
+    (HttpError(404, '{"error": {"message": "model nope not found"}}'), "HTTP 404 .*model nope not found.*OPENAI_MODEL"),
+    (HttpError(429, '{"error": {"message": "slow down"}}'), "HTTP 429 .*slow down.*rate limit"),
+    (HttpError(503, "<html>upstream down</html>"), "HTTP 503 .*upstream down"),
+    (lambda body: "not-a-message", "has no message"),
+])
+def test_http_and_reply_errors(endpoint, failure, expected):
+    """Each failure becomes one ChatError line with the status and the API's message."""
+    endpoint(failure)
+    with pytest.raises(chat.ChatError, match=expected):
+        chat.run_turn(chat.new_history(), "hi")
+
+
+def test_reply_not_json_and_without_choices(monkeypatch):
+    """A body that is not JSON, or has no choices, is a ChatError naming the problem."""
+    for raw, expected in ((b"<html>", "is not JSON"), (b'{"object": "list"}', "has no choices")):
+        with pytest.raises(chat.ChatError, match=expected):
+            chat._message_of("http://x/v1/chat/completions", raw)
+
+
+def test_connection_refused_names_url(monkeypatch):
+    """A closed port is reported with the URL and a hint."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    with pytest.raises(chat.ChatError, match=f"cannot reach http://127.0.0.1:{port}/v1/chat/completions.*refused"):
+        chat.complete(chat.new_history())
+
+
+def test_timeout(endpoint, monkeypatch):
+    """A server that never answers fails after HTTP_TIMEOUT_S."""
+    monkeypatch.setattr(chat, "HTTP_TIMEOUT_S", 0.5)
+    endpoint(Hang(threading.Event()))
+    with pytest.raises(chat.ChatError, match="no reply from .* within 0.5 s"):
+        chat.run_turn(chat.new_history(), "hi")
+
+
+def test_history_valid_after_error_mid_turn(endpoint, echo):
+    """A failure after tool calls leaves a history the API accepts; the next turn works."""
+    fake = endpoint(tool_calls(("echo", {"text": "x"})), HttpError(500), answer("fine"))
+    history = chat.new_history()
+    with pytest.raises(chat.ChatError, match="HTTP 500"):
+        chat.run_turn(history, "first")
+    assert check_request({"model": "m", "messages": history}) == []
+    assert history[-1]["role"] == "assistant" and "request failed" in history[-1]["content"]
+    assert chat.run_turn(history, "second") == "fine"
+    assert fake.requests[-1]["messages"][1]["content"] == "first"  # nothing the user said is lost
+
+
+def test_interrupt_during_tools_answers_every_call(endpoint):
+    """Ctrl-C while a tool runs: every call still gets a tool message, the turn is closed."""
+    def interrupt(args):
+        raise KeyboardInterrupt
+    tools.register_tool(Tool("slow", "", {"type": "object"}, interrupt))
+    permissions._policies["slow"] = "allow"
+    endpoint(tool_calls(("slow", {}), ("slow", {})))
+    history = chat.new_history()
+    with pytest.raises(KeyboardInterrupt):
+        chat.run_turn(history, "go")
+    assert check_request({"model": "m", "messages": history}) == []
+    assert [m["content"] for m in history if m["role"] == "tool"] == ["(cancelled by the user)"] * 2
+
+
+def test_dotenv_parsing(tmp_path, monkeypatch):
+    """KEY=VALUE, comments, quotes and export are understood; the environment wins."""
+    (tmp_path / ".env").write_text(
+        "# a comment\nexport A_ONE=1\nA_TWO=\"two words\"\nA_THREE='x # y'\nA_FOUR=plain # note\n"
+        "not a pair\nA_SET=from-file\n")
+    for name in ("A_ONE", "A_TWO", "A_THREE", "A_FOUR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("A_SET", "from-env")
+    chat.load_dotenv(str(tmp_path / ".env"))
+    import os
+    assert [os.environ[k] for k in ("A_ONE", "A_TWO", "A_THREE", "A_FOUR", "A_SET")] == \
+        ["1", "two words", "x # y", "plain", "from-env"]
+    for name in ("A_ONE", "A_TWO", "A_THREE", "A_FOUR"):
+        monkeypatch.delenv(name)
+
+
+def test_missing_key_hint_only_for_default_endpoint(monkeypatch):
+    """No key and the default URL: a hint; a local base URL needs no key."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert "OPENAI_API_KEY" in chat.missing_key_hint()
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
+    assert chat.missing_key_hint() is None

@@ -1,0 +1,184 @@
+"""End to end: day15/index.py as a subprocess with piped stdin and a scripted model."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import DAY15, demo, fake, pid_alive
+from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, tool_calls
+
+INDEX = str(DAY15 / "index.py")
+SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
+
+
+def workdir(tmp_path: Path, servers: dict, policies: dict | None = None) -> Path:
+    """A working directory with its own .geekagent/ config, as a user's project would have."""
+    (tmp_path / ".geekagent").mkdir()
+    (tmp_path / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    if policies is not None:
+        (tmp_path / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": policies}))
+    return tmp_path
+
+
+def agent_env(base_url: str | None = None, key: str | None = "sk-test") -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    if base_url:
+        env["OPENAI_BASE_URL"] = base_url
+    if key:
+        env["OPENAI_API_KEY"] = key
+    return env
+
+
+def run_agent(cwd: Path, lines: list[str], env: dict) -> subprocess.CompletedProcess:
+    """Run the REPL to completion with these input lines; every run is bounded."""
+    done = subprocess.run([sys.executable, INDEX], cwd=cwd, input="".join(f"{l}\n" for l in lines),
+                          capture_output=True, text=True, env=env, timeout=30)
+    assert_no_process_left(cwd)
+    return done
+
+
+def processes_in(cwd: Path) -> list[int]:
+    """Live (non-zombie) processes whose working directory is cwd: the servers the agent started."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if os.readlink(f"/proc/{entry.name}/cwd") == str(cwd) and pid_alive(int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def assert_no_process_left(cwd: Path) -> None:
+    assert processes_in(cwd) == []
+
+
+def test_tutorial_scenario(tmp_path):
+    """The model calls dice and word_count in one reply; both prompts answered y; the answer has both results."""
+    cwd = workdir(tmp_path, {"demo": demo()})
+    script = [tool_calls(("mcp_demo_dice", {}), ("mcp_demo_word_count", {"text": "Model Context Protocol"})),
+              answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, [SCENARIO, "y", "y", "/exit"], agent_env(model.base_url))
+    assert model.violations == []
+    roll = re.search(r"\[tool mcp_demo_dice -> (\d)\]", done.stdout)
+    assert roll, done.stdout
+    assert "[tool mcp_demo_word_count -> 22 characters, 3 words]" in done.stdout
+    assert f"Results: {roll.group(1)} | 22 characters, 3 words" in done.stdout
+    assert done.stdout.count("Allow? [y/N]") == 2 and "'Model Context Protocol'" not in done.stdout
+    assert '{"text": "Model Context Protocol"}' in done.stdout  # the prompt shows the arguments
+
+
+def test_startup_shows_server_status(tmp_path):
+    """Start-up prints one line per server: tools and time, or the error."""
+    cwd = workdir(tmp_path, {"demo": demo(), "ghost": {"command": "/no/such/server"}})
+    done = run_agent(cwd, ["/exit"], agent_env(key=None))
+    assert re.search(r"✓ demo: 2 tools, \d+ ms", done.stdout)
+    assert "x ghost: failed: cannot start server" in done.stdout
+    assert "No OPENAI_API_KEY set" in done.stdout
+    assert "\033[" not in done.stdout  # piped: no escape codes
+
+
+def test_allow_runs_without_prompt_and_deny_never_runs(tmp_path):
+    """allow: no prompt; deny: the model receives the denial text and nothing is asked."""
+    cwd = workdir(tmp_path, {"demo": demo()}, {"mcp_demo_dice": "allow", "mcp_demo_word_count": "deny"})
+    script = [tool_calls(("mcp_demo_dice", {}), ("mcp_demo_word_count", {"text": "x"})), answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["go", "/exit"], agent_env(model.base_url))
+    assert "Allow?" not in done.stdout
+    tool_messages = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert re.fullmatch(r"[1-6]", tool_messages[0])
+    assert tool_messages[1].startswith("Denied: the tool mcp_demo_word_count is not allowed")
+
+
+def test_api_error_then_good_turn(tmp_path):
+    """A 500 prints one error line; the next turn works and its history is valid."""
+    cwd = workdir(tmp_path, {})
+    with FakeOpenAI([HttpError(500, '{"error": {"message": "overloaded"}}'), answer("second answer")]) as model:
+        done = run_agent(cwd, ["first", "second", "/exit"], agent_env(model.base_url))
+    assert "error: HTTP 500" in done.stdout and "overloaded" in done.stdout
+    assert "second answer" in done.stdout
+    assert model.violations == []
+    assert [m["content"] for m in model.requests[1]["messages"] if m["role"] == "user"] == ["first", "second"]
+
+
+def test_call_without_api_key(tmp_path):
+    """/call runs a tool through the permission gate with no model configured."""
+    cwd = workdir(tmp_path, {"demo": demo()})
+    done = run_agent(cwd, ['/call mcp_demo_word_count {"text": "a b"}', "y", "/call mcp_demo_dice", "n",
+                           "hello", "/exit"], agent_env(key=None))
+    assert "3 characters, 2 words" in done.stdout
+    assert "call cancelled: the user declined mcp_demo_dice." in done.stdout
+    assert done.stdout.count("No OPENAI_API_KEY set") == 2  # banner, and the chat line
+
+
+def test_mcp_and_tools_commands(tmp_path):
+    """/mcp lists the demo tools and the failing server's error; /tools shows policies."""
+    crash = {"command": sys.executable, "args": ["-c", "import sys; sys.stderr.write('bad config\\n'); sys.exit(2)"]}
+    cwd = workdir(tmp_path, {"demo": demo(), "crash": crash})
+    done = run_agent(cwd, ["/mcp", "/tools", "/nope", "/exit"], agent_env(key=None))
+    assert "✓ demo: mcp_demo_word_count, mcp_demo_dice" in done.stdout
+    assert "x crash: initialize failed: server exited (code 2): bad config" in done.stdout
+    assert "ask    mcp_demo_dice" in done.stdout and "allow  read" in done.stdout
+    assert "Unknown command; /help lists the commands." in done.stdout
+
+
+def test_broken_config_exits_1(tmp_path):
+    """A broken mcp.json or GeekAgent.json stops start-up with an error naming the file."""
+    (tmp_path / ".geekagent").mkdir()
+    (tmp_path / ".geekagent" / "GeekAgent.json").write_text('{"tools": {"x": "maybe"}}')
+    done = run_agent(tmp_path, ["/exit"], agent_env(key=None))
+    assert done.returncode == 1 and ".geekagent/GeekAgent.json: tools.x must be" in done.stderr
+    (tmp_path / ".geekagent" / "GeekAgent.json").unlink()
+    (tmp_path / ".geekagent" / "mcp.json").write_text('{"mcpServers": {"a": {}}}')
+    done = run_agent(tmp_path, ["/exit"], agent_env(key=None))
+    assert done.returncode == 1 and ".geekagent/mcp.json: mcpServers.a" in done.stderr
+
+
+def test_end_of_input_stops_servers(tmp_path):
+    """Ctrl-D (end of input) leaves cleanly and no server process remains."""
+    cwd = workdir(tmp_path, {"demo": demo(), "child": fake("start_child")})
+    done = run_agent(cwd, [], agent_env(key=None))  # run_agent checks that nothing is left
+    assert done.returncode == 0 and "2 tools" in done.stdout
+
+
+def test_ctrl_c_while_waiting_cancels_turn(tmp_path):
+    """SIGINT while the model is thinking cancels the turn; the REPL goes on with a valid history."""
+    cwd = workdir(tmp_path, {})
+    with FakeOpenAI([Hang(threading.Event()), answer("after the interrupt")]) as model:
+        agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=agent_env(model.base_url))
+        agent.stdin.write("slow question\n")
+        agent.stdin.flush()
+        assert model.wait_for_requests(1)
+        agent.send_signal(signal.SIGINT)
+        out, err = agent.communicate("next question\n/exit\n", timeout=30)
+    assert "(cancelled)" in out and "after the interrupt" in out, (out, err)
+    assert model.violations == []
+    assert [m["content"] for m in model.requests[1]["messages"] if m["role"] == "user"] == \
+        ["slow question", "next question"]
+
+
+def test_sigterm_stops_servers(tmp_path):
+    """SIGTERM to the agent stops its servers too."""
+    cwd = workdir(tmp_path, {"child": fake("start_child")})
+    agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=agent_env(key=None))
+    agent.stdin.write("/mcp\n")
+    agent.stdin.flush()
+    line = ""
+    while "mcp_child_" not in line:  # /mcp has answered: the server is up
+        line = agent.stdout.readline()
+        assert line, "the agent ended early"
+    assert len(set(processes_in(cwd)) - {agent.pid}) == 2  # the fake server and its child
+    agent.send_signal(signal.SIGTERM)
+    agent.communicate(timeout=30)
+    assert agent.returncode == 128 + signal.SIGTERM
+    assert_no_process_left(cwd)
