@@ -34,6 +34,7 @@ class ChatError(Exception):
     """A model request failed; the message is one line the user can act on."""
 
 
+# Beyond the tutorial: settings from a .env file, so a key need not live in the shell profile.
 def load_dotenv(path: str = ".env") -> None:
     """Read KEY=VALUE lines into the environment; variables already set win."""
     try:
@@ -175,6 +176,7 @@ def _run_call(call: dict, on_tool: Callable[[str, str], None]) -> dict:
     return {"role": "tool", "tool_call_id": call.get("id", ""), "content": result}
 
 
+# Beyond the tutorial: a failed turn is closed, not dropped, so the next request is still valid.
 def _close_turn(history: list[dict], reason: str) -> str:
     """Answer every unanswered tool call, then end the turn with an assistant note."""
     answered = {m.get("tool_call_id") for m in history if m["role"] == "tool"}

@@ -49,6 +49,7 @@ def main() -> int:
     return 0
 
 
+# Beyond the tutorial: servers are stopped on SIGTERM and SIGHUP too, not only on /exit.
 def _stop_on_signals() -> None:
     """SIGTERM or a closed terminal leaves through main()'s finally, so servers are stopped."""
     for name in ("SIGTERM", "SIGHUP"):
