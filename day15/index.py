@@ -70,6 +70,8 @@ def print_banner(statuses: list[mcp.ServerStatus], configured: bool) -> None:
 
 
 def status_line(status: mcp.ServerStatus) -> str:
+    if status.disabled:
+        return f"- {status.name}: disabled"
     if status.error:
         return style(f"x {status.name}: failed: {status.error}", "31")
     return style(f"✓ {status.name}: {len(status.tools)} tools, {status.connect_ms:.0f} ms", "32")
@@ -137,7 +139,9 @@ def cmd_mcp(session: Session, arg: str) -> None:
     if not statuses:
         print("No MCP servers. Add one to .geekagent/mcp.json (see README) and restart.")
     for status in statuses:
-        if status.error:
+        if status.disabled:
+            print(f"- {status.name}: disabled")
+        elif status.error:
             print(style(f"x {status.name}: {status.error}", "31"))
         else:
             print(style(f"✓ {status.name}", "32") + f": {', '.join(status.tools) or '(no tools)'}")

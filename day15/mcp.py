@@ -2,9 +2,11 @@
 
 Owns one subprocess per configured server: it spawns it, performs the initialize handshake,
 lists its tools, and matches JSON-RPC replies to requests by id. Each server's tools become
-registry tools named mcp_<server>_<tool>. Permission prompts live in permissions.py; the tool
-loop lives in chat.py. Shutdown: close stdin, then SIGTERM, then SIGKILL the process group.
+registry tools named mcp_<server>_<tool>. Config parsing lives in mcp_config.py, permission
+prompts in permissions.py, the tool loop in chat.py.
+Shutdown: close stdin, wait, SIGTERM the process group, wait, SIGKILL the group.
 """
+import hashlib
 import json
 import os
 import re
@@ -14,34 +16,26 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import permissions
-from tools import Tool, register_tool, unregister_tool
+from mcp_config import MCP_CONFIG_PATH, McpError, ServerConfig, load_mcp_config, parse_server_config, \
+    server_command, server_env
+from tools import Tool, get_tool, register_tool, unregister_tool
 
-MCP_CONFIG_PATH = ".geekagent/mcp.json"
-# The revision the tutorial speaks; servers answer with the one they will use.
-PROTOCOL_VERSION = "2025-06-18"
+# Beyond the tutorial: we offer the newest revision (the tutorial offers 2025-06-18) and accept
+# any revision whose messages we understand; anything else is refused.
+PROTOCOL_VERSION = "2025-11-25"
+SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
-# A silent server counts as failed after this long, so the REPL never hangs on it (tutorial value).
-REQUEST_TIMEOUT_S = 10.0
 # How long stop() gives a server at each step (stdin closed, then SIGTERM) before the next one.
 STOP_GRACE_S = 1.0
+# Beyond the tutorial: tools/list follows nextCursor, at most this many pages (a loop guard).
+MAX_TOOL_PAGES = 100
+# The OpenAI API refuses longer function names.
+MAX_TOOL_NAME = 64
 # The permission prompt shows at most this much of the arguments, so a huge payload stays readable.
 PROMPT_ARGS_CHARS = 500
-
-
-class McpError(Exception):
-    """Any MCP failure; the message names the server and what happened."""
-
-
-@dataclass
-class ServerConfig:
-    """One entry of mcpServers in .geekagent/mcp.json."""
-    command: str
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    # Beyond the tutorial: a per-server request timeout, for servers that are slow on purpose.
-    timeout: float = REQUEST_TIMEOUT_S
 
 
 class _Waiter:
@@ -57,10 +51,13 @@ class _Waiter:
 class McpClient:
     """One MCP server over stdio: newline-delimited JSON-RPC on its stdin and stdout."""
 
-    def __init__(self, name: str, config: dict | ServerConfig) -> None:
+    def __init__(self, name: str, config: dict | ServerConfig,
+                 on_tools_changed: Callable[["McpClient"], None] | None = None) -> None:
         self.name = name
         self.config = config if isinstance(config, ServerConfig) else parse_server_config(name, config)
         self.tools: list[dict] = []
+        # Called (from a helper thread) after the server's tool list changed and was read again.
+        self.on_tools_changed = on_tools_changed
         self._proc: subprocess.Popen | None = None
         self._threads: list[threading.Thread] = []
         self._last_stderr = ""
@@ -72,25 +69,42 @@ class McpClient:
         self._dead: str | None = None
         # _write_lock keeps one message's bytes together on stdin when several threads send.
         self._write_lock = threading.Lock()
-        self._stopped = False
+        # _restart_lock lets one caller restart a dead server while the others wait for it.
+        self._restart_lock = threading.Lock()
+        self._closed = False  # stop() was called: never restart
 
     # --- public API, in protocol order ------------------------------------------------------
 
     def start(self) -> list[dict]:
-        """Spawn the server, run the handshake and return its tools; on failure it is stopped."""
+        """Spawn the server, run the handshake and return its tools; on failure it is shut down."""
         try:
             self._spawn()
-            self._request("initialize", {"protocolVersion": PROTOCOL_VERSION,
-                                         "capabilities": {}, "clientInfo": CLIENT_INFO})
+            init = self._request("initialize", {"protocolVersion": PROTOCOL_VERSION,
+                                                "capabilities": {}, "clientInfo": CLIENT_INFO})
+            self._check_version(init.get("protocolVersion"))
             self._notify("notifications/initialized")
-            self.tools = self._request("tools/list", {}).get("tools", [])
+            # Beyond the tutorial: a server without the tools capability simply has no tools.
+            has_tools = isinstance(init.get("capabilities"), dict) and "tools" in init["capabilities"]
+            self.tools = self.list_tools() if has_tools else []
             return self.tools
         except McpError:
-            self.stop()
+            self._shutdown("server stopped after a failed start")
             raise
+
+    def list_tools(self) -> list[dict]:
+        """tools/list, following nextCursor until the last page."""
+        found, params = [], {}
+        for _ in range(MAX_TOOL_PAGES):
+            result = self._request("tools/list", params)
+            found += [t for t in result.get("tools") or [] if isinstance(t, dict)]
+            if not result.get("nextCursor"):
+                return found
+            params = {"cursor": result["nextCursor"]}
+        raise McpError(f"{self.name}: tools/list still had more pages after {MAX_TOOL_PAGES}")
 
     def call_tool(self, tool: str, args: dict) -> str:
         """Call one tool by the server's own name and return its text."""
+        self._restart_if_dead()
         result = self._request("tools/call", {"name": tool, "arguments": args})
         text = content_text(result)
         if result.get("isError"):
@@ -98,46 +112,43 @@ class McpClient:
         return text
 
     def stop(self) -> None:
-        """Close stdin, wait, SIGTERM the group, wait, SIGKILL the group. Never raises."""
-        if self._stopped:
-            return
-        self._stopped = True
-        self._mark_dead("server stopped")
-        proc = self._proc
-        if proc is None:
-            return
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass  # the server already closed its end; the signals below still apply
-        if not _wait_group(proc, STOP_GRACE_S):
-            _signal_group(proc, signal.SIGTERM)
-            if not _wait_group(proc, STOP_GRACE_S):
-                _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
-                _wait_group(proc, STOP_GRACE_S)
-        for thread, pipe in zip(self._threads, (proc.stdout, proc.stderr)):
-            thread.join(STOP_GRACE_S)
-            if not thread.is_alive():  # a pipe still held by an escaped process stays open
-                pipe.close()
+        """Stop the server for good (no restart). Idempotent; never raises."""
+        self._closed = True
+        self._shutdown("server stopped")
+
+    @property
+    def dead(self) -> str | None:
+        """Why the server is gone, or None while it runs."""
+        return self._dead
 
     # --- private helpers, in the order a message travels ------------------------------------
 
     def _spawn(self) -> None:
         cfg = self.config
+        if cfg.url:
+            raise McpError(f"{self.name}: remote servers (\"url\") are not supported yet; use a stdio command")
+        command = server_command(cfg, self.name)
         try:
             self._proc = subprocess.Popen(
-                [cfg.command, *cfg.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, env={**os.environ, **cfg.env},
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=server_env(cfg, self.name), cwd=cfg.cwd,
                 # Beyond the tutorial: an own process group, so launchers' children stop with them.
                 start_new_session=True)
         except OSError as e:
-            self._mark_dead(f"cannot start server: {e.strerror or e} ({cfg.command})")
-            raise McpError(f"{self.name}: cannot start server: {e.strerror or e} ({cfg.command})") from None
-        self._threads = [
-            threading.Thread(target=self._read_stdout, name=f"mcp-{self.name}-stdout", daemon=True),
-            threading.Thread(target=self._drain_stderr, name=f"mcp-{self.name}-stderr", daemon=True)]
+            self._mark_dead(f"cannot start server: {e.strerror or e} ({command[0]})")
+            raise McpError(f"{self.name}: cannot start server: {e.strerror or e} ({command[0]})") from None
+        stderr = threading.Thread(target=self._drain_stderr, args=(self._proc,),
+                                  name=f"mcp-{self.name}-stderr", daemon=True)
+        stdout = threading.Thread(target=self._read_stdout, args=(self._proc, stderr),
+                                  name=f"mcp-{self.name}-stdout", daemon=True)
+        self._threads = [stdout, stderr]
         for thread in self._threads:
             thread.start()
+
+    def _check_version(self, version: object) -> None:
+        if version not in SUPPORTED_VERSIONS:
+            raise McpError(f"{self.name}: unsupported protocol version {version!r} "
+                           f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})")
 
     def _request(self, method: str, params: dict) -> dict:
         """Send a request and wait for the reply with the same id, at most the server's timeout."""
@@ -151,13 +162,26 @@ class McpClient:
         try:
             self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
             if not waiter.done.wait(self.config.timeout):
+                self._cancel(request_id, method, f"no reply within {self.config.timeout:g} s")
                 raise McpError(f"{self.name}: no reply to {method} within {self.config.timeout:g} s")
+        except KeyboardInterrupt:
+            self._cancel(request_id, method, "cancelled by the user")
+            raise
         finally:
             with self._lock:
                 self._pending.pop(request_id, None)  # a late reply now finds no one and is dropped
         if waiter.error is not None:
             raise McpError(f"{self.name}: {method} failed: {waiter.error}")
         return _result_of(self.name, method, waiter.reply)
+
+    # Beyond the tutorial: tell the server to stop working on a request we gave up on.
+    def _cancel(self, request_id: int, method: str, reason: str) -> None:
+        if method == "initialize":
+            return  # the specification forbids cancelling the handshake
+        try:
+            self._notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+        except McpError:
+            pass  # the server is gone, so there is nothing left to cancel
 
     def _notify(self, method: str, params: dict | None = None) -> None:
         message = {"jsonrpc": "2.0", "method": method}
@@ -172,41 +196,48 @@ class McpClient:
                 self._proc.stdin.write(data)
                 self._proc.stdin.flush()
         except (OSError, ValueError):  # broken pipe, or stdin already closed by stop()
-            raise McpError(f"{self.name}: {message['method']} failed: "
+            what = message.get("method", "reply")
+            raise McpError(f"{self.name}: {what} failed: "
                            f"{self._dead or 'the server is not reading its input'}") from None
 
-    def _read_stdout(self) -> None:
+    def _read_stdout(self, proc: subprocess.Popen, stderr: threading.Thread) -> None:
         """Reader thread: one JSON message per line; when stdout closes, fail every waiter."""
         try:
-            for line in self._proc.stdout:
+            for line in proc.stdout:
                 self._handle_line(line)
         finally:
-            self._mark_dead(self._exit_reason())
+            if proc is self._proc:  # not a previous run's reader, finishing late
+                self._mark_dead(self._exit_reason(proc, stderr))
 
     def _handle_line(self, line: bytes) -> None:
         if not line.strip():
             return
         try:
             message = json.loads(line)
+        except UnicodeDecodeError:
+            # Beyond the tutorial: invalid UTF-8 is replaced and reported, never fatal.
+            self.log("replaced invalid UTF-8 in a message from the server")
+            message = _loads_or_none(line.decode("utf-8", "replace"))
         except ValueError:
             message = None
         if isinstance(message, dict):
             self._route(message)
         else:
-            shown = _shorten(line.decode("utf-8", "replace"))
-            self.log(f"skipped a line that is not a JSON-RPC message: {shown}")
+            self.log(f"skipped a line that is not a JSON-RPC message: {_shorten(line.decode('utf-8', 'replace'))}")
 
     def _route(self, message: dict) -> None:
-        """A response goes to its waiter; a request from the server is answered; the rest ignored."""
+        """A response goes to its waiter; a server request is answered; a notification handled."""
         if "method" in message:
             if "id" in message:
                 self._answer_server_request(message)
-            return  # notifications need no answer
+            else:
+                self._on_notification(message)
+            return
         request_id = message.get("id")
         with self._lock:
             waiter = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
         if waiter is None:
-            self.log(f"dropped a reply to unknown or expired request id {message.get('id')!r}")
+            self.log(f"dropped a reply to unknown or expired request id {request_id!r}")
             return
         waiter.reply = message
         waiter.done.set()
@@ -224,24 +255,44 @@ class McpClient:
         except McpError as e:
             self.log(f"could not answer {message['method']}: {e}")  # the server is going away
 
-    def _drain_stderr(self) -> None:
+    # Beyond the tutorial: server logs are shown, and a changed tool list is read again.
+    def _on_notification(self, message: dict) -> None:
+        """Log messages and tool-list changes are handled; every other notification is ignored."""
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if message["method"] == "notifications/message":
+            data = params.get("data")
+            self.log(f"{params.get('level', 'info')}: {data if isinstance(data, str) else json.dumps(data)}")
+        elif message["method"] == "notifications/tools/list_changed":
+            # Not on this thread: the reply to tools/list arrives through this very thread.
+            threading.Thread(target=self._reload_tools, name=f"mcp-{self.name}-relist", daemon=True).start()
+
+    def _reload_tools(self) -> None:
+        try:
+            self.tools = self.list_tools()
+        except McpError as e:
+            self.log(f"could not read the changed tool list: {e}")
+            return
+        if self.on_tools_changed:
+            self.on_tools_changed(self)
+
+    def _drain_stderr(self, proc: subprocess.Popen) -> None:
         """Stderr thread: an undrained pipe would block the server, so print every line."""
-        for raw in self._proc.stderr:
+        for raw in proc.stderr:
             line = raw.decode("utf-8", "replace").rstrip()
             if line:
                 self._last_stderr = line
                 self.log(line)
 
     # Beyond the tutorial: the reason carries the exit code and the server's last stderr line.
-    def _exit_reason(self) -> str:
+    def _exit_reason(self, proc: subprocess.Popen, stderr: threading.Thread) -> str:
         """Why stdout closed: the exit code and the server's last stderr line, if any."""
         if self._dead:
-            return self._dead  # stop() got there first
+            return self._dead  # shut down by us
         try:
-            code = self._proc.wait(STOP_GRACE_S)
+            code = proc.wait(STOP_GRACE_S)
         except subprocess.TimeoutExpired:
             return "server closed its stdout"
-        self._threads[1].join(STOP_GRACE_S)  # let the last stderr line arrive
+        stderr.join(STOP_GRACE_S)  # let the last stderr line arrive
         last = f": {self._last_stderr}" if self._last_stderr else ""
         return f"server exited (code {code}){last}"
 
@@ -257,12 +308,61 @@ class McpClient:
             waiter.error = reason
             waiter.done.set()
 
+    # Beyond the tutorial: a server that died is started again once, by the next call to it.
+    def _restart_if_dead(self) -> None:
+        with self._restart_lock:
+            reason = self._dead
+            if not reason or self._closed or self._proc is None:
+                return
+            self._shutdown(reason)  # what is left of the old process group
+            self._reset()
+            try:
+                self.start()
+            except McpError as e:
+                raise McpError(f"{self.name}: {reason}; restarting it failed: {e}") from None
+            self.log(f"restarted the server (it had stopped: {reason})")
+            if self.on_tools_changed:
+                self.on_tools_changed(self)
+
+    def _reset(self) -> None:
+        with self._lock:
+            self._dead = None
+        self._proc, self._threads, self._last_stderr = None, [], ""
+
+    def _shutdown(self, reason: str) -> None:
+        """Fail the waiters, then close stdin, SIGTERM and SIGKILL the group as needed."""
+        self._mark_dead(reason)
+        proc = self._proc
+        if proc is None or proc.stdin.closed:
+            return
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass  # the server already closed its end; the signals below still apply
+        if not _wait_group(proc, STOP_GRACE_S):
+            _signal_group(proc, signal.SIGTERM)
+            if not _wait_group(proc, STOP_GRACE_S):
+                _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+                _wait_group(proc, STOP_GRACE_S)
+        for thread, pipe in zip(self._threads, (proc.stdout, proc.stderr)):
+            if thread is not threading.current_thread():
+                thread.join(STOP_GRACE_S)
+            if not thread.is_alive():  # a pipe still held by an escaped process stays open
+                pipe.close()
+
     def log(self, text: str) -> None:
         """Report on our stderr with the server's prefix."""
         try:
             print(f"[mcp:{self.name}] {text}", file=sys.stderr, flush=True)
         except (OSError, ValueError):
             pass  # our own stderr is closed: there is nowhere left to report to
+
+
+def _loads_or_none(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _result_of(server: str, method: str, reply: dict) -> dict:
@@ -276,10 +376,29 @@ def _result_of(server: str, method: str, reply: dict) -> dict:
 
 
 def content_text(result: dict) -> str:
-    """Join the text items of a tools/call result; an empty result gets a placeholder."""
-    texts = [item.get("text", "") for item in result.get("content") or []
-             if isinstance(item, dict) and item.get("type") == "text"]
-    return "\n".join(texts) or "(no content)"
+    """The text of a tools/call result; other content is described; empty gets a placeholder."""
+    parts = [_content_part(item) for item in result.get("content") or [] if isinstance(item, dict)]
+    text = "\n".join(part for part in parts if part)
+    if not text and result.get("structuredContent") is not None:
+        # Beyond the tutorial: a result with only structured content is returned as its JSON.
+        return json.dumps(result["structuredContent"], ensure_ascii=False)
+    return text or "(no content)"
+
+
+# Beyond the tutorial: content other than text is described instead of dropped.
+def _content_part(item: dict) -> str:
+    kind = item.get("type")
+    if kind == "text":
+        return str(item.get("text", ""))
+    if kind in ("image", "audio"):
+        size = len(str(item.get("data", "")).rstrip("=")) * 3 // 4  # base64: 4 characters, 3 bytes
+        return f"[{kind}: {item.get('mimeType', 'unknown type')}, {size} bytes]"
+    if kind == "resource":
+        resource = item.get("resource") or {}
+        return str(resource["text"]) if "text" in resource else f"[resource: {resource.get('uri', '?')}]"
+    if kind == "resource_link":
+        return f"[link: {item.get('uri', '?')}]"
+    return f"[{kind} content]"
 
 
 def _wait_group(proc: subprocess.Popen, timeout: float) -> bool:
@@ -336,14 +455,22 @@ def _shorten(text: str, limit: int = 200) -> str:
 
 # --- the registry adapter ------------------------------------------------------------------
 
-def registry_name(server: str, tool: str) -> str:
-    """mcp_<server>_<tool>, with every character outside [a-zA-Z0-9_-] replaced by _."""
-    return re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{tool}")
+def registry_name(server: str, tool: str, hashed: bool = False) -> str:
+    """mcp_<server>_<tool>, every character outside [a-zA-Z0-9_-] replaced by _.
+
+    Beyond the tutorial: a name over 64 characters (or one that collides, with hashed=True) is
+    cut and ends in a short hash of the server and tool, so it is valid and stays distinct.
+    """
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{tool}")
+    if len(name) <= MAX_TOOL_NAME and not hashed:
+        return name
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{name[:MAX_TOOL_NAME - len(digest) - 1]}_{digest}"
 
 
-def as_registry_tool(server: str, client: McpClient, info: dict) -> Tool:
+def as_registry_tool(server: str, client: McpClient, info: dict, name: str | None = None) -> Tool:
     """Wrap one server tool as a registry tool that asks before every call."""
-    name = registry_name(server, info["name"])
+    name = name or registry_name(server, info["name"])
 
     def run(args: dict) -> str:
         shown = _shorten(json.dumps(args, ensure_ascii=False), PROMPT_ARGS_CHARS)
@@ -357,40 +484,7 @@ def as_registry_tool(server: str, client: McpClient, info: dict) -> Tool:
     return Tool(name, description, parameters, run, authorizes=True)
 
 
-# --- configuration and the set of connected servers -----------------------------------------
-
-def parse_server_config(where: str, entry: object) -> ServerConfig:
-    """Check one mcpServers entry; the error names `where` and the key to fix."""
-    if not isinstance(entry, dict):
-        raise McpError(f"{where}: must be an object with \"command\"")
-    command, args, env = entry.get("command"), entry.get("args", []), entry.get("env", {})
-    timeout = entry.get("timeout", REQUEST_TIMEOUT_S)
-    if not isinstance(command, str) or not command:
-        raise McpError(f"{where}: \"command\" must be a non-empty string")
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise McpError(f"{where}: \"args\" must be a list of strings")
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise McpError(f"{where}: \"env\" must be an object of strings")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise McpError(f"{where}: \"timeout\" must be a positive number of seconds")
-    return ServerConfig(command, args, env, float(timeout))
-
-
-def load_mcp_config(path: str = MCP_CONFIG_PATH) -> dict[str, ServerConfig]:
-    """Read mcp.json; a missing file means no servers, a broken one raises McpError naming it."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as e:
-        raise McpError(f"{path}: cannot read MCP config: {e}") from None
-    servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        raise McpError(f"{path}: \"mcpServers\" must be an object of server name -> config")
-    return {name: parse_server_config(f"{path}: mcpServers.{name}", entry)
-            for name, entry in servers.items()}
-
+# --- the set of connected servers ------------------------------------------------------------
 
 @dataclass
 class ServerStatus:
@@ -399,59 +493,98 @@ class ServerStatus:
     tools: list[str] = field(default_factory=list)
     error: str | None = None
     connect_ms: float = 0.0
+    disabled: bool = False
 
 
 _clients: dict[str, McpClient] = {}
 _statuses: dict[str, ServerStatus] = {}
+# _servers_lock guards _clients, _statuses and the MCP part of the registry, which a server's
+# tool-list change updates from a helper thread.
+_servers_lock = threading.RLock()
 
 
 def connect_mcp_servers(path: str = MCP_CONFIG_PATH) -> list[ServerStatus]:
     """Start every configured server and register its tools; one failure never stops the others."""
-    for name, config in load_mcp_config(path).items():
-        _statuses[name] = _connect_one(name, config)
+    configs = load_mcp_config(path)
+    results: dict[str, tuple[McpClient, float, str | None]] = {}
+    # Beyond the tutorial: servers start in parallel, so start-up takes as long as the slowest.
+    threads = [threading.Thread(target=lambda n=n, c=c: results.__setitem__(n, _start(n, c)),
+                                name=f"mcp-{n}-connect") for n, c in configs.items() if not c.disabled]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with _servers_lock:
+        for name, config in configs.items():  # registered in config order, so names are stable
+            _statuses[name] = _connected(name, config, results.get(name))
     return mcp_statuses()
 
 
-def _connect_one(name: str, config: ServerConfig) -> ServerStatus:
-    client = McpClient(name, config)
+def _start(name: str, config: ServerConfig) -> tuple[McpClient, float, str | None]:
+    client = McpClient(name, config, on_tools_changed=_sync_tools)
     started = time.monotonic()
     try:
-        infos = client.start()
+        client.start()
     except McpError as e:
-        return ServerStatus(name, error=str(e).removeprefix(f"{name}: "))
+        return client, 0.0, str(e).removeprefix(f"{name}: ")
+    return client, (time.monotonic() - started) * 1000, None
+
+
+def _connected(name: str, config: ServerConfig, result: tuple | None) -> ServerStatus:
+    if config.disabled or result is None:
+        return ServerStatus(name, disabled=True)
+    client, connect_ms, error = result
+    if error:
+        return ServerStatus(name, error=error)
     _clients[name] = client
-    status = ServerStatus(name, connect_ms=(time.monotonic() - started) * 1000)
-    for info in infos:
-        status.tools.extend(_register(name, client, info))
-    return status
+    return ServerStatus(name, _register_all(name, client), connect_ms=connect_ms)
 
 
-def _register(server: str, client: McpClient, info: dict) -> list[str]:
-    """Register one server tool with default policy ask; returns the name it got (or none)."""
-    if not isinstance(info, dict) or not isinstance(info.get("name"), str):
-        client.log(f"skipped a tool without a name: {_shorten(json.dumps(info))}")
-        return []
-    tool = as_registry_tool(server, client, info)
-    try:
-        register_tool(tool)
-    except ValueError as e:
-        client.log(f"skipped tool {info['name']}: {e}")
-        return []
-    permissions.ensure_tool_policy(tool.name, "ask")
-    return [tool.name]
+def _sync_tools(client: McpClient) -> None:
+    """Beyond the tutorial: the registry follows a server's new tool list; policies stay."""
+    with _servers_lock:
+        status = _statuses.get(client.name)
+        if status is None or _clients.get(client.name) is not client:
+            return  # stopped meanwhile
+        for tool in status.tools:
+            unregister_tool(tool)
+        status.tools = _register_all(client.name, client)
+
+
+def _register_all(server: str, client: McpClient) -> list[str]:
+    """Register every tool of a server with default policy ask; returns the names they got."""
+    names = []
+    for info in client.tools:
+        if not isinstance(info.get("name"), str):
+            client.log(f"skipped a tool without a name: {_shorten(json.dumps(info))}")
+            continue
+        name = registry_name(server, info["name"])
+        if get_tool(name):  # Beyond the tutorial: a colliding name gets a distinct hashed one
+            name = registry_name(server, info["name"], hashed=True)
+        try:
+            register_tool(as_registry_tool(server, client, info, name))
+        except ValueError as e:
+            client.log(f"skipped tool {info['name']}: {e}")
+            continue
+        permissions.ensure_tool_policy(name, "ask")
+        names.append(name)
+    return names
 
 
 def mcp_statuses() -> list[ServerStatus]:
     """Per server, in config order: its registered tool names, or its error."""
-    return list(_statuses.values())
+    with _servers_lock:
+        return list(_statuses.values())
 
 
 def stop_mcp_servers() -> None:
     """Stop every server and remove its tools from the registry."""
-    for status in _statuses.values():
-        for tool in status.tools:
-            unregister_tool(tool)
-    for client in _clients.values():
+    with _servers_lock:
+        for status in _statuses.values():
+            for tool in status.tools:
+                unregister_tool(tool)
+        clients = list(_clients.values())
+        _clients.clear()
+        _statuses.clear()
+    for client in clients:
         client.stop()
-    _clients.clear()
-    _statuses.clear()

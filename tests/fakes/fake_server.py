@@ -1,7 +1,9 @@
 """A scripted MCP server for tests: `python fake_server.py MODE [ARG]`.
 
-Speaks newline-delimited JSON-RPC like a real server, but misbehaves on purpose according to
-MODE. Every mode exits by itself after LIFETIME_S, so a failing test never leaves it behind.
+Speaks newline-delimited JSON-RPC like a real server. MODE makes the whole server misbehave
+(hang, crash, garbage, a bad protocol version...); in the normal mode each tool shows one
+behaviour (ping the client first, change the tool list, return odd content...). Every fake
+exits by itself after LIFETIME_S, so a failing test never leaves it behind for long.
 """
 import json
 import os
@@ -9,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 # Upper bound on the life of any fake, so a broken test cannot leak it for long.
 LIFETIME_S = 60
@@ -16,22 +19,28 @@ LIFETIME_S = 60
 MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 ARG = sys.argv[2] if len(sys.argv) > 2 else ""
 
-TOOLS = [
-    {"name": "echo", "description": "Echo the text back.",
-     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
-    {"name": "child_pid", "description": "The pid of a child process the server started."},
-]
+TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_tools", "env", "big",
+              "bad_utf8", "ping_first", "ask_sampling", "rich", "structured", "log", "cwd"]
+if MODE == "long_names":
+    TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
+tools = [{"name": n, "description": f"Fake tool {n}.",
+          "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}} for n in TOOL_NAMES]
 
 out_lock = threading.Lock()
-held: list[dict] = []  # out_of_order: calls kept until enough have arrived
+held: list[dict] = []          # out_of_order: calls kept until enough have arrived
+cancellations: list[dict] = []  # params of every notifications/cancelled received
+client_replies: dict[object, dict] = {}  # replies to our own requests, by id
+replied = threading.Condition()
 child: subprocess.Popen | None = None
 
 
-def send(message: dict | str) -> None:
-    line = message if isinstance(message, str) else json.dumps(message)
+def send(message: dict | str | bytes) -> None:
+    if isinstance(message, dict):
+        message = json.dumps(message)
+    data = message if isinstance(message, bytes) else message.encode()
     with out_lock:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+        sys.stdout.buffer.write(data + b"\n")
+        sys.stdout.buffer.flush()
 
 
 def reply(request: dict, result: dict) -> None:
@@ -42,48 +51,120 @@ def text_result(text: str, is_error: bool = False) -> dict:
     return {"content": [{"type": "text", "text": text}], "isError": is_error}
 
 
+def ask_client(request_id: str, method: str) -> dict:
+    """Send our own request to the client and wait (bounded) for its reply."""
+    send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {}})
+    with replied:
+        replied.wait_for(lambda: request_id in client_replies, 10)
+    return client_replies.get(request_id, {"error": "no reply from the client"})
+
+
 def on_initialize(request: dict) -> None:
     if MODE == "stderr_flood":
         for i in range(20000):  # about 1.4 MB, far more than a pipe buffer holds
             sys.stderr.write(f"log line {i:06d} of the flood\n")
         sys.stderr.flush()
-    reply(request, {"protocolVersion": request["params"]["protocolVersion"],
-                    "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}})
+    version = "1999-01-01" if MODE == "bad_version" else request["params"]["protocolVersion"]
+    capabilities = {} if MODE == "no_tools_cap" else {"tools": {"listChanged": True}}
+    reply(request, {"protocolVersion": version, "capabilities": capabilities,
+                    "serverInfo": {"name": "fake", "version": "1"}})
+
+
+def on_list(request: dict) -> None:
+    if MODE == "no_tools_cap":
+        return send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no tools"}})
+    if MODE != "paginate":
+        return reply(request, {"tools": tools})
+    start = int((request.get("params") or {}).get("cursor") or 0)  # 5 tools, 2 per page
+    page = {"tools": [{"name": f"tool{i}"} for i in range(start, min(start + 2, 5))]}
+    if start + 2 < 5:
+        page["nextCursor"] = str(start + 2)
+    reply(request, page)
 
 
 def on_call(request: dict) -> None:
     name, args = request["params"]["name"], request["params"].get("arguments") or {}
     if MODE == "exit_during_call":
-        sys.stderr.write("fatal: the fake server crashed on purpose\n")
-        sys.stderr.flush()
-        os._exit(3)
+        crash()
     if MODE == "hang":
         return
     if MODE == "garbage":
         send("this is not JSON")
         send({"jsonrpc": "2.0", "id": 999999, "result": {}})
         send("[1, 2, 3]")
-    if MODE == "is_error":
-        return reply(request, text_result("the tool refused: bad input", is_error=True))
-    if MODE == "rpc_error":
-        return send({"jsonrpc": "2.0", "id": request["id"],
-                     "error": {"code": -32602, "message": "invalid params: text is required"}})
-    if MODE == "empty":
-        return reply(request, {"content": []})
+    if MODE in MODE_RESULTS:
+        return send({"jsonrpc": "2.0", "id": request["id"], **MODE_RESULTS[MODE]})
     if MODE == "out_of_order":
         return hold_then_answer_reversed(request)
-    if name == "child_pid":
-        return reply(request, text_result(str(start_child())))
-    reply(request, text_result(str(args.get("text", ""))))
+    TOOL_BEHAVIOURS.get(name, lambda r, a: reply(r, text_result(str(a.get("text", "")))))(request, args)
+
+
+MODE_RESULTS = {
+    "is_error": {"result": text_result("the tool refused: bad input", is_error=True)},
+    "rpc_error": {"error": {"code": -32602, "message": "invalid params: text is required"}},
+    "empty": {"result": {"content": []}},
+}
+
+
+def crash() -> None:
+    sys.stderr.write("fatal: the fake server crashed on purpose\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+def change_tools(request: dict, args: dict) -> None:
+    """child_pid disappears, extra appears; the client is told before the call returns."""
+    global tools
+    tools = [t for t in tools if t["name"] != "child_pid"] + [{"name": "extra", "description": "New."}]
+    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    reply(request, text_result("changed"))
+
+
+def bad_utf8(request: dict, args: dict) -> None:
+    sys.stderr.buffer.write(b"stderr with \xff\xfe bad bytes\n")
+    sys.stderr.buffer.flush()
+    send(b'{"jsonrpc": "2.0", "id": ' + str(request["id"]).encode() +
+         b', "result": {"content": [{"type": "text", "text": "caf\xe9 ok"}]}}')
+
+
+def rich(request: dict, args: dict) -> None:
+    reply(request, {"content": [
+        {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},  # 8 bytes
+        {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="},  # 4 bytes
+        {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "inside a.txt"}},
+        {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAEC"}},
+        {"type": "resource_link", "uri": "file:///c.md", "name": "c"}]})
+
+
+TOOL_BEHAVIOURS = {
+    "child_pid": lambda r, a: reply(r, text_result(str(start_child()))),
+    "hang": lambda r, a: None,
+    "cancellations": lambda r, a: reply(r, text_result(json.dumps(cancellations))),
+    "crash": lambda r, a: crash(),
+    "change_tools": change_tools,
+    "env": lambda r, a: reply(r, text_result(json.dumps(dict(os.environ)))),
+    "cwd": lambda r, a: reply(r, text_result(os.getcwd())),
+    "big": lambda r, a: reply(r, text_result("x" * int(a.get("size", 0)))),
+    "bad_utf8": bad_utf8,
+    "ping_first": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-ping", "ping")))),
+    "ask_sampling": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-2", "sampling/createMessage")))),
+    "rich": rich,
+    "structured": lambda r, a: reply(r, {"content": [], "structuredContent": {"temperature": 21.5}}),
+    "log": lambda r, a: (send({"jsonrpc": "2.0", "method": "notifications/message",
+                               "params": {"level": "warning", "data": "disk almost full"}}),
+                         reply(r, text_result("logged"))),
+}
 
 
 def hold_then_answer_reversed(request: dict) -> None:
     """Keep calls until ARG of them are waiting, then answer them last-first."""
-    held.append(request)
-    if len(held) >= int(ARG or 8):
-        for waiting in reversed(held):
-            reply(waiting, text_result(str(waiting["params"]["arguments"]["text"])))
-        held.clear()
+    with out_lock:  # calls arrive on several threads
+        held.append(request)
+        ready = list(reversed(held)) if len(held) >= int(ARG or 8) else []
+        if ready:
+            held.clear()
+    for waiting in ready:
+        reply(waiting, text_result(str(waiting["params"]["arguments"]["text"])))
 
 
 def start_child() -> int:
@@ -94,9 +175,28 @@ def start_child() -> int:
     return child.pid
 
 
-HANDLERS = {"initialize": on_initialize, "tools/call": on_call,
-            "tools/list": lambda request: reply(request, {"tools": TOOLS}),
+def rendezvous(folder: str, count: int = 3) -> None:
+    """Come up only once `count` servers have started: only a client that starts them together gets any."""
+    open(os.path.join(folder, str(os.getpid())), "w").close()
+    deadline = time.monotonic() + 10
+    while len(os.listdir(folder)) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on_list,
             "ping": lambda request: reply(request, {})}
+
+
+def handle(message: dict) -> None:
+    if "method" not in message:  # the client's reply to one of our requests
+        with replied:
+            client_replies[message.get("id")] = message
+            replied.notify_all()
+    elif message["method"] == "notifications/cancelled":
+        cancellations.append(message.get("params"))
+    elif "id" in message and message["method"] in HANDLERS:
+        # Calls run on their own thread, so a tool that waits for the client does not block reading.
+        threading.Thread(target=HANDLERS[message["method"]], args=(message,), daemon=True).start()
 
 
 def main() -> None:
@@ -107,11 +207,12 @@ def main() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if MODE == "start_child":
         start_child()
+    if MODE == "slow_start":
+        time.sleep(float(ARG or 0.3))  # a server that takes a while to come up, on purpose
+    if MODE == "rendezvous":
+        rendezvous(ARG)
     for line in sys.stdin:
-        message = json.loads(line)
-        handler = HANDLERS.get(message.get("method"))
-        if handler and "id" in message:
-            handler(message)
+        handle(json.loads(line))
     if MODE == "ignore_term":
         threading.Event().wait()  # stays after its input closes, until SIGKILL (or the lifetime)
 

@@ -1,0 +1,117 @@
+"""Reading .geekagent/mcp.json and building a server's environment (the config part of mcp.ts).
+
+Owns the config's shape and its checks, `${VAR}` expansion, the environment a server gets, and
+McpError, the one exception type of every MCP failure. Starting and talking to servers is mcp.py's job.
+"""
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+
+MCP_CONFIG_PATH = ".geekagent/mcp.json"
+# A silent server counts as failed after this long, so the REPL never hangs on it (tutorial value).
+REQUEST_TIMEOUT_S = 10.0
+
+# Beyond the tutorial: a server inherits only these variables (the official SDKs' list) plus its
+# config `env`, so secrets such as OPENAI_API_KEY never reach third-party code unasked.
+SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
+                    "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME",
+                    "USERPROFILE", "PROGRAMFILES")
+# ${VAR} or ${VAR:-default}, as in shells and in Claude Code's configs.
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class McpError(Exception):
+    """Any MCP failure, config included; the message names the file or server and what happened."""
+
+
+@dataclass
+class ServerConfig:
+    """One entry of mcpServers in .geekagent/mcp.json."""
+    command: str
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    # Beyond the tutorial: a per-server request timeout, for servers that are slow on purpose.
+    timeout: float = REQUEST_TIMEOUT_S
+    # Beyond the tutorial: Claude Desktop's `cwd` and `disabled`, and a `url` we report as unsupported.
+    cwd: str | None = None
+    disabled: bool = False
+    url: str | None = None
+
+
+def load_mcp_config(path: str = MCP_CONFIG_PATH) -> dict[str, ServerConfig]:
+    """Read mcp.json; a missing file means no servers, a broken one raises McpError naming it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise McpError(f"{path}: cannot read MCP config: {e}") from None
+    servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise McpError(f"{path}: \"mcpServers\" must be an object of server name -> config")
+    return {name: parse_server_config(f"{path}: mcpServers.{name}", entry)
+            for name, entry in servers.items()}
+
+
+def parse_server_config(where: str, entry: object) -> ServerConfig:
+    """Check one mcpServers entry; the error names `where` and the key to fix."""
+    if not isinstance(entry, dict):
+        raise McpError(f"{where}: must be an object with \"command\"")
+    config = ServerConfig(command=entry.get("command", ""), args=entry.get("args", []),
+                          env=entry.get("env", {}), timeout=entry.get("timeout", REQUEST_TIMEOUT_S),
+                          cwd=entry.get("cwd"), disabled=entry.get("disabled", False), url=entry.get("url"))
+    problem = _problem(config, entry.get("type", "stdio"))
+    if problem:
+        raise McpError(f"{where}: {problem}")
+    config.timeout = float(config.timeout)
+    return config
+
+
+def _problem(c: ServerConfig, kind: object) -> str | None:
+    """The first thing wrong with an entry, or None."""
+    if kind not in ("stdio", "http", "streamable-http", "sse"):
+        return f"\"type\" must be \"stdio\" or \"http\", not {kind!r}"
+    if kind != "stdio" or c.url is not None:
+        return None if isinstance(c.url, str) and c.url else "\"url\" must be a non-empty string"
+    checks = [
+        (isinstance(c.command, str) and c.command, "\"command\" must be a non-empty string"),
+        (isinstance(c.args, list) and all(isinstance(a, str) for a in c.args),
+         "\"args\" must be a list of strings"),
+        (isinstance(c.env, dict) and all(isinstance(v, str) for v in c.env.values()),
+         "\"env\" must be an object of strings"),
+        (not isinstance(c.timeout, bool) and isinstance(c.timeout, (int, float)) and c.timeout > 0,
+         "\"timeout\" must be a positive number of seconds"),
+        (c.cwd is None or isinstance(c.cwd, str), "\"cwd\" must be a string"),
+        (isinstance(c.disabled, bool), "\"disabled\" must be true or false"),
+    ]
+    return next((message for ok, message in checks if not ok), None)
+
+
+def expand(text: str, where: str) -> str:
+    """Beyond the tutorial: ${VAR} and ${VAR:-default} from the agent's environment."""
+    def value(match: re.Match) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in os.environ:
+            return os.environ[name]
+        if default is not None:
+            return default
+        raise McpError(f"{where}: ${{{name}}} is not set; set it in the environment or .env, "
+                          f"or write ${{{name}:-default}}")
+    return VARIABLE.sub(value, text)
+
+
+def server_command(config: ServerConfig, server: str) -> list[str]:
+    """command and args with variables expanded."""
+    return [expand(part, f"{server}: command/args") for part in [config.command, *config.args]]
+
+
+def server_env(config: ServerConfig, server: str) -> dict[str, str]:
+    """The safe part of the agent's environment plus the config's env (expanded)."""
+    names = SAFE_ENV_WINDOWS if sys.platform == "win32" else SAFE_ENV_POSIX
+    env = {name: os.environ[name] for name in names if name in os.environ}
+    env.update({key: expand(value, f"{server}: env.{key}") for key, value in config.env.items()})
+    return env
