@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: run test clean
+.PHONY: run test interop clean
 
 run:
 	$(PYTHON) day15/index.py
@@ -18,4 +18,16 @@ $(VENV)/.pytest-installed:
 	touch $@
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(INTEROP) .pytest_cache
+
+# Official MCP servers from the package registries, installed into .interop/ (never a run-time
+# dependency), then the agent end to end against them.
+INTEROP := .interop
+interop: $(VENV)/.pytest-installed $(INTEROP)/.installed
+	$(VPY) -m pytest -q tests/interop_servers.py
+
+$(INTEROP)/.installed:
+	$(PYTHON) -m venv $(INTEROP)/venv
+	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time
+	npm install --silent --no-audit --no-fund --prefix $(INTEROP)/node @modelcontextprotocol/server-filesystem
+	touch $@

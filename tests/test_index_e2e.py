@@ -10,54 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DAY15, demo, fake, pid_alive
+from conftest import INDEX, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent, workdir
 from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, tool_calls
 
-INDEX = str(DAY15 / "index.py")
 SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
-
-
-def workdir(tmp_path: Path, servers: dict, policies: dict | None = None) -> Path:
-    """A working directory with its own .geekagent/ config, as a user's project would have."""
-    (tmp_path / ".geekagent").mkdir()
-    (tmp_path / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
-    if policies is not None:
-        (tmp_path / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": policies}))
-    return tmp_path
-
-
-def agent_env(base_url: str | None = None, key: str | None = "sk-test") -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    if base_url:
-        env["OPENAI_BASE_URL"] = base_url
-    if key:
-        env["OPENAI_API_KEY"] = key
-    return env
-
-
-def run_agent(cwd: Path, lines: list[str], env: dict) -> subprocess.CompletedProcess:
-    """Run the REPL to completion with these input lines; every run is bounded."""
-    done = subprocess.run([sys.executable, INDEX], cwd=cwd, input="".join(f"{l}\n" for l in lines),
-                          capture_output=True, text=True, env=env, timeout=30)
-    assert_no_process_left(cwd)
-    return done
-
-
-def processes_in(cwd: Path) -> list[int]:
-    """Live (non-zombie) processes whose working directory is cwd: the servers the agent started."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if os.readlink(f"/proc/{entry.name}/cwd") == str(cwd) and pid_alive(int(entry.name)):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-def assert_no_process_left(cwd: Path) -> None:
-    assert processes_in(cwd) == []
 
 
 def test_tutorial_scenario(tmp_path):

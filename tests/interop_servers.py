@@ -1,0 +1,66 @@
+"""Interop: the agent end to end against official MCP servers from the package registries.
+
+Run by `make interop`, which installs the servers into .interop/ first; not part of `make test`
+(pytest collects only test_*.py files, and this one is named on the command line).
+"""
+import datetime
+import re
+
+import pytest
+
+from conftest import ROOT, agent_env, run_agent, workdir
+from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
+
+INTEROP = ROOT / ".interop"
+TIME_SERVER = INTEROP / "venv" / "bin" / "mcp-server-time"
+FILESYSTEM_SERVER = INTEROP / "node" / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+# Real servers start slower than our fakes (the time server imports pydantic; node loads its modules).
+SLOW_START = {"timeout": 30}
+
+
+@pytest.fixture(autouse=True)
+def installed():
+    if not TIME_SERVER.exists() or not FILESYSTEM_SERVER.exists():
+        pytest.fail("the interop servers are not installed: run `make interop`")
+
+
+def servers(files_root) -> dict:
+    return {"time": {"command": str(TIME_SERVER), "args": ["--local-timezone", "UTC"], **SLOW_START},
+            "files": {"command": "node", "args": [str(FILESYSTEM_SERVER), str(files_root)], **SLOW_START}}
+
+
+def listed_tools(stdout: str, server: str) -> list[str]:
+    line = next(l for l in stdout.splitlines() if f"✓ {server}: mcp_" in l)
+    return line.split(": ", 1)[1].split(", ")
+
+
+def test_mcp_lists_real_tools_with_valid_names(tmp_path):
+    """/mcp shows every tool of both servers, each name valid for the OpenAI API."""
+    (tmp_path / "files").mkdir()
+    cwd = workdir(tmp_path / "agent", servers(tmp_path / "files"))
+    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None), timeout=90)
+    time_tools, file_tools = listed_tools(done.stdout, "time"), listed_tools(done.stdout, "files")
+    assert "mcp_time_get_current_time" in time_tools
+    assert "mcp_files_read_text_file" in file_tools and len(file_tools) >= 10
+    assert all(OPENAI_NAME.match(name) for name in time_tools + file_tools)
+
+
+def test_model_calls_real_tools(tmp_path):
+    """The scripted model calls the time server and the filesystem server; the answer has the real results."""
+    (tmp_path / "files").mkdir()
+    secret = f"interop file written at {datetime.datetime.now().isoformat()}"
+    (tmp_path / "files" / "note.txt").write_text(secret)
+    cwd = workdir(tmp_path / "agent", servers(tmp_path / "files"))
+    script = [tool_calls(("mcp_time_get_current_time", {"timezone": "UTC"}),
+                         ("mcp_files_read_text_file", {"path": str(tmp_path / "files" / "note.txt")})),
+              answer_from_tools]
+    before = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["what time is it, and what does note.txt say?", "y", "y", "/exit"],
+                         agent_env(model.base_url), timeout=90)
+    after = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    assert model.violations == []
+    final = done.stdout.split("Results: ", 1)[1]  # the model's answer, quoting both tool results
+    assert secret in final
+    assert re.search(rf'"datetime": "({before}|{after})T\d\d:\d\d:\d\d\+00:00"', final), done.stdout
