@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: run test interop clean
+.PHONY: run test interop bench bench-peers clean
 
 run:
 	$(PYTHON) day15/index.py
@@ -18,7 +18,7 @@ $(VENV)/.pytest-installed:
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(INTEROP) .pytest_cache
+	rm -rf $(VENV) $(INTEROP) .bench .pytest_cache
 
 # Official MCP servers from the package registries, installed into .interop/ (never a run-time
 # dependency), then the agent end to end against them.
@@ -31,3 +31,12 @@ $(INTEROP)/.installed:
 	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time
 	npm install --silent --no-audit --no-fund --prefix $(INTEROP)/node @modelcontextprotocol/server-filesystem
 	touch $@
+
+# The benchmark: stdlib only, prints a table and writes .bench/results.md (see tests/bench/bench.py).
+bench:
+	$(PYTHON) tests/bench/bench.py
+
+# Optional: the official Python SDK in .bench/venv, measured beside ours by the next `make bench`.
+bench-peers:
+	$(PYTHON) -m venv .bench/venv
+	.bench/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp

@@ -7,10 +7,8 @@ which passes callbacks in; tools and permissions are left to tools.py.
 import contextlib
 import json
 import os
-import socket
-import urllib.error
-import urllib.request
-from typing import Callable, ContextManager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from tools import openai_tools, run_tool
 
@@ -89,17 +87,21 @@ def complete(messages: list[dict]) -> dict:
     headers = {"Content-Type": "application/json"}
     if os.environ.get("OPENAI_API_KEY"):
         headers["Authorization"] = f"Bearer {os.environ['OPENAI_API_KEY']}"
-    request = urllib.request.Request(url, json.dumps(body).encode("utf-8"), headers, method="POST")
-    return _message_of(url, _post(request, url))
+    return _message_of(url, _post(url, json.dumps(body).encode("utf-8"), headers))
 
 
-def _post(request: urllib.request.Request, url: str) -> bytes:
+def _post(url: str, data: bytes, headers: dict) -> bytes:
+    # Imported on first use: urllib.request (with http, ssl and email) costs more start-up time
+    # than the rest of the agent together, and the REPL is useful before the first chat turn.
+    import urllib.error
+    import urllib.request
+    request = urllib.request.Request(url, data, headers, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
             return response.read()
     except urllib.error.HTTPError as e:
         raise ChatError(_http_error(url, e.code, e.read())) from None
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         raise ChatError(f"no reply from {url} within {HTTP_TIMEOUT_S:g} s") from None
     except urllib.error.URLError as e:
         reason = e.reason.strerror if isinstance(e.reason, OSError) and e.reason.strerror else e.reason
@@ -140,7 +142,7 @@ def _message_of(url: str, raw: bytes) -> dict:
 
 def run_turn(history: list[dict], user_text: str,
              on_tool: Callable[[str, str], None] = lambda name, result: None,
-             waiting: Callable[[], ContextManager] = contextlib.nullcontext) -> str:
+             waiting: Callable[[], AbstractContextManager] = contextlib.nullcontext) -> str:
     """One user turn: ask, run the tool calls, ask again, until the model answers in text.
 
     On any failure (ChatError, Ctrl-C) the turn is closed so the history stays valid, then

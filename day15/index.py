@@ -9,8 +9,7 @@ import os
 import signal
 import sys
 import threading
-from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 import chat
 import mcp
@@ -23,11 +22,12 @@ TOOL_LINE_CHARS = 80
 SPINNER_INTERVAL_S = 0.1
 
 
-@dataclass
 class Session:
     """The REPL's state: the conversation and whether to go on."""
-    history: list[dict] = field(default_factory=chat.new_history)
-    running: bool = True
+
+    def __init__(self) -> None:
+        self.history = chat.new_history()
+        self.running = True
 
 
 def main() -> int:

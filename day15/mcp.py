@@ -6,17 +6,17 @@ registry tools named mcp_<server>_<tool>. Config parsing lives in mcp_config.py,
 prompts in permissions.py, the tool loop in chat.py.
 Shutdown: close stdin, wait, SIGTERM the process group, wait, SIGKILL the group.
 """
-import hashlib
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Callable
+import zlib
+from collections.abc import Callable
 
 import permissions
 from mcp_config import MCP_CONFIG_PATH, McpError, ServerConfig, load_mcp_config, parse_server_config, \
@@ -28,6 +28,8 @@ from tools import Tool, get_tool, register_tool, unregister_tool
 PROTOCOL_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
+# Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
+PIPE_BUFFER_BYTES = 65536
 # How long stop() gives a server at each step (stdin closed, then SIGTERM) before the next one.
 STOP_GRACE_S = 1.0
 # Beyond the tutorial: tools/list follows nextCursor, at most this many pages (a loop guard).
@@ -36,16 +38,6 @@ MAX_TOOL_PAGES = 100
 MAX_TOOL_NAME = 64
 # The permission prompt shows at most this much of the arguments, so a huge payload stays readable.
 PROMPT_ARGS_CHARS = 500
-
-
-class _Waiter:
-    """One reply slot: the caller waits on `done`, the reader thread fills `reply` or `error`."""
-    __slots__ = ("done", "reply", "error")
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.reply: dict | None = None
-        self.error: str | None = None
 
 
 class McpClient:
@@ -65,7 +57,10 @@ class McpClient:
         # Hold it only for those updates, never across a pipe write or a wait for a reply.
         self._lock = threading.Lock()
         self._next_id = 0
-        self._pending: dict[int, _Waiter] = {}
+        # Each pending request has one reply slot, a SimpleQueue: the reader thread puts the reply
+        # (a dict) or the reason the server died (a str), and the caller takes it with a timeout.
+        # A SimpleQueue is one C call each way, much cheaper than an Event and a slot.
+        self._pending: dict[int, queue.SimpleQueue] = {}
         self._dead: str | None = None
         # _write_lock keeps one message's bytes together on stdin when several threads send.
         self._write_lock = threading.Lock()
@@ -131,7 +126,7 @@ class McpClient:
         try:
             self._proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=server_env(cfg, self.name), cwd=cfg.cwd,
+                bufsize=PIPE_BUFFER_BYTES, env=server_env(cfg, self.name), cwd=cfg.cwd,
                 # Beyond the tutorial: an own process group, so launchers' children stop with them.
                 start_new_session=True)
         except OSError as e:
@@ -152,7 +147,7 @@ class McpClient:
 
     def _request(self, method: str, params: dict) -> dict:
         """Send a request and wait for the reply with the same id, at most the server's timeout."""
-        waiter = _Waiter()
+        waiter = queue.SimpleQueue()
         with self._lock:
             if self._dead:
                 raise McpError(f"{self.name}: {method} failed: {self._dead}")
@@ -161,18 +156,19 @@ class McpClient:
             self._pending[request_id] = waiter
         try:
             self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            if not waiter.done.wait(self.config.timeout):
-                self._cancel(request_id, method, f"no reply within {self.config.timeout:g} s")
-                raise McpError(f"{self.name}: no reply to {method} within {self.config.timeout:g} s")
+            reply = waiter.get(timeout=self.config.timeout)
+        except queue.Empty:
+            self._cancel(request_id, method, f"no reply within {self.config.timeout:g} s")
+            raise McpError(f"{self.name}: no reply to {method} within {self.config.timeout:g} s") from None
         except KeyboardInterrupt:
             self._cancel(request_id, method, "cancelled by the user")
             raise
         finally:
             with self._lock:
                 self._pending.pop(request_id, None)  # a late reply now finds no one and is dropped
-        if waiter.error is not None:
-            raise McpError(f"{self.name}: {method} failed: {waiter.error}")
-        return _result_of(self.name, method, waiter.reply)
+        if isinstance(reply, str):
+            raise McpError(f"{self.name}: {method} failed: {reply}")
+        return _result_of(self.name, method, reply)
 
     # Beyond the tutorial: tell the server to stop working on a request we gave up on.
     def _cancel(self, request_id: int, method: str, reason: str) -> None:
@@ -210,7 +206,7 @@ class McpClient:
                 self._mark_dead(self._exit_reason(proc, stderr))
 
     def _handle_line(self, line: bytes) -> None:
-        if not line.strip():
+        if line.isspace():  # stops at the first other byte, so a 20 MB line is not copied
             return
         try:
             message = json.loads(line)
@@ -239,8 +235,7 @@ class McpClient:
         if waiter is None:
             self.log(f"dropped a reply to unknown or expired request id {request_id!r}")
             return
-        waiter.reply = message
-        waiter.done.set()
+        waiter.put(message)
 
     # Beyond the tutorial: answer the server's own requests (ping and the rest), so it never waits on us.
     def _answer_server_request(self, message: dict) -> None:
@@ -305,11 +300,12 @@ class McpClient:
             waiters = list(self._pending.values())
             self._pending.clear()
         for waiter in waiters:
-            waiter.error = reason
-            waiter.done.set()
+            waiter.put(reason)
 
     # Beyond the tutorial: a server that died is started again once, by the next call to it.
     def _restart_if_dead(self) -> None:
+        if not self._dead:
+            return  # the common case, without taking the lock
         with self._restart_lock:
             reason = self._dead
             if not reason or self._closed or self._proc is None:
@@ -456,15 +452,13 @@ def _shorten(text: str, limit: int = 200) -> str:
 # --- the registry adapter ------------------------------------------------------------------
 
 def registry_name(server: str, tool: str, hashed: bool = False) -> str:
-    """mcp_<server>_<tool>, every character outside [a-zA-Z0-9_-] replaced by _.
-
-    Beyond the tutorial: a name over 64 characters (or one that collides, with hashed=True) is
-    cut and ends in a short hash of the server and tool, so it is valid and stays distinct.
-    """
+    """mcp_<server>_<tool>, every character outside [a-zA-Z0-9_-] replaced by _."""
     name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{tool}")
+    # Beyond the tutorial: a name over 64 characters (or, with hashed=True, one that collides) is
+    # cut and ends in a short hash of server and tool, so it is valid for the API and stays distinct.
     if len(name) <= MAX_TOOL_NAME and not hashed:
         return name
-    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    digest = f"{zlib.crc32(f'{server}/{tool}'.encode()):08x}"
     return f"{name[:MAX_TOOL_NAME - len(digest) - 1]}_{digest}"
 
 
@@ -486,14 +480,16 @@ def as_registry_tool(server: str, client: McpClient, info: dict, name: str | Non
 
 # --- the set of connected servers ------------------------------------------------------------
 
-@dataclass
 class ServerStatus:
-    """What /mcp shows for one server."""
-    name: str
-    tools: list[str] = field(default_factory=list)
-    error: str | None = None
-    connect_ms: float = 0.0
-    disabled: bool = False
+    """What /mcp shows for one server: its registered tool names, or its error."""
+
+    def __init__(self, name: str, tools: list[str] | None = None, error: str | None = None,
+                 connect_ms: float = 0.0, disabled: bool = False) -> None:
+        self.name = name
+        self.tools = [] if tools is None else tools
+        self.error = error
+        self.connect_ms = connect_ms
+        self.disabled = disabled
 
 
 _clients: dict[str, McpClient] = {}
@@ -540,8 +536,9 @@ def _connected(name: str, config: ServerConfig, result: tuple | None) -> ServerS
     return ServerStatus(name, _register_all(name, client), connect_ms=connect_ms)
 
 
+# Beyond the tutorial: the registry follows a server's new tool list; policies stay.
 def _sync_tools(client: McpClient) -> None:
-    """Beyond the tutorial: the registry follows a server's new tool list; policies stay."""
+    """Replace a server's registered tools by its current list."""
     with _servers_lock:
         status = _statuses.get(client.name)
         if status is None or _clients.get(client.name) is not client:

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 
 MCP_CONFIG_PATH = ".geekagent/mcp.json"
 # A silent server counts as failed after this long, so the REPL never hangs on it (tutorial value).
@@ -27,18 +26,23 @@ class McpError(Exception):
     """Any MCP failure, config included; the message names the file or server and what happened."""
 
 
-@dataclass
+# The fixed shapes here and in mcp.py are plain classes, not @dataclass: importing dataclasses
+# (it imports inspect, ast and dis) would cost more start-up time than the whole client.
 class ServerConfig:
     """One entry of mcpServers in .geekagent/mcp.json."""
-    command: str
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    # Beyond the tutorial: a per-server request timeout, for servers that are slow on purpose.
-    timeout: float = REQUEST_TIMEOUT_S
-    # Beyond the tutorial: Claude Desktop's `cwd` and `disabled`, and a `url` we report as unsupported.
-    cwd: str | None = None
-    disabled: bool = False
-    url: str | None = None
+
+    def __init__(self, command: str, args: list[str] | None = None, env: dict[str, str] | None = None,
+                 timeout: float = REQUEST_TIMEOUT_S, cwd: str | None = None, disabled: bool = False,
+                 url: str | None = None) -> None:
+        self.command = command
+        self.args = [] if args is None else args
+        self.env = {} if env is None else env
+        # Beyond the tutorial: a per-server request timeout, for servers that are slow on purpose.
+        self.timeout = timeout
+        # Beyond the tutorial: Claude Desktop's `cwd` and `disabled`, and `url` (reported as unsupported).
+        self.cwd = cwd
+        self.disabled = disabled
+        self.url = url
 
 
 def load_mcp_config(path: str = MCP_CONFIG_PATH) -> dict[str, ServerConfig]:
@@ -91,8 +95,9 @@ def _problem(c: ServerConfig, kind: object) -> str | None:
     return next((message for ok, message in checks if not ok), None)
 
 
+# Beyond the tutorial: a config can name a secret without containing it.
 def expand(text: str, where: str) -> str:
-    """Beyond the tutorial: ${VAR} and ${VAR:-default} from the agent's environment."""
+    """${VAR} and ${VAR:-default} from the agent's environment; a missing VAR is an error."""
     def value(match: re.Match) -> str:
         name, default = match.group(1), match.group(2)
         if name in os.environ:

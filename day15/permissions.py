@@ -6,7 +6,7 @@ The registry (tools.py) and the MCP adapter (mcp.py) call authorize(); nothing h
 import json
 import os
 import re
-from typing import Callable
+from collections.abc import Callable
 
 POLICY_PATH = ".geekagent/GeekAgent.json"
 POLICIES = ("allow", "ask", "deny")

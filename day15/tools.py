@@ -3,26 +3,26 @@
 Owns one dict of tools, the OpenAI `tools` array built from it, and run_tool(), the single place
 where a tool call's failure becomes text for the model. MCP tools are added by mcp.py.
 """
-import datetime
 import json
 import os
 import threading
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable
+import time
+from collections.abc import Callable
 
 import permissions
 
 
-@dataclass
 class Tool:
     """One callable tool as the model sees it; run takes the parsed arguments and returns text."""
-    name: str
-    description: str
-    parameters: dict
-    run: Callable[[dict], str]
-    # True when run() asks permissions.authorize() itself with a richer prompt (MCP tools do).
-    authorizes: bool = False
+
+    def __init__(self, name: str, description: str, parameters: dict, run: Callable[[dict], str],
+                 authorizes: bool = False) -> None:
+        self.name = name
+        self.description = description
+        self.parameters = parameters
+        self.run = run
+        # True when run() asks permissions.authorize() itself with a richer prompt (MCP tools do).
+        self.authorizes = authorizes
 
 
 # _registry maps tool name -> Tool in registration order. _registry_lock guards it, because MCP
@@ -96,7 +96,7 @@ READ_PAGE_LINES = 200
 
 def register_builtin_tools(root: str = ".") -> None:
     """Register get_current_time, ls and read, confined to root (the working directory)."""
-    base = Path(root).resolve()
+    base = os.path.realpath(root)
     register_tool(Tool("get_current_time", "The current local date and time.",
                        {"type": "object", "properties": {}}, lambda args: _current_time()))
     register_tool(Tool("ls", "List a directory inside the project.",
@@ -112,28 +112,28 @@ def _path_schema(**extra: dict) -> dict:
 
 
 def _current_time() -> str:
-    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    return time.strftime("%Y-%m-%d %H:%M:%S %Z (UTC%z)")
 
 
-def _inside(base: Path, path: str) -> Path:
+def _inside(base: str, path: str) -> str:
     """Resolve path under base; refuse absolute paths, '..' and symlinks that lead outside."""
-    if not isinstance(path, str) or os.path.isabs(path) or ".." in Path(path).parts:
+    if not isinstance(path, str) or os.path.isabs(path) or ".." in path.replace("\\", "/").split("/"):
         raise ValueError(f"path {path!r} must be relative to the project root, without '..'")
-    target = (base / path).resolve()
-    if target != base and base not in target.parents:
+    target = os.path.realpath(os.path.join(base, path))
+    if os.path.commonpath([base, target]) != base:
         raise ValueError(f"path {path!r} leads outside the project root")
     return target
 
 
-def _ls(base: Path, path: str) -> str:
-    target = _inside(base, path)
-    names = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
+def _ls(base: str, path: str) -> str:
+    with os.scandir(_inside(base, path)) as entries:
+        names = sorted(e.name + ("/" if e.is_dir() else "") for e in entries)
     return "\n".join(names) or "(empty directory)"
 
 
-def _read(base: Path, path: str, offset: int) -> str:
-    target = _inside(base, path)
-    lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+def _read(base: str, path: str, offset: int) -> str:
+    with open(_inside(base, path), encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
     start = max(int(offset), 0)
     page = lines[start:start + READ_PAGE_LINES]
     more = len(lines) - start - len(page)
