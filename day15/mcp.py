@@ -1,17 +1,13 @@
-"""MCP client over stdio (tutorial Day 15, sections 3 to 4.4).
+"""The MCP client (tutorial Day 15, sections 4.3 and 4.4: mcp.ts).
 
-Owns one subprocess per configured server: it spawns it, performs the initialize handshake,
-lists its tools, and matches JSON-RPC replies to requests by id. Each server's tools become
-registry tools named mcp_<server>_<tool>. Config parsing lives in mcp_config.py, permission
-prompts in permissions.py, the tool loop in chat.py.
-Shutdown: close stdin, wait, SIGTERM the process group, wait, SIGKILL the group.
+Owns the JSON-RPC session with each configured server: the initialize handshake, tools/list,
+tools/call, and matching replies to requests by id. Each server's tools become registry tools
+named mcp_<server>_<tool>. Moving bytes is the transport's job (mcp_stdio.py for a command,
+mcp_http.py for a URL); config lives in mcp_config.py, prompts in permissions.py.
 """
 import json
-import os
 import queue
 import re
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -19,8 +15,8 @@ import zlib
 from collections.abc import Callable
 
 import permissions
-from mcp_config import MCP_CONFIG_PATH, McpError, ServerConfig, load_mcp_config, parse_server_config, \
-    server_command, server_env
+from mcp_config import MCP_CONFIG_PATH, McpError, ServerConfig, load_mcp_config, parse_server_config
+from mcp_stdio import StdioTransport, shorten
 from tools import Tool, get_tool, register_tool, unregister_tool
 
 # Beyond the tutorial: we offer the newest revision (the tutorial offers 2025-06-18) and accept
@@ -28,10 +24,6 @@ from tools import Tool, get_tool, register_tool, unregister_tool
 PROTOCOL_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
-# Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
-PIPE_BUFFER_BYTES = 65536
-# How long stop() gives a server at each step (stdin closed, then SIGTERM) before the next one.
-STOP_GRACE_S = 1.0
 # Beyond the tutorial: tools/list follows nextCursor, at most this many pages (a loop guard).
 MAX_TOOL_PAGES = 100
 # The OpenAI API refuses longer function names.
@@ -41,7 +33,11 @@ PROMPT_ARGS_CHARS = 500
 
 
 class McpClient:
-    """One MCP server over stdio: newline-delimited JSON-RPC on its stdin and stdout."""
+    """One MCP server: JSON-RPC requests matched to replies by id, over a transport.
+
+    The transport (mcp_stdio.StdioTransport, or mcp_http.HttpTransport for a "url" entry) moves
+    messages; this class numbers requests, waits for replies and routes what the server sends.
+    """
 
     def __init__(self, name: str, config: dict | ServerConfig,
                  on_tools_changed: Callable[["McpClient"], None] | None = None) -> None:
@@ -50,9 +46,7 @@ class McpClient:
         self.tools: list[dict] = []
         # Called (from a helper thread) after the server's tool list changed and was read again.
         self.on_tools_changed = on_tools_changed
-        self._proc: subprocess.Popen | None = None
-        self._threads: list[threading.Thread] = []
-        self._last_stderr = ""
+        self._transport = None
         # _lock guards _next_id, _pending and _dead, shared by callers and the reader thread.
         # Hold it only for those updates, never across a pipe write or a wait for a reply.
         self._lock = threading.Lock()
@@ -62,8 +56,6 @@ class McpClient:
         # A SimpleQueue is one C call each way, much cheaper than an Event and a slot.
         self._pending: dict[int, queue.SimpleQueue] = {}
         self._dead: str | None = None
-        # _write_lock keeps one message's bytes together on stdin when several threads send.
-        self._write_lock = threading.Lock()
         # _restart_lock lets one caller restart a dead server while the others wait for it.
         self._restart_lock = threading.Lock()
         self._closed = False  # stop() was called: never restart
@@ -71,19 +63,17 @@ class McpClient:
     # --- public API, in protocol order ------------------------------------------------------
 
     def start(self) -> list[dict]:
-        """Spawn the server, run the handshake and return its tools; on failure it is shut down."""
+        """Start the server, run the handshake and return its tools; on failure it is shut down."""
         try:
-            self._spawn()
-            init = self._request("initialize", {"protocolVersion": PROTOCOL_VERSION,
-                                                "capabilities": {}, "clientInfo": CLIENT_INFO})
-            self._check_version(init.get("protocolVersion"))
-            self._notify("notifications/initialized")
+            self._transport = self._new_transport()
+            self._transport.start()
+            capabilities = self._handshake().get("capabilities")
             # Beyond the tutorial: a server without the tools capability simply has no tools.
-            has_tools = isinstance(init.get("capabilities"), dict) and "tools" in init["capabilities"]
+            has_tools = isinstance(capabilities, dict) and "tools" in capabilities
             self.tools = self.list_tools() if has_tools else []
             return self.tools
-        except McpError:
-            self._shutdown("server stopped after a failed start")
+        except McpError as e:
+            self._shutdown(str(e).removeprefix(f"{self.name}: "))
             raise
 
     def list_tools(self) -> list[dict]:
@@ -118,32 +108,27 @@ class McpClient:
 
     # --- private helpers, in the order a message travels ------------------------------------
 
-    def _spawn(self) -> None:
-        cfg = self.config
-        if cfg.url:
-            raise McpError(f"{self.name}: remote servers (\"url\") are not supported yet; use a stdio command")
-        command = server_command(cfg, self.name)
-        try:
-            self._proc = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                bufsize=PIPE_BUFFER_BYTES, env=server_env(cfg, self.name), cwd=cfg.cwd,
-                # Beyond the tutorial: an own process group, so launchers' children stop with them.
-                start_new_session=True)
-        except OSError as e:
-            self._mark_dead(f"cannot start server: {e.strerror or e} ({command[0]})")
-            raise McpError(f"{self.name}: cannot start server: {e.strerror or e} ({command[0]})") from None
-        stderr = threading.Thread(target=self._drain_stderr, args=(self._proc,),
-                                  name=f"mcp-{self.name}-stderr", daemon=True)
-        stdout = threading.Thread(target=self._read_stdout, args=(self._proc, stderr),
-                                  name=f"mcp-{self.name}-stdout", daemon=True)
-        self._threads = [stdout, stderr]
-        for thread in self._threads:
-            thread.start()
+    def _new_transport(self):
+        """The transport for this config, wired to this client's routing."""
+        def closed(reason: str) -> None:
+            if transport is self._transport:  # not a previous run's reader, finishing late
+                self._mark_dead(reason)
+        if self.config.kind != "stdio":
+            from mcp_http import HttpTransport  # imported only when a remote server is configured
+            transport = HttpTransport(self.name, self.config, self._route, closed, self.log, self._handshake)
+        else:
+            transport = StdioTransport(self.name, self.config, self._route, closed, self.log)
+        return transport
 
-    def _check_version(self, version: object) -> None:
-        if version not in SUPPORTED_VERSIONS:
-            raise McpError(f"{self.name}: unsupported protocol version {version!r} "
+    def _handshake(self) -> dict:
+        """initialize, check the version, then notifications/initialized; returns the server's answer."""
+        init = self._request("initialize", {"protocolVersion": PROTOCOL_VERSION,
+                                            "capabilities": {}, "clientInfo": CLIENT_INFO})
+        if init.get("protocolVersion") not in SUPPORTED_VERSIONS:
+            raise McpError(f"{self.name}: unsupported protocol version {init.get('protocolVersion')!r} "
                            f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})")
+        self._notify("notifications/initialized")
+        return init
 
     def _request(self, method: str, params: dict) -> dict:
         """Send a request and wait for the reply with the same id, at most the server's timeout."""
@@ -186,40 +171,11 @@ class McpClient:
         self._send(message)
 
     def _send(self, message: dict) -> None:
-        data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
-        try:
-            with self._write_lock:
-                self._proc.stdin.write(data)
-                self._proc.stdin.flush()
-        except (OSError, ValueError):  # broken pipe, or stdin already closed by stop()
+        transport = self._transport
+        if transport is None or self._dead:
             what = message.get("method", "reply")
-            raise McpError(f"{self.name}: {what} failed: "
-                           f"{self._dead or 'the server is not reading its input'}") from None
-
-    def _read_stdout(self, proc: subprocess.Popen, stderr: threading.Thread) -> None:
-        """Reader thread: one JSON message per line; when stdout closes, fail every waiter."""
-        try:
-            for line in proc.stdout:
-                self._handle_line(line)
-        finally:
-            if proc is self._proc:  # not a previous run's reader, finishing late
-                self._mark_dead(self._exit_reason(proc, stderr))
-
-    def _handle_line(self, line: bytes) -> None:
-        if line.isspace():  # stops at the first other byte, so a 20 MB line is not copied
-            return
-        try:
-            message = json.loads(line)
-        except UnicodeDecodeError:
-            # Beyond the tutorial: invalid UTF-8 is replaced and reported, never fatal.
-            self.log("replaced invalid UTF-8 in a message from the server")
-            message = _loads_or_none(line.decode("utf-8", "replace"))
-        except ValueError:
-            message = None
-        if isinstance(message, dict):
-            self._route(message)
-        else:
-            self.log(f"skipped a line that is not a JSON-RPC message: {_shorten(line.decode('utf-8', 'replace'))}")
+            raise McpError(f"{self.name}: {what} failed: {self._dead or 'not started'}")
+        transport.send(message)
 
     def _route(self, message: dict) -> None:
         """A response goes to its waiter; a server request is answered; a notification handled."""
@@ -270,27 +226,6 @@ class McpClient:
         if self.on_tools_changed:
             self.on_tools_changed(self)
 
-    def _drain_stderr(self, proc: subprocess.Popen) -> None:
-        """Stderr thread: an undrained pipe would block the server, so print every line."""
-        for raw in proc.stderr:
-            line = raw.decode("utf-8", "replace").rstrip()
-            if line:
-                self._last_stderr = line
-                self.log(line)
-
-    # Beyond the tutorial: the reason carries the exit code and the server's last stderr line.
-    def _exit_reason(self, proc: subprocess.Popen, stderr: threading.Thread) -> str:
-        """Why stdout closed: the exit code and the server's last stderr line, if any."""
-        if self._dead:
-            return self._dead  # shut down by us
-        try:
-            code = proc.wait(STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            return "server closed its stdout"
-        stderr.join(STOP_GRACE_S)  # let the last stderr line arrive
-        last = f": {self._last_stderr}" if self._last_stderr else ""
-        return f"server exited (code {code}){last}"
-
     def _mark_dead(self, reason: str) -> None:
         """Fail every pending request at once with the reason; later requests fail immediately."""
         with self._lock:
@@ -308,10 +243,11 @@ class McpClient:
             return  # the common case, without taking the lock
         with self._restart_lock:
             reason = self._dead
-            if not reason or self._closed or self._proc is None:
+            if not reason or self._closed or self._transport is None:
                 return
-            self._shutdown(reason)  # what is left of the old process group
-            self._reset()
+            self._transport.stop()  # what is left of the old process group
+            with self._lock:
+                self._dead = None
             try:
                 self.start()
             except McpError as e:
@@ -320,31 +256,11 @@ class McpClient:
             if self.on_tools_changed:
                 self.on_tools_changed(self)
 
-    def _reset(self) -> None:
-        with self._lock:
-            self._dead = None
-        self._proc, self._threads, self._last_stderr = None, [], ""
-
     def _shutdown(self, reason: str) -> None:
-        """Fail the waiters, then close stdin, SIGTERM and SIGKILL the group as needed."""
+        """Fail the waiters, then stop the transport (for stdio: the process group)."""
         self._mark_dead(reason)
-        proc = self._proc
-        if proc is None or proc.stdin.closed:
-            return
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass  # the server already closed its end; the signals below still apply
-        if not _wait_group(proc, STOP_GRACE_S):
-            _signal_group(proc, signal.SIGTERM)
-            if not _wait_group(proc, STOP_GRACE_S):
-                _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
-                _wait_group(proc, STOP_GRACE_S)
-        for thread, pipe in zip(self._threads, (proc.stdout, proc.stderr)):
-            if thread is not threading.current_thread():
-                thread.join(STOP_GRACE_S)
-            if not thread.is_alive():  # a pipe still held by an escaped process stays open
-                pipe.close()
+        if self._transport is not None:
+            self._transport.stop()
 
     def log(self, text: str) -> None:
         """Report on our stderr with the server's prefix."""
@@ -352,13 +268,6 @@ class McpClient:
             print(f"[mcp:{self.name}] {text}", file=sys.stderr, flush=True)
         except (OSError, ValueError):
             pass  # our own stderr is closed: there is nowhere left to report to
-
-
-def _loads_or_none(text: str) -> object:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def _result_of(server: str, method: str, reply: dict) -> dict:
@@ -397,58 +306,6 @@ def _content_part(item: dict) -> str:
     return f"[{kind} content]"
 
 
-def _wait_group(proc: subprocess.Popen, timeout: float) -> bool:
-    """Wait until the server and every process in its group are gone; False on timeout."""
-    deadline = time.monotonic() + timeout
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        return False
-    while _group_alive(proc):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)  # orphans in the group are not our children, so there is nothing to wait on
-    return True
-
-
-def _group_alive(proc: subprocess.Popen) -> bool:
-    """True while a process of the server's group runs (zombies nobody reaps do not count)."""
-    if os.path.isdir("/proc"):
-        return any(_running_in_group(entry.path, proc.pid) for entry in os.scandir("/proc")
-                   if entry.name.isdigit())
-    if not hasattr(os, "killpg"):
-        return False
-    try:
-        os.killpg(proc.pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
-def _running_in_group(proc_dir: str, pgid: int) -> bool:
-    try:
-        with open(f"{proc_dir}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()  # after "pid (comm)": state ppid pgrp ...
-    except (OSError, IndexError):
-        return False  # the process ended while we looked
-    return int(fields[2]) == pgid and fields[0] != b"Z"
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        if hasattr(os, "killpg"):
-            os.killpg(proc.pid, sig)
-        else:
-            proc.send_signal(sig)
-    except (ProcessLookupError, PermissionError):
-        pass  # already gone
-
-
-def _shorten(text: str, limit: int = 200) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
-
-
 # --- the registry adapter ------------------------------------------------------------------
 
 def registry_name(server: str, tool: str, hashed: bool = False) -> str:
@@ -467,7 +324,7 @@ def as_registry_tool(server: str, client: McpClient, info: dict, name: str | Non
     name = name or registry_name(server, info["name"])
 
     def run(args: dict) -> str:
-        shown = _shorten(json.dumps(args, ensure_ascii=False), PROMPT_ARGS_CHARS)
+        shown = shorten(json.dumps(args, ensure_ascii=False), PROMPT_ARGS_CHARS)
         prompt = f"MCP server '{server}' wants to run tool '{info['name']}' ({name}) with {shown}. Allow?"
         if not permissions.authorize(name, prompt):
             return f"call cancelled: the user declined {name}."
@@ -553,7 +410,7 @@ def _register_all(server: str, client: McpClient) -> list[str]:
     names = []
     for info in client.tools:
         if not isinstance(info.get("name"), str):
-            client.log(f"skipped a tool without a name: {_shorten(json.dumps(info))}")
+            client.log(f"skipped a tool without a name: {shorten(json.dumps(info))}")
             continue
         name = registry_name(server, info["name"])
         if get_tool(name):  # Beyond the tutorial: a colliding name gets a distinct hashed one

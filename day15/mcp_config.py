@@ -33,16 +33,22 @@ class ServerConfig:
 
     def __init__(self, command: str, args: list[str] | None = None, env: dict[str, str] | None = None,
                  timeout: float = REQUEST_TIMEOUT_S, cwd: str | None = None, disabled: bool = False,
-                 url: str | None = None) -> None:
+                 url: str | None = None, kind: str = "stdio", headers: dict[str, str] | None = None,
+                 allow_insecure: bool = False) -> None:
         self.command = command
         self.args = [] if args is None else args
         self.env = {} if env is None else env
         # Beyond the tutorial: a per-server request timeout, for servers that are slow on purpose.
         self.timeout = timeout
-        # Beyond the tutorial: Claude Desktop's `cwd` and `disabled`, and `url` (reported as unsupported).
+        # Beyond the tutorial: Claude Desktop's `cwd` and `disabled`.
         self.cwd = cwd
         self.disabled = disabled
+        # Beyond the tutorial: a remote server (mcp_http.py): its URL, `type`, headers, and whether
+        # plain http to another host is allowed.
         self.url = url
+        self.kind = kind
+        self.headers = {} if headers is None else headers
+        self.allow_insecure = allow_insecure
 
 
 def load_mcp_config(path: str = MCP_CONFIG_PATH) -> dict[str, ServerConfig]:
@@ -67,22 +73,27 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
         raise McpError(f"{where}: must be an object with \"command\"")
     config = ServerConfig(command=entry.get("command", ""), args=entry.get("args", []),
                           env=entry.get("env", {}), timeout=entry.get("timeout", REQUEST_TIMEOUT_S),
-                          cwd=entry.get("cwd"), disabled=entry.get("disabled", False), url=entry.get("url"))
-    problem = _problem(config, entry.get("type", "stdio"))
+                          cwd=entry.get("cwd"), disabled=entry.get("disabled", False), url=entry.get("url"),
+                          kind=entry.get("type", "http" if "url" in entry else "stdio"),
+                          headers=entry.get("headers", {}), allow_insecure=entry.get("allowInsecure", False))
+    problem = _problem(config)
     if problem:
         raise McpError(f"{where}: {problem}")
     config.timeout = float(config.timeout)
     return config
 
 
-def _problem(c: ServerConfig, kind: object) -> str | None:
+def _problem(c: ServerConfig) -> str | None:
     """The first thing wrong with an entry, or None."""
-    if kind not in ("stdio", "http", "streamable-http", "sse"):
-        return f"\"type\" must be \"stdio\" or \"http\", not {kind!r}"
-    if kind != "stdio" or c.url is not None:
-        return None if isinstance(c.url, str) and c.url else "\"url\" must be a non-empty string"
+    if c.kind not in ("stdio", "http", "streamable-http", "sse"):
+        return f"\"type\" must be \"stdio\" or \"http\", not {c.kind!r}"
+    remote = c.kind != "stdio"
     checks = [
-        (isinstance(c.command, str) and c.command, "\"command\" must be a non-empty string"),
+        (remote or (isinstance(c.command, str) and c.command), "\"command\" must be a non-empty string"),
+        (not remote or (isinstance(c.url, str) and c.url), "\"url\" must be a non-empty string"),
+        (isinstance(c.headers, dict) and all(isinstance(v, str) for v in c.headers.values()),
+         "\"headers\" must be an object of strings"),
+        (isinstance(c.allow_insecure, bool), "\"allowInsecure\" must be true or false"),
         (isinstance(c.args, list) and all(isinstance(a, str) for a in c.args),
          "\"args\" must be a list of strings"),
         (isinstance(c.env, dict) and all(isinstance(v, str) for v in c.env.values()),

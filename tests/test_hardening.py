@@ -162,7 +162,7 @@ def test_stopped_server_is_not_restarted(started):
     client.stop()
     with pytest.raises(McpError, match="server stopped"):
         client.call_tool("echo", {"text": "x"})
-    assert client._proc.returncode is not None
+    assert client._transport.proc.returncode is not None
 
 
 def test_environment_is_filtered_and_expanded(started, monkeypatch):
@@ -201,14 +201,14 @@ def test_invalid_utf8_is_replaced_not_fatal(started, capfd):
 
 
 def test_config_compatibility(tmp_path):
-    """type stdio works, disabled is skipped, cwd is used, url is reported as unsupported."""
+    """type stdio works, disabled is skipped, cwd is used, an unreachable url is one server's error."""
     (tmp_path / "work").mkdir()
     statuses = connect(tmp_path, {
         "typed": fake("normal", type="stdio", cwd=str(tmp_path / "work")),
         "off": fake("normal", disabled=True),
-        "remote": {"url": "https://example.invalid/mcp"},
+        "remote": {"url": "https://127.0.0.1:9/mcp"},
     })
     assert statuses["typed"].error is None and statuses["off"].disabled and not statuses["off"].tools
-    assert "not supported yet" in statuses["remote"].error
+    assert "initialize to https://127.0.0.1:9/mcp failed" in statuses["remote"].error
     permissions.set_confirm(lambda prompt: True)
     assert tools.run_tool("mcp_typed_cwd", "{}") == str(tmp_path / "work")

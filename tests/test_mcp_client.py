@@ -104,7 +104,7 @@ def test_stderr_flood_during_initialize_does_not_deadlock(started, capfd):
     client = started(fake("stderr_flood", timeout=10))
     assert client.call_tool("echo", {"text": "after the flood"}) == "after the flood"
     client.stop()
-    client._threads[1].join(10)  # the drain thread prints the rest of the flood, then ends
+    client._transport.threads[1].join(10)  # the drain thread prints the rest of the flood, then ends
     assert "[mcp:fake] log line 019999 of the flood" in capfd.readouterr().err
 
 
@@ -140,7 +140,7 @@ def test_missing_command_is_a_clear_error():
 def test_stop_kills_server_that_ignores_sigterm(started):
     """stop() escalates to SIGKILL; afterwards nothing of the group runs."""
     client = started(fake("ignore_term"))
-    pgid = client._proc.pid
+    pgid = client._transport.proc.pid
     client.stop()
     assert not group_alive(pgid)
 
@@ -152,7 +152,7 @@ def test_stop_kills_children_of_the_server(started):
     assert pid_alive(child)
     client.stop()
     assert not pid_alive(child)
-    assert not group_alive(client._proc.pid)
+    assert not group_alive(client._transport.proc.pid)
 
 
 def test_stop_is_idempotent_and_fails_pending_calls(started):

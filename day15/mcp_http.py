@@ -1,0 +1,196 @@
+"""The Streamable HTTP transport for remote servers (MCP 2025-03-26 to 2025-11-25), stdlib only.
+
+Beyond the tutorial: its client speaks only stdio (section 6 names this first). Every JSON-RPC
+message is a POST to the server's URL; the answer is 202 (nothing), one JSON body, or a stream
+of Server-Sent Events whose messages may include server requests and notifications before the
+response. Each message goes to the client (mcp.McpClient routes it) exactly as on stdio.
+"""
+import http.client
+import json
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+
+from mcp_config import McpError, ServerConfig, expand
+
+# Plain http is allowed only to this machine unless the entry says "allowInsecure": true.
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+# stop() sends DELETE to end the session; a server that does not answer quickly is left alone.
+DELETE_TIMEOUT_S = 2.0
+# How much of an error body goes into the message: the server's explanation, not a whole page.
+ERROR_BODY_CHARS = 300
+
+
+class HttpTransport:
+    """One remote server: one POST per message on its own connection, so threads never share one."""
+
+    def __init__(self, name: str, config: ServerConfig, deliver: Callable[[dict], None],
+                 closed: Callable[[str], None], log: Callable[[str], None],
+                 handshake: Callable[[], dict]) -> None:
+        self.name, self.config = name, config
+        self.deliver, self.log, self.handshake = deliver, log, handshake  # the client's callbacks
+        self.shown_url = config.url  # as written in mcp.json: ${VAR} stays unexpanded in messages
+        self.url = urllib.parse.urlsplit(expand(config.url, f"{name}: url"))
+        self.headers = {k: expand(v, f"{name}: headers.{k}") for k, v in config.headers.items()}
+        # _session_lock guards session_id and protocol_version, which a new handshake replaces.
+        self._session_lock = threading.Lock()
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+
+    def start(self) -> None:
+        """Check the URL; there is nothing to connect until the first request."""
+        if self.config.kind == "sse":
+            raise McpError(f"{self.name}: the old HTTP+SSE transport (\"type\": \"sse\") is not supported; "
+                           "use the server's Streamable HTTP endpoint with \"type\": \"http\"")
+        if self.url.scheme not in ("http", "https") or not self.url.hostname:
+            raise McpError(f"{self.name}: url {self.shown_url} must start with http:// or https://")
+        if self.url.scheme == "http" and self.url.hostname not in LOCAL_HOSTS and not self.config.allow_insecure:
+            raise McpError(f"{self.name}: plain http to {self.url.hostname} would send everything unencrypted; "
+                           "use https, or add \"allowInsecure\": true to the entry")
+
+    def send(self, message: dict) -> None:
+        """POST one message and hand every message of the answer to the client."""
+        session = self.session_id
+        status = self._post(message, session)
+        if status == 404 and session and message.get("method") not in (None, "initialize"):
+            self._renew_session(session)  # the server forgot our session: initialize again, once
+            status = self._post(message, self.session_id)
+        if status == 404:
+            raise McpError(f"{self.name}: {_what(message)} to {self.shown_url} failed: HTTP 404 (session expired)")
+
+    def stop(self) -> None:
+        """End the session with DELETE (a 405 means the server does not allow that; fine)."""
+        session, self.session_id = self.session_id, None
+        if not session:
+            return
+        connection = self._connection(DELETE_TIMEOUT_S)
+        try:
+            connection.request("DELETE", self._path(), headers={**self.headers, "Mcp-Session-Id": session})
+            connection.getresponse().read()
+        except (OSError, http.client.HTTPException):
+            pass  # the server is gone or slow; the session expires on its own
+        finally:
+            connection.close()
+
+    # --- helpers, in the order a message travels ----------------------------------------------
+
+    def _post(self, message: dict, session: str | None) -> int:
+        """One POST; returns the status after the answer was read and delivered (404 is returned)."""
+        deadline = time.monotonic() + self.config.timeout
+        connection = self._connection(self.config.timeout)
+        try:
+            connection.request("POST", self._path(), json.dumps(message).encode(), self._headers(session))
+            response = connection.getresponse()
+            if response.status == 404 and session:
+                return 404
+            self._read_answer(message, response, deadline)
+            return response.status
+        except TimeoutError:
+            self._cancel(message)
+            raise McpError(f"{self.name}: no reply to {_what(message)} within {self.config.timeout:g} s") from None
+        except (OSError, http.client.HTTPException) as e:
+            raise McpError(f"{self.name}: {_what(message)} to {self.shown_url} failed: "
+                           f"{getattr(e, 'strerror', None) or e or type(e).__name__}") from None
+        finally:
+            connection.close()
+
+    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        kind = http.client.HTTPSConnection if self.url.scheme == "https" else http.client.HTTPConnection
+        return kind(self.url.hostname, self.url.port, timeout=timeout)
+
+    def _path(self) -> str:
+        return (self.url.path or "/") + (f"?{self.url.query}" if self.url.query else "")
+
+    def _headers(self, session: str | None) -> dict:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                   **self.headers}
+        if session:
+            headers["Mcp-Session-Id"] = session
+        if self.protocol_version:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _read_answer(self, message: dict, response: http.client.HTTPResponse, deadline: float) -> None:
+        if response.status >= 400:
+            raise McpError(self._http_error(message, response))
+        if message.get("method") == "initialize" and response.getheader("Mcp-Session-Id"):
+            self.session_id = response.getheader("Mcp-Session-Id")
+        if "id" not in message or "method" not in message:
+            response.read()  # a notification or our reply: 202, no body
+            return
+        content_type = response.getheader("Content-Type", "")
+        answers = _sse_messages(response, deadline) if content_type.startswith("text/event-stream") \
+            else _json_messages(response.read())
+        for answer in answers:
+            self._deliver(message, answer)
+            if "method" not in answer and answer.get("id") == message["id"]:
+                return  # our reply: the rest of the stream is not ours to wait for
+        raise McpError(f"{self.name}: {message['method']} to {self.shown_url} failed: "
+                       "the server ended its answer without a reply")
+
+    def _deliver(self, request: dict, answer: dict) -> None:
+        if request["method"] == "initialize" and answer.get("id") == request["id"]:
+            version = (answer.get("result") or {}).get("protocolVersion")
+            self.protocol_version = version if isinstance(version, str) else None
+        self.deliver(answer)
+
+    def _http_error(self, message: dict, response: http.client.HTTPResponse) -> str:
+        """HTTP status, with the JSON-RPC error's message when the body carries one."""
+        body = response.read(64 * 1024).decode("utf-8", "replace")
+        try:
+            detail = json.loads(body)["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            detail = body.strip()[:ERROR_BODY_CHARS] or response.reason
+        hint = " (check the entry's headers)" if response.status in (401, 403) else ""
+        return f"{self.name}: {_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}{hint}"
+
+    def _cancel(self, request: dict) -> None:
+        """Tell the server we gave up on a request (closing the connection does not say so)."""
+        if "id" not in request or request.get("method") == "initialize":
+            return
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": request["id"], "reason": f"no reply within {self.config.timeout:g} s"}}
+        try:
+            self._post(cancel, self.session_id)
+        except McpError:
+            pass  # the server is unreachable: there is nothing left to cancel
+
+    def _renew_session(self, stale: str) -> None:
+        """One new handshake for all the threads that found the same session expired."""
+        with self._session_lock:
+            if self.session_id != stale:
+                return  # another thread has renewed it already
+            self.session_id = self.protocol_version = None
+            self.log("the session expired; initializing again")
+            self.handshake()
+
+
+def _what(message: dict) -> str:
+    return message.get("method", "reply")
+
+
+def _json_messages(body: bytes) -> list[dict]:
+    """A JSON body: one message, or a batch of them."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return []
+    return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
+
+
+def _sse_messages(response: http.client.HTTPResponse, deadline: float):
+    """Yield the JSON messages of a Server-Sent Events stream, event by event, until the deadline."""
+    data: list[str] = []
+    for raw in response:
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if line:
+            field, _, value = line.partition(":")
+            if field == "data":
+                data.append(value[1:] if value.startswith(" ") else value)
+            continue  # event names, ids, retry hints and comments need nothing from us
+        if data:
+            yield from _json_messages("\n".join(data).encode())
+            data = []

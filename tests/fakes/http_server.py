@@ -1,0 +1,156 @@
+"""A scripted Streamable HTTP MCP server for tests (http.server on 127.0.0.1, port 0).
+
+Modes: "json" answers every request with one JSON body; "sse" answers tools/call with an event
+stream that carries a progress notification and a ping request before the result; "expire"
+forgets the session once (404) at the first tools/call; "unauthorized" wants
+`Authorization: Bearer good-token` and answers 401 with a JSON-RPC error otherwise; "hang"
+never answers tools/call. Every mode issues session ids and answers 400 to a request without one.
+"""
+import json
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+TOOLS = [{"name": "echo", "description": "Echo the text.",
+          "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
+
+
+class FakeHttpMcp:
+    """Start with `with FakeHttpMcp(mode) as server:`; server.url goes into mcp.json."""
+
+    def __init__(self, mode: str = "json") -> None:
+        self.mode = mode
+        self.sessions: set[str] = set()
+        self.expired_once = False
+        self.posts: list[tuple[dict, dict]] = []   # (headers, message) of every POST
+        self.deletes: list[str] = []               # session ids ended with DELETE
+        self.cancelled: list[dict] = []
+        self.client_replies: dict = {}
+        self.changed = threading.Condition()       # notified on every POST, for bounded waits
+        self.release = threading.Event()           # lets "hang" requests go when the test ends
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
+
+    def __enter__(self) -> "FakeHttpMcp":
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def wait_for(self, condition, timeout: float = 10) -> bool:
+        with self.changed:
+            return self.changed.wait_for(condition, timeout)
+
+    # --- answers ----------------------------------------------------------------------------
+
+    def answer(self, handler, message: dict) -> None:
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        with self.changed:
+            self.posts.append((headers, message))
+            self.changed.notify_all()
+        if self.mode == "unauthorized" and headers.get("authorization") != "Bearer good-token":
+            return self.send(handler, 401, {"jsonrpc": "2.0", "id": message.get("id"),
+                                            "error": {"code": -32001, "message": "invalid token"}})
+        method = message.get("method")
+        if method == "initialize":
+            session = uuid.uuid4().hex
+            self.sessions.add(session)
+            return self.send(handler, 200, self.result(message, {
+                "protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake-http", "version": "1"}}), session=session)
+        session = headers.get("mcp-session-id")
+        if session is None:
+            return self.send(handler, 400, {"error": "Mcp-Session-Id required"})
+        if session not in self.sessions:
+            return self.send(handler, 404, {"error": "unknown session"})
+        if "method" not in message or "id" not in message:
+            return self.accepted(handler, message)
+        if method == "tools/list":
+            return self.send(handler, 200, self.result(message, {"tools": TOOLS}))
+        return self.call(handler, message, session)
+
+    def call(self, handler, message: dict, session: str) -> None:
+        if self.mode == "expire" and not self.expired_once:
+            self.expired_once = True
+            self.sessions.discard(session)
+            return self.send(handler, 404, {"error": "session expired"})
+        if self.mode == "hang":
+            self.release.wait(30)
+            return
+        text = message["params"]["arguments"].get("text", "")
+        if self.mode != "sse":
+            return self.send(handler, 200, self.result(message, {"content": [{"type": "text", "text": text}]}))
+        self.stream(handler, message, text)
+
+    def stream(self, handler, message: dict, text: str) -> None:
+        """Progress, then a ping the client must answer by POST, then the result."""
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.end_headers()
+        ping_id = f"ping-{message['id']}"
+        self.event(handler, {"jsonrpc": "2.0", "method": "notifications/progress",
+                             "params": {"progressToken": 1, "progress": 1, "total": 2}})
+        self.event(handler, {"jsonrpc": "2.0", "id": ping_id, "method": "ping"})
+        pinged = self.wait_for(lambda: ping_id in self.client_replies)
+        self.event(handler, self.result(message, {"content": [
+            {"type": "text", "text": f"{text} (ping answered: {pinged})"}]}))
+        handler.close_connection = True
+
+    def accepted(self, handler, message: dict) -> None:
+        with self.changed:
+            if message.get("method") == "notifications/cancelled":
+                self.cancelled.append(message["params"])
+            elif "method" not in message:
+                self.client_replies[message.get("id")] = message
+            self.changed.notify_all()
+        handler.send_response(202)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    @staticmethod
+    def result(message: dict, result: dict) -> dict:
+        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+
+    @staticmethod
+    def event(handler, message: dict) -> None:
+        handler.wfile.write(f"event: message\ndata: {json.dumps(message)}\n\n".encode())
+        handler.wfile.flush()
+
+    @staticmethod
+    def send(handler, status: int, body: dict, session: str | None = None) -> None:
+        data = json.dumps(body).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        if session:
+            handler.send_header("Mcp-Session-Id", session)
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                try:
+                    fake.answer(self, message)
+                except OSError:
+                    pass  # the client gave up (a timeout test); nothing left to answer
+
+            def do_DELETE(self):
+                fake.deletes.append(self.headers.get("Mcp-Session-Id"))
+                fake.sessions.discard(self.headers.get("Mcp-Session-Id"))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass  # keep test output quiet
+
+        return Handler

@@ -1,0 +1,138 @@
+"""The Streamable HTTP transport against a scripted server on 127.0.0.1, and end to end."""
+import json
+import re
+import threading
+import time
+
+import pytest
+
+import mcp
+import permissions
+import tools
+from conftest import agent_env, demo, run_agent, workdir
+from fakes.http_server import FakeHttpMcp
+from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
+from mcp import McpClient, McpError
+
+
+@pytest.fixture
+def remote():
+    """A fake remote server in a mode, and a started client for it; both stopped afterwards."""
+    opened = []
+
+    def start(mode: str, **entry):
+        server = FakeHttpMcp(mode).__enter__()
+        client = McpClient("remote", {"url": server.url, "type": "http", **entry})
+        opened.append((server, client))
+        client.start()
+        return server, client
+
+    yield start
+    for server, client in opened:
+        client.stop()
+        server.__exit__(None, None, None)
+
+
+def test_json_answers_and_session_headers(remote):
+    """Handshake, list and call over JSON bodies; later requests carry the session and protocol version."""
+    server, client = remote("json")
+    assert [t["name"] for t in client.tools] == ["echo"]
+    assert client.call_tool("echo", {"text": "over http"}) == "over http"
+    (init_headers, init), *later = server.posts
+    assert init["method"] == "initialize" and "mcp-session-id" not in init_headers
+    assert "application/json" in init_headers["accept"] and "text/event-stream" in init_headers["accept"]
+    session = later[0][0]["mcp-session-id"]
+    assert all(h["mcp-session-id"] == session and h["mcp-protocol-version"] == "2025-11-25" for h, _ in later)
+    assert [m.get("method") for _, m in later] == ["notifications/initialized", "tools/list", "tools/call"]
+
+
+def test_sse_stream_with_progress_and_ping(remote):
+    """An event stream's ping is answered by POST before the result arrives on the same stream."""
+    server, client = remote("sse")
+    assert client.call_tool("echo", {"text": "streamed"}) == "streamed (ping answered: True)"
+    assert server.client_replies["ping-3"]["result"] == {}
+
+
+def test_expired_session_is_renewed_once(remote, capfd):
+    """A 404 for a known session means it expired: initialize again, then the call goes through."""
+    server, client = remote("expire")
+    assert client.call_tool("echo", {"text": "again"}) == "again"
+    assert [m.get("method") for _, m in server.posts].count("initialize") == 2
+    assert "the session expired; initializing again" in capfd.readouterr().err
+
+
+def test_unauthorized_is_clear_and_headers_expand(monkeypatch):
+    """401 carries the server's message; ${VAR} in headers supplies the token."""
+    with FakeHttpMcp("unauthorized") as server:
+        with pytest.raises(McpError, match=r"initialize to .* failed: HTTP 401: invalid token \(check the entry's headers\)"):
+            McpClient("remote", {"url": server.url, "headers": {"Authorization": "Bearer wrong"}}).start()
+        monkeypatch.setenv("REMOTE_TOKEN", "good-token")
+        client = McpClient("remote", {"url": server.url, "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}})
+        client.start()
+        assert client.call_tool("echo", {"text": "authorized"}) == "authorized"
+        client.stop()
+
+
+def test_silent_server_times_out_and_is_cancelled(remote):
+    """A call the server never answers fails at the timeout and is cancelled by notification."""
+    server, client = remote("hang", timeout=0.5)
+    begun = time.monotonic()
+    with pytest.raises(McpError, match="no reply to tools/call within 0.5 s"):
+        client.call_tool("echo", {"text": "x"})
+    assert time.monotonic() - begun < 5
+    assert server.wait_for(lambda: server.cancelled)
+    assert server.cancelled[0]["requestId"] == 3
+
+
+def test_connection_refused_names_url():
+    """A URL where nothing listens fails start() with the URL."""
+    with FakeHttpMcp() as server:
+        url = server.url
+    with pytest.raises(McpError, match=f"initialize to {re.escape(url)} failed: .*refused"):
+        McpClient("remote", {"url": url}).start()
+
+
+def test_stop_deletes_the_session(remote):
+    """stop() ends the session with DELETE."""
+    server, client = remote("json")
+    session = server.posts[-1][0]["mcp-session-id"]
+    client.stop()
+    assert server.deletes == [session]
+
+
+def test_concurrent_calls(remote):
+    """Calls from 8 threads at once each get their own answer."""
+    server, client = remote("json")
+    results = {}
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, client.call_tool("echo", {"text": str(i)})))
+               for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert results == {i: str(i) for i in range(8)}
+
+
+@pytest.mark.parametrize("entry, problem", [
+    ({"url": "http://example.com/mcp"}, "plain http to example.com would send everything unencrypted"),
+    ({"url": "ftp://127.0.0.1/mcp"}, "must start with http:// or https://"),
+    ({"url": "http://127.0.0.1:9/sse", "type": "sse"}, "old HTTP\\+SSE transport"),
+])
+def test_refused_urls(entry, problem):
+    """Only http(s); plain http only to this machine; the old SSE transport is named."""
+    with pytest.raises(McpError, match=problem):
+        McpClient("remote", entry).start()
+
+
+def test_end_to_end_beside_stdio(tmp_path):
+    """index.py with a remote and a stdio server: the model calls a tool of each."""
+    with FakeHttpMcp("sse") as remote_server:
+        cwd = workdir(tmp_path, {"demo": demo(), "remote": {"type": "http", "url": remote_server.url}},
+                      {"mcp_demo_word_count": "allow", "mcp_remote_echo": "allow"})
+        script = [tool_calls(("mcp_remote_echo", {"text": "from afar"}),
+                             ("mcp_demo_word_count", {"text": "a b c"})), answer_from_tools]
+        with FakeOpenAI(script) as model:
+            done = run_agent(cwd, ["use both", "/mcp", "/exit"], agent_env(model.base_url))
+    assert model.violations == []
+    assert "Results: from afar (ping answered: True) | 5 characters, 3 words" in done.stdout
+    assert "✓ remote: mcp_remote_echo" in done.stdout
