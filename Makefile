@@ -28,7 +28,7 @@ interop: $(VENV)/.pytest-installed $(INTEROP)/.installed
 
 $(INTEROP)/.installed:
 	$(PYTHON) -m venv $(INTEROP)/venv
-	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time
+	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time mcp
 	npm install --silent --no-audit --no-fund --prefix $(INTEROP)/node @modelcontextprotocol/server-filesystem
 	touch $@
 

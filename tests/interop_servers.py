@@ -5,6 +5,9 @@ Run by `make interop`, which installs the servers into .interop/ first; not part
 """
 import datetime
 import re
+import socket
+import subprocess
+import time
 
 import pytest
 
@@ -64,3 +67,33 @@ def test_model_calls_real_tools(tmp_path):
     final = done.stdout.split("Results: ", 1)[1]  # the model's answer, quoting both tool results
     assert secret in final
     assert re.search(rf'"datetime": "({before}|{after})T\d\d:\d\d:\d\d\+00:00"', final), done.stdout
+
+
+@pytest.fixture
+def sdk_http_server():
+    """The official SDK's server over Streamable HTTP on a free local port; stopped afterwards."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([str(TIME_SERVER.parent / "python"), str(ROOT / "tests" / "fakes" / "sdk_http_server.py"),
+                               str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        assert server.poll() is None, "the SDK server exited"
+        time.sleep(0.05)  # polling a port with a deadline: the server gives no other sign it is up
+    yield f"http://127.0.0.1:{port}/mcp"
+    server.terminate()
+    server.wait(10)
+
+
+def test_model_calls_sdk_server_over_http(tmp_path, sdk_http_server):
+    """A server built with the official SDK, reached over Streamable HTTP through the REPL."""
+    cwd = workdir(tmp_path, {"sdk": {"type": "http", "url": sdk_http_server, **SLOW_START}})
+    with FakeOpenAI([tool_calls(("mcp_sdk_add", {"a": 20, "b": 22})), answer_from_tools]) as model:
+        done = run_agent(cwd, ["add 20 and 22", "y", "/mcp", "/exit"], agent_env(model.base_url), timeout=60)
+    assert model.violations == []
+    assert "[tool mcp_sdk_add -> 42]" in done.stdout and "Results: 42" in done.stdout
+    assert "✓ sdk: mcp_sdk_add" in done.stdout
