@@ -18,6 +18,22 @@ import permissions
 import tools
 
 
+@pytest.fixture
+def started():
+    """Start a client for a config and always stop it, so no test leaves a process behind."""
+    clients = []
+
+    def start(config: dict, name: str = "fake") -> mcp.McpClient:
+        client = mcp.McpClient(name, config)
+        clients.append(client)
+        client.start()
+        return client
+
+    yield start
+    for client in clients:
+        client.stop()
+
+
 @pytest.fixture(autouse=True)
 def clean_state():
     """Every test starts with an empty registry, default policies and no servers."""

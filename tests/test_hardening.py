@@ -1,7 +1,6 @@
 """What real servers need beyond the tutorial: server requests, notifications, pagination,
 versions, content, names, parallel start-up, cancellation, restart, environment, big and odd output."""
 import json
-import sys
 import time
 
 import pytest
@@ -10,23 +9,7 @@ import mcp
 import permissions
 import tools
 from conftest import fake
-from mcp import McpClient, McpError
-
-
-@pytest.fixture
-def started():
-    """Start a client for a config and always stop it."""
-    clients = []
-
-    def start(config, name="fake", **kwargs):
-        client = McpClient(name, config, **kwargs)
-        clients.append(client)
-        client.start()
-        return client
-
-    yield start
-    for client in clients:
-        client.stop()
+from mcp import McpError
 
 
 def connect(tmp_path, servers: dict) -> dict[str, mcp.ServerStatus]:

@@ -8,22 +8,6 @@ from conftest import demo, fake, group_alive, pid_alive
 from mcp import McpClient, McpError
 
 
-@pytest.fixture
-def started():
-    """Start a client for a config and always stop it, so no test leaves a process behind."""
-    clients = []
-
-    def start(config, name="fake"):
-        client = McpClient(name, config)
-        clients.append(client)
-        client.start()
-        return client
-
-    yield start
-    for client in clients:
-        client.stop()
-
-
 def test_demo_handshake_lists_both_tools(started):
     """start() runs the handshake and returns the demo server's two tools."""
     client = started(demo(), "demo")
