@@ -1,4 +1,4 @@
-"""The MCP client (tutorial Day 15, sections 4.3 and 4.4: mcp.ts).
+"""The MCP client (tutorial Day 15, section 4.4: mcp.ts).
 
 Owns the JSON-RPC session with each configured server: the initialize handshake, tools/list,
 tools/call, and matching replies to requests by id. Each server's tools become registry tools

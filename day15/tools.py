@@ -1,4 +1,4 @@
-"""The tool registry and the built-in tools (tutorial Day 4, extended by Day 15 section 4.3).
+"""The tool registry and the built-in tools (tutorial Day 4, extended by Day 15).
 
 Owns one dict of tools, the OpenAI `tools` array built from it, and run_tool(), the single place
 where a tool call's failure becomes text for the model. MCP tools are added by mcp.py.
