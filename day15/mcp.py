@@ -359,34 +359,41 @@ _servers_lock = threading.RLock()
 def connect_mcp_servers(path: str = MCP_CONFIG_PATH) -> list[ServerStatus]:
     """Start every configured server and register its tools; one failure never stops the others."""
     configs = load_mcp_config(path)
-    results: dict[str, tuple[McpClient, float, str | None]] = {}
+    clients = {name: McpClient(name, config, on_tools_changed=_sync_tools)
+               for name, config in configs.items() if not config.disabled}
+    outcomes: dict[str, tuple[float, str | None]] = {}
     # Beyond the tutorial: servers start in parallel, so start-up takes as long as the slowest.
-    threads = [threading.Thread(target=lambda n=n, c=c: results.__setitem__(n, _start(n, c)),
-                                name=f"mcp-{n}-connect") for n, c in configs.items() if not c.disabled]
+    threads = [threading.Thread(target=lambda c=c: outcomes.__setitem__(c.name, _start(c)),
+                                name=f"mcp-{c.name}-connect") for c in clients.values()]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except BaseException:  # Ctrl-C or SIGTERM during start-up: no server may outlive the agent
+        for client in clients.values():
+            client.stop()  # a start still under way then fails at its next request and cleans up
+        raise
     with _servers_lock:
-        for name, config in configs.items():  # registered in config order, so names are stable
-            _statuses[name] = _connected(name, config, results.get(name))
+        for name in configs:  # registered in config order, so names are stable
+            _statuses[name] = _connected(name, clients.get(name), outcomes.get(name))
     return mcp_statuses()
 
 
-def _start(name: str, config: ServerConfig) -> tuple[McpClient, float, str | None]:
-    client = McpClient(name, config, on_tools_changed=_sync_tools)
+def _start(client: McpClient) -> tuple[float, str | None]:
+    """(connect time in ms, None), or (0, the error)."""
     started = time.monotonic()
     try:
         client.start()
     except McpError as e:
-        return client, 0.0, str(e).removeprefix(f"{name}: ")
-    return client, (time.monotonic() - started) * 1000, None
+        return 0.0, str(e).removeprefix(f"{client.name}: ")
+    return (time.monotonic() - started) * 1000, None
 
 
-def _connected(name: str, config: ServerConfig, result: tuple | None) -> ServerStatus:
-    if config.disabled or result is None:
+def _connected(name: str, client: McpClient | None, outcome: tuple | None) -> ServerStatus:
+    if client is None:
         return ServerStatus(name, disabled=True)
-    client, connect_ms, error = result
+    connect_ms, error = outcome or (0.0, "failed to start; see the error above")
     if error:
         return ServerStatus(name, error=error)
     _clients[name] = client

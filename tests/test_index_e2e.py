@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,21 @@ def test_sigterm_stops_servers(tmp_path):
         line = agent.stdout.readline()
         assert line, "the agent ended early"
     assert len(set(processes_in(cwd)) - {agent.pid}) == 2  # the fake server and its child
+    agent.send_signal(signal.SIGTERM)
+    agent.communicate(timeout=30)
+    assert agent.returncode == 128 + signal.SIGTERM
+    assert_no_process_left(cwd)
+
+
+def test_sigterm_during_startup_leaves_no_server(tmp_path):
+    """SIGTERM while a server is still starting: the agent exits and the server goes with it."""
+    cwd = workdir(tmp_path, {"slow": fake("slow_start", "30", timeout=60)})
+    agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=agent_env(key=None))
+    deadline = time.monotonic() + 10
+    while not set(processes_in(cwd)) - {agent.pid}:  # the server has been spawned
+        assert time.monotonic() < deadline, "the server never started"
+        time.sleep(0.01)
     agent.send_signal(signal.SIGTERM)
     agent.communicate(timeout=30)
     assert agent.returncode == 128 + signal.SIGTERM
