@@ -7,8 +7,6 @@ import time
 import pytest
 
 import mcp
-import permissions
-import tools
 from conftest import agent_env, demo, run_agent, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
@@ -82,6 +80,25 @@ def test_silent_server_times_out_and_is_cancelled(remote):
     assert time.monotonic() - begun < 5
     assert server.wait_for(lambda: server.cancelled)
     assert server.cancelled[0]["requestId"] == 3
+
+
+def test_server_error_names_url_and_status(remote):
+    """A 5xx becomes McpError with the URL, the status and the body; the next call still works."""
+    server, client = remote("error500")
+    with pytest.raises(McpError, match=f"tools/call to {re.escape(server.url)} failed: HTTP 500: upstream exploded"):
+        client.call_tool("echo", {"text": "x"})
+    server.mode = "json"
+    assert client.call_tool("echo", {"text": "recovered"}) == "recovered"
+
+
+def test_failing_remote_does_not_affect_others(tmp_path):
+    """A remote server refusing us is one status line; the stdio server beside it works."""
+    with FakeHttpMcp("unauthorized") as server:
+        path = tmp_path / "mcp.json"
+        path.write_text(json.dumps({"mcpServers": {"remote": {"url": server.url}, "demo": demo()}}))
+        statuses = {s.name: s for s in mcp.connect_mcp_servers(str(path))}
+    assert "HTTP 401: invalid token" in statuses["remote"].error
+    assert statuses["demo"].error is None and len(statuses["demo"].tools) == 2
 
 
 def test_connection_refused_names_url():

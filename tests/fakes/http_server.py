@@ -4,7 +4,7 @@ Modes: "json" answers every request with one JSON body; "sse" answers tools/call
 stream that carries a progress notification and a ping request before the result; "expire"
 forgets the session once (404) at the first tools/call; "unauthorized" wants
 `Authorization: Bearer good-token` and answers 401 with a JSON-RPC error otherwise; "hang"
-never answers tools/call. Every mode issues session ids and answers 400 to a request without one.
+never answers tools/call; "error500" answers tools/call with a 500 and a plain-text body. Every mode issues session ids and answers 400 to a request without one.
 """
 import json
 import threading
@@ -80,6 +80,11 @@ class FakeHttpMcp:
         if self.mode == "hang":
             self.release.wait(30)
             return
+        if self.mode == "error500":
+            handler.send_response(500)
+            handler.send_header("Content-Length", "17")
+            handler.end_headers()
+            return handler.wfile.write(b"upstream exploded")
         text = message["params"]["arguments"].get("text", "")
         if self.mode != "sse":
             return self.send(handler, 200, self.result(message, {"content": [{"type": "text", "text": text}]}))
