@@ -1,5 +1,4 @@
 """chat.py against the scripted OpenAI-compatible server: the tool loop, errors, history, .env."""
-import json
 import socket
 import threading
 

@@ -1,15 +1,10 @@
 """End to end: day15/index.py as a subprocess with piped stdin and a scripted model."""
-import json
-import os
 import re
 import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-
-import pytest
 
 from conftest import INDEX, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent, workdir
 from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, tool_calls
