@@ -44,6 +44,9 @@ def main() -> int:
         statuses = mcp.connect_mcp_servers()
         print_banner(statuses, bool(config))
         repl(Session())
+    except KeyboardInterrupt:  # Ctrl-C while the servers start: leave quietly
+        print()
+        return 130
     finally:
         mcp.stop_mcp_servers()
     return 0
