@@ -365,18 +365,18 @@ def connect_mcp_servers(path: str = MCP_CONFIG_PATH) -> list[ServerStatus]:
     # Beyond the tutorial: servers start in parallel, so start-up takes as long as the slowest.
     threads = [threading.Thread(target=lambda c=c: outcomes.__setitem__(c.name, _start(c)),
                                 name=f"mcp-{c.name}-connect") for c in clients.values()]
-    for thread in threads:
-        thread.start()
     try:
         for thread in threads:
+            thread.start()
+        for thread in threads:
             thread.join()
+        with _servers_lock:
+            for name in configs:  # registered in config order, so names are stable
+                _statuses[name] = _connected(name, clients.get(name), outcomes.get(name))
     except BaseException:  # Ctrl-C or SIGTERM during start-up: no server may outlive the agent
         for client in clients.values():
             client.stop()  # a start still under way then fails at its next request and cleans up
         raise
-    with _servers_lock:
-        for name in configs:  # registered in config order, so names are stable
-            _statuses[name] = _connected(name, clients.get(name), outcomes.get(name))
     return mcp_statuses()
 
 
