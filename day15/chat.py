@@ -17,7 +17,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
 # Long enough for a slow model to think, short enough that a dead endpoint does not hang the REPL.
 HTTP_TIMEOUT_S = 120.0
-# A model that keeps calling tools is stopped after this many rounds (tutorial value: 30).
+# A model that keeps calling tools is stopped after this many rounds, so a loop cannot run forever.
 MAX_ROUNDS = 30
 # How much of an error body we show: enough for the API's message, not a whole HTML page.
 ERROR_BODY_CHARS = 300
