@@ -65,6 +65,7 @@ def model() -> str:
     return os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL
 
 
+# Beyond the tutorial: the REPL stays usable (/call) before a model is configured.
 def missing_key_hint() -> str | None:
     """A one-line hint when a request to the default endpoint could only fail for lack of a key."""
     if os.environ.get("OPENAI_API_KEY") or base_url() != DEFAULT_BASE_URL:

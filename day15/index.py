@@ -32,18 +32,16 @@ class Session:
 
 def main() -> int:
     chat.load_dotenv()
-    try:
-        permissions.load_policies()
-        config = mcp.load_mcp_config()
-    except (permissions.PolicyError, mcp.McpError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
     _stop_on_signals()
     try:
+        permissions.load_policies()
         tools.register_builtin_tools()
-        statuses = mcp.connect_mcp_servers()
-        print_banner(statuses, bool(config))
+        statuses = mcp.connect_mcp_servers()  # a broken mcp.json raises before any server starts
+        print_banner(statuses)
         repl(Session())
+    except (permissions.PolicyError, mcp.McpError) as e:  # only a broken config gets this far
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:  # Ctrl-C while the servers start: leave quietly
         print()
         return 130
@@ -60,11 +58,11 @@ def _stop_on_signals() -> None:
             signal.signal(getattr(signal, name), lambda signum, frame: sys.exit(128 + signum))
 
 
-def print_banner(statuses: list[mcp.ServerStatus], configured: bool) -> None:
+def print_banner(statuses: list[mcp.ServerStatus]) -> None:
     print(style("GeekAgent Day 15 (Python)", "1") + f"  model {chat.model()} at {chat.base_url()}")
     for status in statuses:
         print("  " + status_line(status))
-    if not configured:
+    if not statuses:
         print("  no MCP servers configured (.geekagent/mcp.json)")
     hint = chat.missing_key_hint()
     if hint:

@@ -13,6 +13,7 @@ import urllib.parse
 from collections.abc import Callable
 
 from mcp_config import McpError, ServerConfig, expand
+from mcp_stdio import shorten
 
 # Plain http is allowed only to this machine unless the entry says "allowInsecure": true.
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -87,11 +88,12 @@ class HttpTransport:
             self._read_answer(message, response, deadline)
             return response.status
         except TimeoutError:
-            self._cancel(message)
-            raise McpError(f"{self.name}: no reply to {_what(message)} within {self.config.timeout:g} s") from None
+            if "id" in message and "method" in message:
+                raise  # a request: the client reports the timeout and cancels it, as on stdio
+            raise McpError(f"{self.name}: no answer to {_what(message)} within {self.config.timeout:g} s") from None
         except (OSError, http.client.HTTPException) as e:
-            raise McpError(f"{self.name}: {_what(message)} to {self.shown_url} failed: "
-                           f"{getattr(e, 'strerror', None) or e or type(e).__name__}") from None
+            reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
+            raise McpError(f"{self.name}: {_what(message)} to {self.shown_url} failed: {reason}") from None
         finally:
             connection.close()
 
@@ -120,8 +122,8 @@ class HttpTransport:
             response.read()  # a notification or our reply: 202, no body
             return
         content_type = response.getheader("Content-Type", "")
-        answers = _sse_messages(response, deadline) if content_type.startswith("text/event-stream") \
-            else _json_messages(response.read())
+        answers = self._sse_messages(response, deadline) if content_type.startswith("text/event-stream") \
+            else self._json_messages(response.read())
         for answer in answers:
             self._deliver(message, answer)
             if "method" not in answer and answer.get("id") == message["id"]:
@@ -145,16 +147,30 @@ class HttpTransport:
         hint = " (check the entry's headers)" if response.status in (401, 403) else ""
         return f"{self.name}: {_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}{hint}"
 
-    def _cancel(self, request: dict) -> None:
-        """Tell the server we gave up on a request (closing the connection does not say so)."""
-        if "id" not in request or request.get("method") == "initialize":
-            return
-        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                  "params": {"requestId": request["id"], "reason": f"no reply within {self.config.timeout:g} s"}}
+    def _json_messages(self, body: bytes) -> list[dict]:
+        """A JSON body: one message, or a batch of them; anything else is reported, not dropped."""
         try:
-            self._post(cancel, self.session_id)
-        except McpError:
-            pass  # the server is unreachable: there is nothing left to cancel
+            data = json.loads(body)
+        except ValueError:
+            self.log(f"skipped an answer that is not JSON: {shorten(body.decode('utf-8', 'replace'))}")
+            return []
+        return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
+
+    def _sse_messages(self, response: http.client.HTTPResponse, deadline: float):
+        """Yield the JSON messages of a Server-Sent Events stream, event by event, until the deadline."""
+        data: list[str] = []
+        for raw in response:
+            if time.monotonic() > deadline:
+                raise TimeoutError
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if line:
+                field, _, value = line.partition(":")
+                if field == "data":
+                    data.append(value[1:] if value.startswith(" ") else value)
+                continue  # event names, ids, retry hints and comments need nothing from us
+            if data:
+                yield from self._json_messages("\n".join(data).encode())
+                data = []
 
     def _renew_session(self, stale: str) -> None:
         """One new handshake for all the threads that found the same session expired."""
@@ -168,29 +184,3 @@ class HttpTransport:
 
 def _what(message: dict) -> str:
     return message.get("method", "reply")
-
-
-def _json_messages(body: bytes) -> list[dict]:
-    """A JSON body: one message, or a batch of them."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return []
-    return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
-
-
-def _sse_messages(response: http.client.HTTPResponse, deadline: float):
-    """Yield the JSON messages of a Server-Sent Events stream, event by event, until the deadline."""
-    data: list[str] = []
-    for raw in response:
-        if time.monotonic() > deadline:
-            raise TimeoutError
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if line:
-            field, _, value = line.partition(":")
-            if field == "data":
-                data.append(value[1:] if value.startswith(" ") else value)
-            continue  # event names, ids, retry hints and comments need nothing from us
-        if data:
-            yield from _json_messages("\n".join(data).encode())
-            data = []

@@ -91,6 +91,7 @@ def authorize(name: str, prompt: str, confirm: Callable[[str], bool] | None = No
     return (confirm or _confirm)(mask_secrets(prompt))
 
 
+# Beyond the tutorial: secrets from the environment never reach a prompt or the model.
 def mask_secrets(text: str) -> str:
     """Replace the value of every secret-named environment variable by [REDACTED:<name>]."""
     secrets = [(v, k) for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_LEN]

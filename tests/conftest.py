@@ -1,8 +1,11 @@
 """Shared test set-up: day15/ on the import path, a clean registry per test, process helpers."""
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -124,3 +127,37 @@ def processes_in(cwd: Path) -> list[int]:
 
 def assert_no_process_left(cwd: Path) -> None:
     assert processes_in(cwd) == []
+
+
+@pytest.fixture
+def start_agent():
+    """Start index.py with pipes; whatever a test leaves running gets SIGTERM, then SIGKILL."""
+    agents = []
+
+    def start(cwd: Path, env: dict) -> subprocess.Popen:
+        agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=env)
+        agents.append(agent)
+        return agent
+
+    yield start
+    for agent in agents:
+        if agent.poll() is None:
+            agent.send_signal(signal.SIGTERM)  # the agent stops its servers on the way out
+            try:
+                agent.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                agent.kill()
+                agent.communicate(timeout=10)
+
+
+def wait_for_output(agent: subprocess.Popen, text: str, timeout: float = 10.0) -> str:
+    """Read the agent's stdout until `text` appears, at most `timeout` seconds."""
+    seen, deadline, fd = b"", time.monotonic() + timeout, agent.stdout.fileno()
+    while text.encode() not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0 and select.select([fd], [], [], left)[0], f"no {text!r} within {timeout} s: {seen!r}"
+        chunk = os.read(fd, 65536)
+        assert chunk, f"the agent ended before printing {text!r}: {seen!r}"
+        seen += chunk
+    return seen.decode()

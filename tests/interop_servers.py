@@ -77,16 +77,19 @@ def sdk_http_server():
         port = s.getsockname()[1]
     server = subprocess.Popen([str(TIME_SERVER.parent / "python"), str(ROOT / "tests" / "fakes" / "sdk_http_server.py"),
                                str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        assert server.poll() is None, "the SDK server exited"
-        time.sleep(0.05)  # polling a port with a deadline: the server gives no other sign it is up
-    yield f"http://127.0.0.1:{port}/mcp"
-    server.terminate()
-    server.wait(10)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert server.poll() is None, "the SDK server exited"
+            assert time.monotonic() < deadline, "the SDK server did not listen within 30 s"
+            time.sleep(0.05)  # polling a port with a deadline: the server gives no other sign it is up
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(10)
 
 
 def test_model_calls_sdk_server_over_http(tmp_path, sdk_http_server):

@@ -1,12 +1,11 @@
 """End to end: day15/index.py as a subprocess with piped stdin and a scripted model."""
 import re
 import signal
-import subprocess
 import sys
 import threading
 import time
 
-from conftest import INDEX, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent, workdir
+from conftest import agent_env, assert_no_process_left, demo, fake, processes_in, run_agent, wait_for_output, workdir
 from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, tool_calls
 
 SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
@@ -101,12 +100,11 @@ def test_end_of_input_stops_servers(tmp_path):
     assert done.returncode == 0 and "2 tools" in done.stdout
 
 
-def test_ctrl_c_while_waiting_cancels_turn(tmp_path):
+def test_ctrl_c_while_waiting_cancels_turn(tmp_path, start_agent):
     """SIGINT while the model is thinking cancels the turn; the REPL goes on with a valid history."""
     cwd = workdir(tmp_path, {})
     with FakeOpenAI([Hang(threading.Event()), answer("after the interrupt")]) as model:
-        agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, env=agent_env(model.base_url))
+        agent = start_agent(cwd, agent_env(model.base_url))
         agent.stdin.write("slow question\n")
         agent.stdin.flush()
         assert model.wait_for_requests(1)
@@ -118,17 +116,13 @@ def test_ctrl_c_while_waiting_cancels_turn(tmp_path):
         ["slow question", "next question"]
 
 
-def test_sigterm_stops_servers(tmp_path):
+def test_sigterm_stops_servers(tmp_path, start_agent):
     """SIGTERM to the agent stops its servers too."""
     cwd = workdir(tmp_path, {"child": fake("start_child")})
-    agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=agent_env(key=None))
+    agent = start_agent(cwd, agent_env(key=None))
     agent.stdin.write("/mcp\n")
     agent.stdin.flush()
-    line = ""
-    while "mcp_child_" not in line:  # /mcp has answered: the server is up
-        line = agent.stdout.readline()
-        assert line, "the agent ended early"
+    wait_for_output(agent, "mcp_child_echo")  # /mcp has answered: the server is up
     assert len(set(processes_in(cwd)) - {agent.pid}) == 2  # the fake server and its child
     agent.send_signal(signal.SIGTERM)
     agent.communicate(timeout=30)
@@ -136,11 +130,10 @@ def test_sigterm_stops_servers(tmp_path):
     assert_no_process_left(cwd)
 
 
-def test_sigterm_during_startup_leaves_no_server(tmp_path):
+def test_sigterm_during_startup_leaves_no_server(tmp_path, start_agent):
     """SIGTERM while a server is still starting: the agent exits and the server goes with it."""
     cwd = workdir(tmp_path, {"slow": fake("slow_start", "30", timeout=60)})
-    agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=agent_env(key=None))
+    agent = start_agent(cwd, agent_env(key=None))
     deadline = time.monotonic() + 10
     while not set(processes_in(cwd)) - {agent.pid}:  # the server has been spawned
         assert time.monotonic() < deadline, "the server never started"

@@ -8,6 +8,7 @@ pinned to one CPU (inherited by the server), then unpinned. Prints a table and w
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -27,6 +28,7 @@ WARMUP = 200
 THREADS, CALLS_PER_THREAD = 8, (250 if QUICK else 1000)
 BLOB = 10_000_000
 PHASE_TIMEOUT_S = 60                 # every subprocess wait is bounded by this
+WHOLE_RUN_LIMIT_S = 600              # and the whole run by this (a hung floor read, say)
 
 
 class Floor:
@@ -234,6 +236,8 @@ def main() -> None:
     # Measure as a user runs it: with bytecode cached (some sandboxes switch caching off), and
     # one untimed run of each program first, so the .pyc files exist.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    if hasattr(signal, "alarm"):
+        signal.alarm(WHOLE_RUN_LIMIT_S)  # SIGALRM ends the run; the servers see end of input and exit
     import_ms(), first_prompt_ms()
     began = time.perf_counter()
     rows = []
