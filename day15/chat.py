@@ -117,14 +117,20 @@ HTTP_HINTS = {401: "check OPENAI_API_KEY", 403: "check OPENAI_API_KEY and its pe
 
 
 def _http_error(url: str, status: int, body: bytes) -> str:
+    detail = error_detail(body, "(empty body)")
+    hint = HTTP_HINTS.get(status, "the server had a problem; try again" if status >= 500 else "")
+    return f"HTTP {status} from {url}: {detail}" + (f" ({hint})" if hint else "")
+
+
+def error_detail(body: bytes, fallback: str) -> str:
+    """What an HTTP error body says: its JSON error message, else its start, else `fallback`."""
     text = body.decode("utf-8", "replace")
     try:
         detail = json.loads(text)["error"]
         detail = detail.get("message", detail) if isinstance(detail, dict) else detail
     except (ValueError, KeyError, TypeError):
-        detail = text.strip()[:ERROR_BODY_CHARS] or "(empty body)"
-    hint = HTTP_HINTS.get(status, "the server had a problem; try again" if status >= 500 else "")
-    return f"HTTP {status} from {url}: {detail}" + (f" ({hint})" if hint else "")
+        detail = text.strip()[:ERROR_BODY_CHARS]
+    return str(detail) or fallback
 
 
 def _message_of(url: str, raw: bytes) -> dict:

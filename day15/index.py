@@ -1,8 +1,9 @@
-"""The REPL (tutorial Day 15: index.ts, with a plain input() loop).
+"""The REPL (tutorial Day 15, section 4.5: index.ts, with a plain input() loop).
 
-Start-up: load the policies, register the built-in tools, connect the MCP servers, show one
-status line per server. Then each line is a slash command or a chat turn. The servers are
-stopped on every way out. Run from the repository root: python day15/index.py
+`python day15/index.py` runs the full agent (beyond_mcp.py); `--tutorial` runs the twin of the
+tutorial's client (mcp.py) alone, limits included. This is the one place that chooses. Start-up:
+load the policies, register the built-in tools, connect the MCP servers, show them; then each line
+is a slash command or a chat turn. The servers are stopped on every way out. Run from the repository root.
 """
 import contextlib
 import os
@@ -10,44 +11,70 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from types import ModuleType
 
 import chat
-import mcp
 import permissions
 import tools
+from mcp import McpError
 
 # The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
 TOOL_LINE_CHARS = 80
 # The waiting indicator redraws this often; slow enough to cost nothing.
 SPINNER_INTERVAL_S = 0.1
+BANNER = {
+    False: "client: full (beyond_mcp.py): hardened, remote servers, the extensions in the README",
+    True: "client: the tutorial's (mcp.py), as section 4.4 builds it: not hardened, and every server "
+          "gets your whole environment (API keys included)",
+}
 
 
 class Session:
-    """The REPL's state: the conversation and whether to go on."""
+    """The REPL's state: the MCP client module in use, the conversation, and whether to go on."""
 
-    def __init__(self) -> None:
+    def __init__(self, servers: ModuleType) -> None:
+        self.servers = servers
         self.history = chat.new_history()
         self.running = True
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    tutorial = "--tutorial" in (sys.argv[1:] if argv is None else argv)
+    if tutorial:
+        import mcp as servers
+    else:
+        import beyond_mcp as servers
     chat.load_dotenv()
     _stop_on_signals()
     try:
         permissions.load_policies()
         tools.register_builtin_tools()
-        statuses = mcp.connect_mcp_servers()  # a broken mcp.json raises before any server starts
-        print_banner(statuses)
-        repl(Session())
-    except (permissions.PolicyError, mcp.McpError) as e:  # only a broken config gets this far
+        if not connect(servers):
+            return 1
+        print_banner(servers, tutorial)
+        repl(Session(servers))
+    except permissions.PolicyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C while the servers start: leave quietly
         print()
         return 130
     finally:
-        mcp.stop_mcp_servers()
+        servers.stop_mcp_servers()
     return 0
+
+
+def connect(servers: ModuleType) -> bool:
+    """Connect the configured servers; a config that cannot be read or parsed stops start-up."""
+    try:
+        servers.connect_mcp_servers()
+    except McpError as e:  # the full client names the file and the key
+        print(f"error: {e}", file=sys.stderr)
+        return False
+    except Exception as e:  # as index.ts: whatever stops the tutorial's client from reading the file
+        print(f"error: cannot use .geekagent/mcp.json: {e}", file=sys.stderr)
+        return False
+    return True
 
 
 # Beyond the tutorial: servers are stopped on SIGTERM and SIGHUP too, not only on /exit.
@@ -58,24 +85,28 @@ def _stop_on_signals() -> None:
             signal.signal(getattr(signal, name), lambda signum, frame: sys.exit(128 + signum))
 
 
-def print_banner(statuses: list[mcp.ServerStatus]) -> None:
-    print(style("GeekAgent Day 15 (Python)", "1") + f"  model {chat.model()} at {chat.base_url()}")
-    for status in statuses:
-        print("  " + status_line(status))
-    if not statuses:
-        print("  no MCP servers configured (.geekagent/mcp.json)")
+def print_banner(servers: ModuleType, tutorial: bool) -> None:
+    print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
+    print("Servers declared in .geekagent/mcp.json are connected: their tools carry the mcp_ prefix; /mcp lists them.")
+    print(style(BANNER[tutorial], "2"))
+    for status in servers.mcp_statuses():
+        for line in status_lines(status, with_tools=False):
+            print("  " + line)
     hint = chat.missing_key_hint()
     if hint:
         print(style(hint, "33"))
     print("Type a message, or /help for commands.")
 
 
-def status_line(status: mcp.ServerStatus) -> str:
-    if status.disabled:
-        return f"- {status.name}: disabled"
+def status_lines(status, with_tools: bool) -> list[str]:
+    """One server as the tutorial's /mcp shows it: `demo (2 tools)` and, with_tools, one tool a line."""
+    if getattr(status, "disabled", False):  # only the full client has disabled entries
+        return [f"- {status.server}: disabled"]
     if status.error:
-        return style(f"x {status.name}: failed: {status.error}", "31")
-    return style(f"✓ {status.name}: {len(status.tools)} tools, {status.connect_ms:.0f} ms", "32")
+        return [style(f"x {status.server}: {status.error}", "31")]
+    count = len(status.tools)
+    head = f"{status.server} ({count} tool{'' if count == 1 else 's'})"
+    return [head] + ([f"  {tool}" for tool in status.tools] if with_tools else [])
 
 
 def repl(session: Session) -> None:
@@ -136,16 +167,11 @@ def cmd_help(session: Session, arg: str) -> None:
 
 def cmd_mcp(session: Session, arg: str) -> None:
     """the MCP servers and their tools"""
-    statuses = mcp.mcp_statuses()
+    statuses = session.servers.mcp_statuses()
     if not statuses:
-        print("No MCP servers. Add one to .geekagent/mcp.json (see README) and restart.")
+        print("(no MCP servers: declare them in .geekagent/mcp.json and restart)")
     for status in statuses:
-        if status.disabled:
-            print(f"- {status.name}: disabled")
-        elif status.error:
-            print(style(f"x {status.name}: {status.error}", "31"))
-        else:
-            print(style(f"✓ {status.name}", "32") + f": {', '.join(status.tools) or '(no tools)'}")
+        print("\n".join(status_lines(status, with_tools=True)))
 
 
 def cmd_tools(session: Session, arg: str) -> None:

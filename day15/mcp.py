@@ -1,166 +1,255 @@
-"""MCP servers as registry tools (tutorial Day 15, section 4.4: the rest of mcp.ts).
+"""The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, and only that.
 
-Starts every server configured in .geekagent/mcp.json (each an mcp_client.McpClient), registers
-its tools as mcp_<server>_<tool>, keeps the registry in step with the server, and stops them all.
-Config lives in mcp_config.py, the session in mcp_client.py, prompts in permissions.py.
+Reads .geekagent/mcp.json, starts every server as a subprocess, speaks JSON-RPC with it over
+stdin/stdout (one message per line) and registers its tools as mcp_<server>_<tool>. Prompts are
+permissions.py's, the registry is tools.py's. What the tutorial leaves out lives in beyond_*.py.
+Node calls us back on events; Python has threads, so a comment says so wherever that differs.
 """
 import json
+import os
+import queue
 import re
+import subprocess
+import sys
 import threading
-import time
-import zlib
+from dataclasses import dataclass, field
+from typing import TypedDict
 
-import permissions
-from mcp_client import McpClient
-from mcp_config import MCP_CONFIG_PATH, McpError, load_mcp_config
-from mcp_stdio import shorten
-from tools import Tool, get_tool, register_tool, unregister_tool
-
-# The OpenAI API refuses longer function names.
-MAX_TOOL_NAME = 64
-# The permission prompt shows at most this much of the arguments, so a huge payload stays readable.
-PROMPT_ARGS_CHARS = 500
+from permissions import authorize, ensure_tool_policy
+from tools import Tool, register_tool
 
 
-# --- the registry adapter ------------------------------------------------------------------
-
-def registry_name(server: str, tool: str, hashed: bool = False) -> str:
-    """mcp_<server>_<tool>, every character outside [a-zA-Z0-9_-] replaced by _."""
-    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{tool}")
-    # Beyond the tutorial: a name over 64 characters (or, with hashed=True, one that collides) is
-    # cut and ends in a short hash of server and tool, so it is valid for the API and stays distinct.
-    if len(name) <= MAX_TOOL_NAME and not hashed:
-        return name
-    digest = f"{zlib.crc32(f'{server}/{tool}'.encode()):08x}"
-    return f"{name[:MAX_TOOL_NAME - len(digest) - 1]}_{digest}"
+@dataclass
+class McpServerConfig:
+    """One server's start-up entry in .geekagent/mcp.json: over stdio, a local subprocess."""
+    command: str
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
 
 
-def as_registry_tool(server: str, client: McpClient, info: dict, name: str | None = None) -> Tool:
-    """Wrap one server tool as a registry tool that asks before every call."""
-    name = name or registry_name(server, info["name"])
+class McpToolInfo(TypedDict, total=False):
+    """A tool as tools/list describes it: its name (always there), description and JSON Schema."""
+    name: str
+    description: str
+    inputSchema: dict
+
+
+# The protocol revision we offer in the handshake; the session goes on with the server's answer.
+PROTOCOL_VERSION = "2025-06-18"
+# A server that does not answer within this long has failed, so the agent never hangs on it.
+REQUEST_TIMEOUT_S = 10.0
+
+
+class McpError(Exception):
+    """An MCP failure: the message, the server it came from and the JSON-RPC error code, if any.
+
+    (mcp.ts throws plain Error; a class of our own lets callers catch only what is ours.)
+    """
+
+    def __init__(self, message: str, server: str = "", code: int | None = None) -> None:
+        super().__init__(message)
+        self.server, self.code = server, code
+
+
+class McpClient:
+    """One connection to an MCP server: the subprocess plus a line-framed JSON-RPC client.
+
+    start() runs the handshake and returns the tool list; each tool call is one tools/call request.
+    """
+
+    def __init__(self, name: str, cfg: McpServerConfig) -> None:
+        self.name = name
+        self.cfg = cfg
+        self.proc: subprocess.Popen | None = None
+        # _lock guards _next_id, _pending and _dead: callers and the reader thread share them
+        # (Node runs one callback at a time; we have threads). Never held across I/O or a wait.
+        self._lock = threading.Lock()
+        self._next_id = 1
+        # id -> the waiting caller's reply slot; the reader puts the result or an McpError in it.
+        self._pending: dict[int, queue.SimpleQueue] = {}
+        # Why the server cannot answer any more (failed to start, or exited); new requests fail at once.
+        self._dead: str | None = None
+        # _write_lock keeps one message's bytes together on stdin when several threads send.
+        self._write_lock = threading.Lock()
+
+    def start(self) -> list[McpToolInfo]:
+        """Spawn the server, run the initialize handshake and return the tools it declares."""
+        try:
+            self.proc = subprocess.Popen([self.cfg.command, *self.cfg.args], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         env={**os.environ, **self.cfg.env})
+        except OSError as e:  # Node reports this as the process's 'error' event
+            self._mark_dead(f"server failed to start: {e}")
+        else:
+            # Threads stand in for Node's 'data' callbacks on stdout and stderr.
+            threading.Thread(target=self._read_stdout, name=f"mcp-{self.name}-stdout", daemon=True).start()
+            threading.Thread(target=self._read_stderr, name=f"mcp-{self.name}-stderr", daemon=True).start()
+
+        self._request("initialize", {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "geekagent", "version": "0.1.0"},
+        })
+        self._notify("notifications/initialized")
+        listed = self._request("tools/list", {})
+        return listed.get("tools") or []
+
+    def call_tool(self, tool: str, args: dict) -> str:
+        """Call a tool on the server and join the text parts of its content into one string."""
+        result = self._request("tools/call", {"name": tool, "arguments": args})
+        content = result.get("content") if isinstance(result.get("content"), list) else []
+        text = "\n".join(item.get("text", "") for item in content
+                         if isinstance(item, dict) and item.get("type") == "text")
+        if result.get("isError"):
+            raise McpError(text or "the MCP tool returned an error", self.name)
+        return text or "(no content)"
+
+    def stop(self) -> None:
+        if self.proc:
+            self.proc.terminate()
+            # Node reaps an exited child on its own; here we wait for it, so no zombie is left.
+            try:
+                self.proc.wait(REQUEST_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                pass  # it ignores SIGTERM: the tutorial's kill() sends nothing stronger
+
+    def _read_stdout(self) -> None:
+        """Reader thread (Node's onData): split stdout into lines, one JSON message per line."""
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", "replace").strip()
+            if line:
+                self._accept(line)
+        # stdout closed: like Node's 'exit' event, wait for the process to end and record it.
+        self._mark_dead(f"server process exited (code {self.proc.wait()})")
+
+    def _read_stderr(self) -> None:
+        """Stderr thread: the server's log lines, with its name in front."""
+        for raw in self.proc.stderr:
+            print(f"[mcp:{self.name}] {raw.decode('utf-8', 'replace').rstrip()}", file=sys.stderr)
+
+    def _accept(self, line: str) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return  # a line that is not valid JSON is ignored
+        with self._lock:
+            pending = self._pending.pop(msg.get("id"), None) if isinstance(msg, dict) else None
+        if pending is None:
+            return  # no request with that id: a notification from the server, which we do not handle
+        if msg.get("error"):
+            error = msg["error"] if isinstance(msg["error"], dict) else {}
+            pending.put(McpError(error.get("message") or json.dumps(msg["error"]), self.name, error.get("code")))
+        else:
+            pending.put(msg.get("result"))
+
+    def _request(self, method: str, params: dict) -> dict:
+        """Send a request and wait for the reply with the same id; no reply in time is a failure."""
+        waiter: queue.SimpleQueue = queue.SimpleQueue()
+        with self._lock:
+            if self._dead:
+                raise McpError(self._dead, self.name)
+            request_id = self._next_id
+            self._next_id += 1
+            self._pending[request_id] = waiter
+        self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        try:
+            # Node sets a timer; a thread waits on its reply slot with a timeout instead.
+            reply = waiter.get(timeout=REQUEST_TIMEOUT_S)
+        except queue.Empty:
+            raise McpError(f"request {method} timed out (no reply in {REQUEST_TIMEOUT_S:g} s)",
+                           self.name) from None
+        finally:
+            with self._lock:
+                self._pending.pop(request_id, None)
+        if isinstance(reply, McpError):
+            raise reply
+        return reply
+
+    def _notify(self, method: str) -> None:
+        """A notification has no id and gets no reply."""
+        self._send({"jsonrpc": "2.0", "method": method})
+
+    def _send(self, message: dict) -> None:
+        try:
+            with self._write_lock:
+                self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
+                self.proc.stdin.flush()
+        except (AttributeError, OSError, ValueError):
+            pass  # no process any more: the timeout or _mark_dead fails the request
+
+    def _mark_dead(self, reason: str) -> None:
+        """The server failed to start or exited: record why and fail every pending request."""
+        with self._lock:
+            self._dead = reason
+            pending, self._pending = list(self._pending.values()), {}
+        for waiter in pending:
+            waiter.put(McpError(reason, self.name))
+
+
+def as_registry_tool(server: str, client: McpClient, info: McpToolInfo) -> Tool:
+    """Wrap one server tool as a registry Tool: mcp_ prefix, and run() is one tools/call."""
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{info['name']}")
 
     def run(args: dict) -> str:
-        shown = shorten(json.dumps(args, ensure_ascii=False), PROMPT_ARGS_CHARS)
-        prompt = f"MCP server '{server}' wants to run tool '{info['name']}' ({name}) with {shown}. Allow?"
-        if not permissions.authorize(name, prompt):
-            return f"call cancelled: the user declined {name}."
+        if not authorize(name, f"\nAbout to call MCP tool {name} (from server {server})\nAllow?"):
+            return "call cancelled"
         return client.call_tool(info["name"], args)
 
-    description = f"[MCP:{server}] {info.get('description') or info['name']}"
-    parameters = info.get("inputSchema") or {"type": "object", "properties": {}}
-    return Tool(name, description, parameters, run, authorizes=True)
+    return Tool(name=name, description=f"[MCP:{server}] {info.get('description') or info['name']}",
+                parameters=info.get("inputSchema") or {"type": "object", "properties": {}},
+                run=run, authorizes=True)
 
 
-# --- the set of connected servers ------------------------------------------------------------
-
-class ServerStatus:
-    """One configured server as /mcp shows it: its registered tool names, or its error."""
-
-    def __init__(self, name: str, client: McpClient | None = None, tools: list[str] | None = None,
-                 error: str | None = None, connect_ms: float = 0.0, disabled: bool = False) -> None:
-        self.name = name
-        self.client = client  # only for a connected server
-        self.tools = [] if tools is None else tools
-        self.error = error
-        self.connect_ms = connect_ms
-        self.disabled = disabled
+@dataclass
+class McpStatus:
+    """One server's connection as /mcp shows it: its registered tools, or why it failed."""
+    server: str
+    tools: list[str]
+    error: str | None = None
 
 
-_statuses: dict[str, ServerStatus] = {}
-# _servers_lock guards _statuses and the MCP part of the registry, which a server's tool-list
-# change updates from a helper thread.
-_servers_lock = threading.RLock()
+_statuses: list[McpStatus] = []
+_clients: list[McpClient] = []
 
 
-def connect_mcp_servers(path: str = MCP_CONFIG_PATH) -> list[ServerStatus]:
-    """Start every configured server and register its tools; one failure never stops the others."""
-    configs = load_mcp_config(path)
-    clients = {name: McpClient(name, config, on_tools_changed=_sync_tools)
-               for name, config in configs.items() if not config.disabled}
-    outcomes: dict[str, tuple[float, str | None]] = {}
-    # Beyond the tutorial: servers start in parallel, so start-up takes as long as the slowest.
-    threads = [threading.Thread(target=lambda c=c: outcomes.__setitem__(c.name, _start(c)),
-                                name=f"mcp-{c.name}-connect") for c in clients.values()]
+def mcp_statuses() -> list[McpStatus]:
+    return _statuses
+
+
+def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
+    """Read mcp.json ({"mcpServers": {name: {command, args?, env?}}}), start each server in turn
+    and register its tools. No file means no servers; one server failing is only recorded.
+    """
+    _statuses.clear()
+    _clients.clear()
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        with _servers_lock:
-            for name in configs:  # registered in config order, so names are stable
-                _statuses[name] = _connected(name, clients.get(name), outcomes.get(name))
-    except BaseException:  # Ctrl-C or SIGTERM during start-up: no server may outlive the agent
-        for client in clients.values():
-            client.stop()  # a start still under way then fails at its next request and cleans up
-        raise
-    return mcp_statuses()
-
-
-def _start(client: McpClient) -> tuple[float, str | None]:
-    """(connect time in ms, None), or (0, the error)."""
-    started = time.monotonic()
-    try:
-        client.start()
-    except McpError as e:
-        return 0.0, str(e).removeprefix(f"{client.name}: ")
-    return (time.monotonic() - started) * 1000, None
-
-
-def _connected(name: str, client: McpClient | None, outcome: tuple | None) -> ServerStatus:
-    if client is None:
-        return ServerStatus(name, disabled=True)
-    connect_ms, error = outcome or (0.0, "failed to start; see the error above")
-    if error:
-        return ServerStatus(name, error=error)
-    return ServerStatus(name, client, _register_all(name, client), connect_ms=connect_ms)
-
-
-# Beyond the tutorial: the registry follows a server's new tool list; policies stay.
-def _sync_tools(client: McpClient) -> None:
-    """Replace a server's registered tools by its current list."""
-    with _servers_lock:
-        status = _statuses.get(client.name)
-        if status is None or status.client is not client:
-            return  # stopped meanwhile
-        for tool in status.tools:
-            unregister_tool(tool)
-        status.tools = _register_all(client.name, client)
-
-
-def _register_all(server: str, client: McpClient) -> list[str]:
-    """Register every tool of a server with default policy ask; returns the names they got."""
-    names = []
-    for info in client.tools:
-        if not isinstance(info.get("name"), str):
-            client.log(f"skipped a tool without a name: {shorten(json.dumps(info))}")
-            continue
-        name = registry_name(server, info["name"])
-        if get_tool(name):  # Beyond the tutorial: a colliding name gets a distinct hashed one
-            name = registry_name(server, info["name"], hashed=True)
+        with open(file, encoding="utf-8") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return
+    config = json.loads(raw)
+    for name, cfg in (config.get("mcpServers") or {}).items():
+        client = McpClient(name, McpServerConfig(cfg.get("command"), cfg.get("args") or [], cfg.get("env") or {}))
         try:
-            register_tool(as_registry_tool(server, client, info, name))
-        except ValueError as e:
-            client.log(f"skipped tool {info['name']}: {e}")
-            continue
-        permissions.ensure_tool_policy(name, "ask")
-        names.append(name)
-    return names
-
-
-def mcp_statuses() -> list[ServerStatus]:
-    """Per server, in config order: its registered tool names, or its error."""
-    with _servers_lock:
-        return list(_statuses.values())
+            tools = client.start()
+            names = []
+            for info in tools:
+                tool = as_registry_tool(name, client, info)
+                ensure_tool_policy(tool.name, "ask")  # external tools ask; GeekAgent.json may allow or deny
+                register_tool(tool)
+                names.append(tool.name)
+            _clients.append(client)
+            _statuses.append(McpStatus(name, names))
+        except Exception as err:  # as mcp.ts's catch: any failure of one server is only recorded
+            client.stop()
+            _statuses.append(McpStatus(name, [], str(err)))
+        except BaseException:  # Ctrl-C or SIGTERM arrives here as an exception: stop it on the way out
+            client.stop()
+            raise
 
 
 def stop_mcp_servers() -> None:
-    """Stop every server and remove its tools from the registry."""
-    with _servers_lock:
-        statuses = list(_statuses.values())
-        _statuses.clear()
-        for status in statuses:
-            for tool in status.tools:
-                unregister_tool(tool)
-    for status in statuses:
-        if status.client:
-            status.client.stop()
+    """Stop every server process before the agent exits, so none is left behind."""
+    for client in _clients:
+        client.stop()
+    _clients.clear()

@@ -26,15 +26,24 @@ class PolicyError(Exception):
     """The policy file cannot be used; the message names the file and the key to fix."""
 
 
+def read_json(path: str) -> object:
+    """A config file's JSON, or None when there is no such file; ValueError naming the file otherwise."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: cannot read {os.path.basename(path)}: {e}") from None
+
+
 def load_policies(path: str = POLICY_PATH) -> dict[str, str]:
     """Overlay the file's policies on the defaults; a missing file keeps the defaults."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        data = {}
-    except (OSError, ValueError) as e:
-        raise PolicyError(f"{path}: cannot read policies: {e}") from None
+        data = read_json(path)
+    except ValueError as e:
+        raise PolicyError(str(e)) from None
+    data = {} if data is None else data
     _policies.clear()
     _policies.update(DEFAULT_POLICIES)
     _policies.update(_checked_policies(path, data))
@@ -52,6 +61,13 @@ def _checked_policies(path: str, data: object) -> dict[str, str]:
         if value not in POLICIES:
             raise PolicyError(f"{path}: tools.{name} must be \"allow\", \"ask\" or \"deny\", not {value!r}")
     return tools
+
+
+def set_policy(name: str, policy: str) -> None:
+    """Set one tool's policy for this session (as GeekAgent.json would)."""
+    if policy not in POLICIES:
+        raise ValueError(f"policy for {name} must be one of {', '.join(POLICIES)}, not {policy!r}")
+    _policies[name] = policy
 
 
 def ensure_tool_policy(name: str, default: str) -> None:
@@ -83,12 +99,12 @@ def set_confirm(confirm: Callable[[str], bool]) -> None:
     _confirm = confirm
 
 
-def authorize(name: str, prompt: str, confirm: Callable[[str], bool] | None = None) -> bool:
+def authorize(name: str, prompt: str) -> bool:
     """allow -> True, deny -> False, both without asking; ask -> whatever the user answers."""
     policy = policy_for(name)
     if policy != "ask":
         return policy == "allow"
-    return (confirm or _confirm)(mask_secrets(prompt))
+    return _confirm(mask_secrets(prompt))
 
 
 # Beyond the tutorial: secrets from the environment never reach a prompt or the model.

@@ -1,28 +1,28 @@
 """The tool registry and the built-in tools (tutorial Day 4, extended by Day 15).
 
 Owns one dict of tools, the OpenAI `tools` array built from it, and run_tool(), the single place
-where a tool call's failure becomes text for the model. MCP tools are added by mcp.py.
+where a tool call's failure becomes text for the model. MCP tools are added by mcp.py
+(or beyond_mcp.py).
 """
 import json
 import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import permissions
 
 
+@dataclass
 class Tool:
     """One callable tool as the model sees it; run takes the parsed arguments and returns text."""
-
-    def __init__(self, name: str, description: str, parameters: dict, run: Callable[[dict], str],
-                 authorizes: bool = False) -> None:
-        self.name = name
-        self.description = description
-        self.parameters = parameters
-        self.run = run
-        # True when run() asks permissions.authorize() itself with a richer prompt (MCP tools do).
-        self.authorizes = authorizes
+    name: str
+    description: str
+    parameters: dict
+    run: Callable[[dict], str]
+    # True when run() asks permissions.authorize() itself with a richer prompt (MCP tools do).
+    authorizes: bool = False
 
 
 # _registry maps tool name -> Tool in registration order. _registry_lock guards it, because MCP

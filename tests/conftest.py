@@ -1,4 +1,4 @@
-"""Shared test set-up: day15/ on the import path, a clean registry per test, process helpers."""
+"""Shared test set-up: day15/ on the import path, a clean registry per test, config and process helpers."""
 import json
 import os
 import select
@@ -16,18 +16,19 @@ FAKES = ROOT / "tests" / "fakes"
 sys.path.insert(0, str(DAY15))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import mcp  # after the path insert above
+import beyond_mcp  # after the path insert above
+import mcp
 import permissions
 import tools
 
 
 @pytest.fixture
 def started():
-    """Start a client for a config and always stop it, so no test leaves a process behind."""
+    """Start a full client for a config and always stop it, so no test leaves a process behind."""
     clients = []
 
-    def start(config: dict, name: str = "fake") -> mcp.McpClient:
-        client = mcp.McpClient(name, config)
+    def start(config: dict, name: str = "fake") -> beyond_mcp.McpClient:
+        client = beyond_mcp.McpClient(name, config)
         clients.append(client)
         client.start()
         return client
@@ -41,12 +42,34 @@ def started():
 def clean_state():
     """Every test starts with an empty registry, default policies and no servers."""
     tools._registry.clear()
-    permissions._policies.clear()
-    permissions._policies.update(permissions.DEFAULT_POLICIES)
+    permissions.load_policies(str(ROOT / "tests" / "no-such-policy-file.json"))  # the defaults alone
     permissions.set_confirm(permissions.ask_on_stdin)
     yield
     mcp.stop_mcp_servers()
+    beyond_mcp.stop_mcp_servers()
     tools._registry.clear()
+
+
+def write_config(folder: Path, servers: dict) -> str:
+    """An mcp.json in `folder` with these mcpServers; returns its path."""
+    path = folder / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return str(path)
+
+
+def connect(folder: Path, servers: dict) -> dict:
+    """The full client's connect_mcp_servers for these servers; statuses by server name."""
+    return {s.server: s for s in beyond_mcp.connect_mcp_servers(write_config(folder, servers))}
+
+
+def wait_until(condition, timeout: float = 10.0) -> bool:
+    """Poll a condition with a deadline (for effects that happen on another thread)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def fake(mode: str, arg: str = "", **extra) -> dict:
@@ -104,9 +127,10 @@ def agent_env(base_url: str | None = None, key: str | None = "sk-test") -> dict:
     return env
 
 
-def run_agent(cwd: Path, lines: list[str], env: dict, timeout: float = 30) -> subprocess.CompletedProcess:
-    """Run the REPL to completion with these input lines; every run is bounded."""
-    done = subprocess.run([sys.executable, INDEX], cwd=cwd, input="".join(f"{l}\n" for l in lines),
+def run_agent(cwd: Path, lines: list[str], env: dict, timeout: float = 30,
+              args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run the REPL (with `args`, e.g. --tutorial) to completion on these input lines; every run is bounded."""
+    done = subprocess.run([sys.executable, INDEX, *args], cwd=cwd, input="".join(f"{l}\n" for l in lines),
                           capture_output=True, text=True, env=env, timeout=timeout)
     assert_no_process_left(cwd)
     return done

@@ -36,7 +36,7 @@ def echo():
     calls = []
     tools.register_tool(Tool("echo", "Echo.", {"type": "object", "properties": {}},
                              lambda args: calls.append(args) or f"echoed {args.get('text')}"))
-    permissions._policies["echo"] = "allow"
+    permissions.set_policy("echo", "allow")
     return calls
 
 
@@ -137,7 +137,7 @@ def test_interrupt_during_tools_answers_every_call(endpoint):
     def interrupt(args):
         raise KeyboardInterrupt
     tools.register_tool(Tool("slow", "", {"type": "object"}, interrupt))
-    permissions._policies["slow"] = "allow"
+    permissions.set_policy("slow", "allow")
     endpoint(tool_calls(("slow", {}), ("slow", {})))
     history = chat.new_history()
     with pytest.raises(KeyboardInterrupt):

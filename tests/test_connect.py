@@ -1,28 +1,22 @@
-"""connect_mcp_servers: config errors, one good and one failing server, registry names."""
+"""The full client's connect_mcp_servers: config errors, one good and one failing server, registry names."""
 import json
 import sys
 
 import pytest
 
-import mcp
+import beyond_mcp
 import permissions
 import tools
-from conftest import demo
-
-
-def write_config(tmp_path, servers) -> str:
-    path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": servers}))
-    return str(path)
+from conftest import demo, write_config
 
 
 def test_missing_file_means_no_servers(tmp_path):
     """No mcp.json: no servers, no error."""
-    assert mcp.connect_mcp_servers(str(tmp_path / "absent.json")) == []
+    assert beyond_mcp.connect_mcp_servers(str(tmp_path / "absent.json")) == []
 
 
 @pytest.mark.parametrize("content, problem", [
-    ("{not json", "cannot read MCP config"),
+    ("{not json", "cannot read mcp.json"),
     ('{"mcpServers": []}', '"mcpServers" must be an object'),
     ('{"mcpServers": {"a": {"args": []}}}', 'mcpServers.a: "command" must be a non-empty string'),
     ('{"mcpServers": {"a": {"command": 5}}}', 'mcpServers.a: "command"'),
@@ -35,15 +29,15 @@ def test_broken_file_names_file_and_key(tmp_path, content, problem):
     """A broken config raises McpError naming the file and what is wrong."""
     path = tmp_path / "mcp.json"
     path.write_text(content)
-    with pytest.raises(mcp.McpError) as caught:
-        mcp.connect_mcp_servers(str(path))
+    with pytest.raises(beyond_mcp.McpError) as caught:
+        beyond_mcp.connect_mcp_servers(str(path))
     assert str(path) in str(caught.value) and problem in str(caught.value)
 
 
 def test_good_and_failing_server(tmp_path):
     """The good server's tools are registered with policy ask; the failing one records its error."""
     path = write_config(tmp_path, {"demo": demo(), "broken": {"command": "/no/such/server"}})
-    statuses = {s.name: s for s in mcp.connect_mcp_servers(path)}
+    statuses = {s.server: s for s in beyond_mcp.connect_mcp_servers(path)}
     assert statuses["demo"].tools == ["mcp_demo_word_count", "mcp_demo_dice"]
     assert statuses["demo"].error is None
     assert "cannot start server" in statuses["broken"].error
@@ -54,26 +48,26 @@ def test_good_and_failing_server(tmp_path):
 def test_crashing_server_is_stopped_and_recorded(tmp_path):
     """A server that exits during the handshake is reported with its exit code."""
     crash = {"command": sys.executable, "args": ["-c", "import sys; sys.exit(4)"]}
-    (status,) = mcp.connect_mcp_servers(write_config(tmp_path, {"crash": crash}))
+    (status,) = beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"crash": crash}))
     assert "server exited (code 4)" in status.error
 
 
 def test_configured_policy_wins(tmp_path):
     """A policy set in GeekAgent.json is not overridden by the MCP default ask."""
-    permissions._policies["mcp_demo_dice"] = "allow"
-    mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
+    permissions.set_policy("mcp_demo_dice", "allow")
+    beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     assert permissions.policy_for("mcp_demo_dice") == "allow"
     assert permissions.policy_for("mcp_demo_word_count") == "ask"
 
 
 def test_names_are_sanitized():
     """Characters outside [a-zA-Z0-9_-] become underscores."""
-    assert mcp.registry_name("my.server", "read file/v2") == "mcp_my_server_read_file_v2"
+    assert beyond_mcp.registry_name("my.server", "read file/v2") == "mcp_my_server_read_file_v2"
 
 
 def test_adapter_description_and_default_schema():
     """No description falls back to the tool name; no inputSchema gives an empty object schema."""
-    tool = mcp.as_registry_tool("srv", None, {"name": "ping-it"})
+    tool = beyond_mcp.as_registry_tool("srv", None, {"name": "ping-it"})
     assert tool.name == "mcp_srv_ping-it"
     assert tool.description == "[MCP:srv] ping-it"
     assert tool.parameters == {"type": "object", "properties": {}}
@@ -81,7 +75,7 @@ def test_adapter_description_and_default_schema():
 
 def test_adapter_prompt_shows_server_tool_and_arguments(tmp_path):
     """The ask prompt names server, tool and the JSON arguments; declining returns 'call cancelled'."""
-    mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
+    beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     prompts = []
     permissions.set_confirm(lambda prompt: prompts.append(prompt) or False)
     result = tools.run_tool("mcp_demo_word_count", '{"text": "hello there"}')
@@ -91,14 +85,14 @@ def test_adapter_prompt_shows_server_tool_and_arguments(tmp_path):
 
 def test_adapter_runs_tool_when_allowed(tmp_path):
     """An accepted prompt calls the server with the original tool name."""
-    mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
+    beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     permissions.set_confirm(lambda prompt: True)
     assert tools.run_tool("mcp_demo_word_count", '{"text": "Model Context Protocol"}') == "22 characters, 3 words"
 
 
 def test_long_arguments_are_shortened_in_prompt(tmp_path):
     """A huge argument is shortened in the prompt, but sent whole."""
-    mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
+    beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     prompts = []
     permissions.set_confirm(lambda prompt: prompts.append(prompt) or True)
     text = "word " * 2000
@@ -108,6 +102,6 @@ def test_long_arguments_are_shortened_in_prompt(tmp_path):
 
 def test_stop_mcp_servers_unregisters_tools(tmp_path):
     """After stop_mcp_servers() the MCP tools are gone and no status remains."""
-    mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
-    mcp.stop_mcp_servers()
-    assert tools.get_tool("mcp_demo_dice") is None and mcp.mcp_statuses() == []
+    beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
+    beyond_mcp.stop_mcp_servers()
+    assert tools.get_tool("mcp_demo_dice") is None and beyond_mcp.mcp_statuses() == []

@@ -1,5 +1,6 @@
-"""The demo server driven by hand through a pipe, as README shows."""
+"""The demo server (the twin of demo-server.mjs) driven by hand through a pipe, as README shows."""
 import json
+import re
 import subprocess
 import sys
 
@@ -26,47 +27,47 @@ def request(request_id, method, params=None) -> str:
 
 
 def test_handshake_and_tools_list():
-    """initialize echoes a known protocol version; tools/list (without params) lists both tools."""
+    """initialize echoes the client's version with empty capabilities; tools/list lists both tools."""
     init, listed = exchange(json.dumps(INIT), request(2, "tools/list"))
-    assert init["result"]["protocolVersion"] == "2025-06-18"
-    assert "tools" in init["result"]["capabilities"]
+    assert init["result"] == {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "serverInfo": {"name": "geekagent-demo", "version": "1.0.0"}}
     assert [t["name"] for t in listed["result"]["tools"]] == ["word_count", "dice"]
+    assert all("run" not in t for t in listed["result"]["tools"])  # the functions stay in the server
 
 
-def test_unknown_protocol_version_gets_servers_own():
-    """A version the server does not know is answered with its own."""
-    init = dict(INIT, params=dict(INIT["params"], protocolVersion="1999-01-01"))
+def test_any_protocol_version_is_echoed():
+    """As in the tutorial, the server continues with whatever version the client offered."""
+    init = dict(INIT, params=dict(INIT["params"], protocolVersion="2025-11-25"))
     (reply,) = exchange(json.dumps(init))
     assert reply["result"]["protocolVersion"] == "2025-11-25"
 
 
 def test_both_tools():
-    """word_count gives 22 characters and 3 words; dice gives 1..6."""
+    """word_count gives 22 characters and 3 words; dice rolls 1..6."""
     count, roll = exchange(
         request(1, "tools/call", {"name": "word_count", "arguments": {"text": "Model Context Protocol"}}),
         request(2, "tools/call", {"name": "dice", "arguments": {}}))
-    assert count["result"]["content"][0]["text"] == "22 characters, 3 words"
-    assert 1 <= int(roll["result"]["content"][0]["text"]) <= 6
+    assert count["result"]["content"] == [{"type": "text", "text": "22 characters, 3 words"}]
+    assert re.fullmatch(r"rolled [1-6]", roll["result"]["content"][0]["text"])
 
 
 def test_unknown_method_and_tool():
-    """An unknown method is -32601; an unknown tool is an isError result."""
+    """An unknown method is -32601 (a marked extension); an unknown tool is an isError result."""
     method, tool = exchange(request(1, "resources/list"),
                             request(2, "tools/call", {"name": "nope", "arguments": {}}))
     assert method["error"]["code"] == -32601 and method["id"] == 1
-    assert tool["result"]["isError"] is True
+    assert tool["result"] == {"content": [{"type": "text", "text": "unknown tool: nope"}], "isError": True}
 
 
 def test_garbage_then_valid_request_still_answered():
-    """A non-JSON line gets -32700 with id null; the next request is still answered."""
-    parse_error, pong = exchange("this is not json", request(7, "ping"))
-    assert parse_error == {"jsonrpc": "2.0", "id": None,
-                           "error": {"code": -32700, "message": parse_error["error"]["message"]}}
-    assert pong == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    """A non-JSON line gets -32700 with id null (a marked extension); a blank line nothing; the next request is answered."""
+    parse_error, listed = exchange("this is not json", "", request(7, "tools/list"))
+    assert parse_error["id"] is None and parse_error["error"]["code"] == -32700
+    assert listed["id"] == 7 and len(listed["result"]["tools"]) == 2
 
 
 def test_notifications_are_not_answered():
     """A notification (no id) gets no reply."""
     (reply,) = exchange(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                        request(3, "ping"))
+                        request(3, "tools/list"))
     assert reply["id"] == 3

@@ -1,31 +1,14 @@
 """What real servers need beyond the tutorial: server requests, notifications, pagination,
 versions, content, names, parallel start-up, cancellation, restart, environment, big and odd output."""
 import json
-import time
 
 import pytest
 
-import mcp
+import beyond_mcp
 import permissions
 import tools
-from conftest import fake
-from mcp import McpError
-
-
-def connect(tmp_path, servers: dict) -> dict[str, mcp.ServerStatus]:
-    path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": servers}))
-    return {s.name: s for s in mcp.connect_mcp_servers(str(path))}
-
-
-def wait_until(condition, timeout=10.0) -> bool:
-    """Poll a condition with a deadline (for effects that happen on another thread)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+from beyond_mcp import McpError
+from conftest import connect, fake, wait_until
 
 
 def test_ping_from_server_is_answered(started):
@@ -53,14 +36,14 @@ def test_pagination_follows_next_cursor(started):
 
 def test_list_changed_updates_registry(tmp_path):
     """After tools/list_changed, the new tool is registered and the removed one is gone; policies stay."""
-    permissions._policies["mcp_fake_echo"] = "allow"
-    permissions._policies["mcp_fake_change_tools"] = "allow"
+    permissions.set_policy("mcp_fake_echo", "allow")
+    permissions.set_policy("mcp_fake_change_tools", "allow")
     connect(tmp_path, {"fake": fake("normal")})
     assert tools.get_tool("mcp_fake_child_pid") and not tools.get_tool("mcp_fake_extra")
     assert tools.run_tool("mcp_fake_change_tools", "{}") == "changed"
     assert wait_until(lambda: tools.get_tool("mcp_fake_extra") is not None)
     assert tools.get_tool("mcp_fake_child_pid") is None
-    assert "mcp_fake_extra" in mcp.mcp_statuses()[0].tools
+    assert "mcp_fake_extra" in beyond_mcp.mcp_statuses()[0].tools
     assert permissions.policy_for("mcp_fake_echo") == "allow"
     assert permissions.policy_for("mcp_fake_extra") == "ask"
 
@@ -72,9 +55,9 @@ def test_bad_protocol_version_stops_only_that_server(tmp_path):
     assert statuses["good"].error is None and statuses["good"].tools
 
 
-def test_no_tools_capability_means_no_tools(started):
-    """Without the tools capability the server is connected with 0 tools (tools/list not sent)."""
-    assert started(fake("no_tools_cap")).tools == []
+def test_method_not_found_on_tools_list_means_no_tools(started):
+    """A server that answers tools/list with -32601 is connected with 0 tools."""
+    assert started(fake("no_tools")).tools == []
 
 
 def test_rich_content_is_described(started):
@@ -114,7 +97,7 @@ def test_timeout_sends_cancellation(started):
     client = started(fake("normal", timeout=0.3))
     with pytest.raises(McpError, match="no reply to tools/call within 0.3 s"):
         client.call_tool("hang", {})
-    client.config.timeout = 10
+    client.cfg.timeout = 10
     (cancelled,) = json.loads(client.call_tool("cancellations", {}))
     assert cancelled["requestId"] == 3 and "no reply within 0.3 s" in cancelled["reason"]
 
@@ -133,7 +116,7 @@ def test_failed_restart_reports_both_errors(started, tmp_path):
     client = started(fake("normal"))
     with pytest.raises(McpError):
         client.call_tool("crash", {})
-    client.config.command = str(tmp_path / "gone")
+    client.cfg.command = str(tmp_path / "gone")
     with pytest.raises(McpError, match=r"server exited \(code 3\).*restarting it failed: .*cannot start server"):
         client.call_tool("echo", {"text": "x"})
 

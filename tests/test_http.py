@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-import mcp
+import beyond_mcp
 from conftest import agent_env, demo, run_agent, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
-from mcp import McpClient, McpError
+from beyond_mcp import McpClient, McpError
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_failing_remote_does_not_affect_others(tmp_path):
     with FakeHttpMcp("unauthorized") as server:
         path = tmp_path / "mcp.json"
         path.write_text(json.dumps({"mcpServers": {"remote": {"url": server.url}, "demo": demo()}}))
-        statuses = {s.name: s for s in mcp.connect_mcp_servers(str(path))}
+        statuses = {s.server: s for s in beyond_mcp.connect_mcp_servers(str(path))}
     assert "HTTP 401: invalid token" in statuses["remote"].error
     assert statuses["demo"].error is None and len(statuses["demo"].tools) == 2
 
@@ -152,4 +152,4 @@ def test_end_to_end_beside_stdio(tmp_path):
             done = run_agent(cwd, ["use both", "/mcp", "/exit"], agent_env(model.base_url))
     assert model.violations == []
     assert "Results: from afar (ping answered: True) | 5 characters, 3 words" in done.stdout
-    assert "✓ remote: mcp_remote_echo" in done.stdout
+    assert "remote (1 tool)\n  mcp_remote_echo\n" in done.stdout

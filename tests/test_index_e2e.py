@@ -1,38 +1,77 @@
 """End to end: day15/index.py as a subprocess with piped stdin and a scripted model."""
+import json
 import re
 import signal
 import sys
 import threading
 import time
 
+import pytest
+
 from conftest import agent_env, assert_no_process_left, demo, fake, processes_in, run_agent, wait_for_output, workdir
 from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, tool_calls
 
 SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
+# Tutorial section 5's checks run in both modes: the full agent and the twin of the tutorial's client.
+MODES = {"full": (), "tutorial": ("--tutorial",)}
+BANNER = {"full": "client: full (beyond_mcp.py)", "tutorial": "client: the tutorial's (mcp.py)"}
 
 
-def test_tutorial_scenario(tmp_path):
-    """The model calls dice and word_count in one reply; both prompts answered y; the answer has both results."""
+@pytest.mark.parametrize("mode", MODES)
+def test_mcp_lists_the_discovered_tools(tmp_path, mode):
+    """Section 5, check 1: /mcp shows `demo (2 tools)` and the two tool names the server reported."""
+    cwd = workdir(tmp_path, {"demo": demo()})
+    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None), args=MODES[mode])
+    assert BANNER[mode] in done.stdout
+    assert "demo (2 tools)\n  mcp_demo_word_count\n  mcp_demo_dice\n" in done.stdout
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tutorial_scenario(tmp_path, mode):
+    """Section 5, check 2: dice and word_count in one reply, two prompts answered y, both results in the answer."""
     cwd = workdir(tmp_path, {"demo": demo()})
     script = [tool_calls(("mcp_demo_dice", {}), ("mcp_demo_word_count", {"text": "Model Context Protocol"})),
               answer_from_tools]
     with FakeOpenAI(script) as model:
-        done = run_agent(cwd, [SCENARIO, "y", "y", "/exit"], agent_env(model.base_url))
+        done = run_agent(cwd, [SCENARIO, "y", "y", "/exit"], agent_env(model.base_url), args=MODES[mode])
     assert model.violations == []
-    roll = re.search(r"\[tool mcp_demo_dice -> (\d)\]", done.stdout)
+    roll = re.search(r"\[tool mcp_demo_dice -> rolled ([1-6])\]", done.stdout)
     assert roll, done.stdout
     assert "[tool mcp_demo_word_count -> 22 characters, 3 words]" in done.stdout
-    assert f"Results: {roll.group(1)} | 22 characters, 3 words" in done.stdout
-    assert done.stdout.count("Allow? [y/N]") == 2 and "'Model Context Protocol'" not in done.stdout
-    assert '{"text": "Model Context Protocol"}' in done.stdout  # the prompt shows the arguments
+    assert f"Results: rolled {roll.group(1)} | 22 characters, 3 words" in done.stdout
+    assert done.stdout.count("Allow? [y/N]") == 2
+
+
+def test_full_prompt_shows_the_arguments(tmp_path):
+    """Beyond the tutorial: the full agent's prompt names server and tool and shows the arguments."""
+    cwd = workdir(tmp_path, {"demo": demo()})
+    with FakeOpenAI([tool_calls(("mcp_demo_word_count", {"text": "a b"})), answer_from_tools]) as model:
+        done = run_agent(cwd, ["count", "y", "/exit"], agent_env(model.base_url))
+    assert "MCP server 'demo' wants to run tool 'word_count' (mcp_demo_word_count) with {\"text\": \"a b\"}" \
+        in done.stdout
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_allow_then_deny_after_restart(tmp_path, mode):
+    """Section 5, check 3: "allow" in GeekAgent.json runs dice unasked; after "deny" and a restart it never runs."""
+    script = [tool_calls(("mcp_demo_dice", {})), answer_from_tools]
+    cwd = workdir(tmp_path, {"demo": demo()}, {"mcp_demo_dice": "allow"})
+    with FakeOpenAI(list(script)) as model:
+        done = run_agent(cwd, ["roll", "/exit"], agent_env(model.base_url), args=MODES[mode])
+    assert "Allow?" not in done.stdout and re.search(r"Results: rolled [1-6]", done.stdout)
+    (cwd / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": {"mcp_demo_dice": "deny"}}))
+    with FakeOpenAI(list(script)) as model:
+        done = run_agent(cwd, ["roll", "/exit"], agent_env(model.base_url), args=MODES[mode])
+    assert "Allow?" not in done.stdout and "rolled" not in done.stdout
+    assert "Results: Denied: the tool mcp_demo_dice is not allowed" in done.stdout
 
 
 def test_startup_shows_server_status(tmp_path):
-    """Start-up prints one line per server: tools and time, or the error."""
+    """Start-up prints one line per server: its tool count, or its error."""
     cwd = workdir(tmp_path, {"demo": demo(), "ghost": {"command": "/no/such/server"}})
     done = run_agent(cwd, ["/exit"], agent_env(key=None))
-    assert re.search(r"✓ demo: 2 tools, \d+ ms", done.stdout)
-    assert "x ghost: failed: cannot start server" in done.stdout
+    assert "  demo (2 tools)\n" in done.stdout
+    assert "x ghost: cannot start server" in done.stdout
     assert "No OPENAI_API_KEY set" in done.stdout
     assert "\033[" not in done.stdout  # piped: no escape codes
 
@@ -45,7 +84,7 @@ def test_allow_runs_without_prompt_and_deny_never_runs(tmp_path):
         done = run_agent(cwd, ["go", "/exit"], agent_env(model.base_url))
     assert "Allow?" not in done.stdout
     tool_messages = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
-    assert re.fullmatch(r"[1-6]", tool_messages[0])
+    assert re.fullmatch(r"rolled [1-6]", tool_messages[0])
     assert tool_messages[1].startswith("Denied: the tool mcp_demo_word_count is not allowed")
 
 
@@ -75,7 +114,7 @@ def test_mcp_and_tools_commands(tmp_path):
     crash = {"command": sys.executable, "args": ["-c", "import sys; sys.stderr.write('bad config\\n'); sys.exit(2)"]}
     cwd = workdir(tmp_path, {"demo": demo(), "crash": crash})
     done = run_agent(cwd, ["/mcp", "/tools", "/nope", "/exit"], agent_env(key=None))
-    assert "✓ demo: mcp_demo_word_count, mcp_demo_dice" in done.stdout
+    assert "demo (2 tools)\n  mcp_demo_word_count\n  mcp_demo_dice\n" in done.stdout
     assert "x crash: initialize failed: server exited (code 2): bad config" in done.stdout
     assert "ask    mcp_demo_dice" in done.stdout and "allow  read" in done.stdout
     assert "Unknown command; /help lists the commands." in done.stdout
@@ -122,7 +161,7 @@ def test_sigterm_stops_servers(tmp_path, start_agent):
     agent = start_agent(cwd, agent_env(key=None))
     agent.stdin.write("/mcp\n")
     agent.stdin.flush()
-    wait_for_output(agent, "mcp_child_echo")  # /mcp has answered: the server is up
+    wait_for_output(agent, "  mcp_child_echo")  # /mcp has answered: the server is up
     assert len(set(processes_in(cwd)) - {agent.pid}) == 2  # the fake server and its child
     agent.send_signal(signal.SIGTERM)
     agent.communicate(timeout=30)

@@ -41,7 +41,7 @@ def test_bad_arguments_become_text(arguments, expected):
     """Arguments that are not a JSON object come back as an error text, run is not called."""
     calls = []
     tools.register_tool(echo_tool(calls=calls))
-    permissions._policies["echo"] = "allow"
+    permissions.set_policy("echo", "allow")
     assert expected in tools.run_tool("echo", arguments)
     assert calls == []
 
@@ -55,7 +55,7 @@ def test_deny_never_calls_run_nor_asks():
     """deny: run is never called and no one is asked."""
     calls, asked = [], []
     tools.register_tool(echo_tool(calls=calls))
-    permissions._policies["echo"] = "deny"
+    permissions.set_policy("echo", "deny")
     permissions.set_confirm(lambda prompt: asked.append(prompt) or True)
     assert tools.run_tool("echo", '{"text": "hi"}').startswith("Denied")
     assert calls == [] and asked == []
@@ -74,7 +74,7 @@ def test_ask_uses_the_confirm_function(answer, ran):
     """ask: the scripted confirm decides; the prompt shows the arguments."""
     calls, asked = [], []
     tools.register_tool(echo_tool(calls=calls))
-    permissions._policies["echo"] = "ask"
+    permissions.set_policy("echo", "ask")
     permissions.set_confirm(lambda prompt: asked.append(prompt) or answer)
     result = tools.run_tool("echo", '{"text": "hi"}')
     assert bool(calls) is ran
@@ -87,7 +87,7 @@ def test_exception_in_run_becomes_text():
     def boom(args):
         raise RuntimeError("disk on fire")
     tools.register_tool(Tool("boom", "", {"type": "object"}, boom))
-    permissions._policies["boom"] = "allow"
+    permissions.set_policy("boom", "allow")
     assert tools.run_tool("boom", "{}") == "Error: boom failed: disk on fire"
 
 
@@ -114,7 +114,7 @@ def test_missing_policy_file_keeps_defaults(tmp_path):
 
 
 @pytest.mark.parametrize("content, problem", [
-    ("{oops", "cannot read policies"),
+    ("{oops", "cannot read GeekAgent.json"),
     ('{"tools": ["read"]}', '"tools" must be an object'),
     ('{"tools": {"mcp_demo_dice": "yes"}}', "tools.mcp_demo_dice must be"),
     ("[]", "top level must be a JSON object"),
@@ -134,7 +134,7 @@ def test_secrets_are_masked_in_results_and_prompts(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-1234567890")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_abcdefgh")
     tools.register_tool(Tool("leak", "", {"type": "object"}, lambda args: "key=sk-test-1234567890 ghp_abcdefgh"))
-    permissions._policies["leak"] = "ask"
+    permissions.set_policy("leak", "ask")
     asked = []
     permissions.set_confirm(lambda prompt: asked.append(prompt) or True)
     result = tools.run_tool("leak", json.dumps({"token": "ghp_abcdefgh"}))

@@ -1,8 +1,8 @@
 """A scripted MCP server for tests: `python fake_server.py MODE [ARG]`.
 
-Speaks newline-delimited JSON-RPC like a real server. MODE makes the whole server misbehave
-(hang, crash, garbage, a bad protocol version...); in the normal mode each tool shows one
-behaviour (ping the client first, change the tool list, return odd content...). Every fake
+Speaks newline-delimited JSON-RPC like a real server. Each tool shows one behaviour (hang, crash,
+print garbage, ping the client first, change the tool list, return odd content...). MODE is only
+for what concerns the whole server: its start-up, handshake, tool list or signals. Every fake
 exits by itself after LIFETIME_S, so a failing test never leaves it behind for long.
 """
 import json
@@ -20,7 +20,8 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 ARG = sys.argv[2] if len(sys.argv) > 2 else ""
 
 TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_tools", "env", "big",
-              "bad_utf8", "ping_first", "ask_sampling", "rich", "structured", "log", "cwd"]
+              "bad_utf8", "ping_first", "ask_sampling", "rich", "structured", "log", "cwd", "garbage",
+              "refuse", "rpc_error", "empty"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 tools = [{"name": n, "description": f"Fake tool {n}.",
@@ -51,11 +52,11 @@ def text_result(text: str, is_error: bool = False) -> dict:
     return {"content": [{"type": "text", "text": text}], "isError": is_error}
 
 
-def ask_client(request_id: str, method: str) -> dict:
-    """Send our own request to the client and wait (bounded) for its reply."""
+def ask_client(request_id: str, method: str, wait: float = 10) -> dict:
+    """Send our own request to the client and wait (at most `wait` seconds) for its reply."""
     send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {}})
     with replied:
-        replied.wait_for(lambda: request_id in client_replies, 10)
+        replied.wait_for(lambda: request_id in client_replies, wait)
     return client_replies.get(request_id, {"error": "no reply from the client"})
 
 
@@ -65,13 +66,13 @@ def on_initialize(request: dict) -> None:
             sys.stderr.write(f"log line {i:06d} of the flood\n")
         sys.stderr.flush()
     version = "1999-01-01" if MODE == "bad_version" else request["params"]["protocolVersion"]
-    capabilities = {} if MODE == "no_tools_cap" else {"tools": {"listChanged": True}}
+    capabilities = {} if MODE == "no_tools" else {"tools": {"listChanged": True}}
     reply(request, {"protocolVersion": version, "capabilities": capabilities,
                     "serverInfo": {"name": "fake", "version": "1"}})
 
 
 def on_list(request: dict) -> None:
-    if MODE == "no_tools_cap":
+    if MODE == "no_tools":
         return send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no tools"}})
     if MODE != "paginate":
         return reply(request, {"tools": tools})
@@ -84,26 +85,9 @@ def on_list(request: dict) -> None:
 
 def on_call(request: dict) -> None:
     name, args = request["params"]["name"], request["params"].get("arguments") or {}
-    if MODE == "exit_during_call":
-        crash()
-    if MODE == "hang":
-        return
-    if MODE == "garbage":
-        send("this is not JSON")
-        send({"jsonrpc": "2.0", "id": 999999, "result": {}})
-        send("[1, 2, 3]")
-    if MODE in MODE_RESULTS:
-        return send({"jsonrpc": "2.0", "id": request["id"], **MODE_RESULTS[MODE]})
     if MODE == "out_of_order":
         return hold_then_answer_reversed(request)
     TOOL_BEHAVIOURS.get(name, lambda r, a: reply(r, text_result(str(a.get("text", "")))))(request, args)
-
-
-MODE_RESULTS = {
-    "is_error": {"result": text_result("the tool refused: bad input", is_error=True)},
-    "rpc_error": {"error": {"code": -32602, "message": "invalid params: text is required"}},
-    "empty": {"result": {"content": []}},
-}
 
 
 def crash() -> None:
@@ -118,6 +102,14 @@ def change_tools(request: dict, args: dict) -> None:
     tools = [t for t in tools if t["name"] != "child_pid"] + [{"name": "extra", "description": "New."}]
     send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     reply(request, text_result("changed"))
+
+
+def garbage(request: dict, args: dict) -> None:
+    """Lines that are no reply to anything, then the real reply."""
+    send("this is not JSON")
+    send({"jsonrpc": "2.0", "id": 999999, "result": {}})
+    send("[1, 2, 3]")
+    reply(request, text_result(str(args.get("text", ""))))
 
 
 def bad_utf8(request: dict, args: dict) -> None:
@@ -146,10 +138,15 @@ TOOL_BEHAVIOURS = {
     "cwd": lambda r, a: reply(r, text_result(os.getcwd())),
     "big": lambda r, a: reply(r, text_result("x" * int(a.get("size", 0)))),
     "bad_utf8": bad_utf8,
-    "ping_first": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-ping", "ping")))),
+    "ping_first": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-ping", "ping", a.get("wait", 10))))),
     "ask_sampling": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-2", "sampling/createMessage")))),
     "rich": rich,
     "structured": lambda r, a: reply(r, {"content": [], "structuredContent": {"temperature": 21.5}}),
+    "garbage": garbage,
+    "refuse": lambda r, a: reply(r, text_result("the tool refused: bad input", is_error=True)),
+    "rpc_error": lambda r, a: send({"jsonrpc": "2.0", "id": r["id"],
+                                    "error": {"code": -32602, "message": "invalid params: text is required"}}),
+    "empty": lambda r, a: reply(r, {"content": []}),
     "log": lambda r, a: (send({"jsonrpc": "2.0", "method": "notifications/message",
                                "params": {"level": "warning", "data": "disk almost full"}}),
                          reply(r, text_result("logged"))),

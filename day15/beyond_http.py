@@ -1,9 +1,9 @@
-"""The Streamable HTTP transport for remote servers (MCP 2025-03-26 to 2025-11-25), stdlib only.
+"""Beyond the tutorial: remote servers over Streamable HTTP (MCP 2025-03-26 to 2025-11-25), stdlib only.
 
-Beyond the tutorial: its client speaks only stdio (section 6 names this first). Every JSON-RPC
-message is a POST to the server's URL; the answer is 202 (nothing), one JSON body, or a stream
-of Server-Sent Events whose messages may include server requests and notifications before the
-response. Each message goes to the client (mcp.McpClient routes it) exactly as on stdio.
+The tutorial's client speaks only stdio (its section 6 names this first). Every JSON-RPC message
+is a POST to the server's URL; the answer is 202 (nothing), one JSON body, or a stream of
+Server-Sent Events whose messages may include server requests and notifications before the
+response. Each message goes to the full client (beyond_client.py) exactly as on stdio.
 """
 import http.client
 import json
@@ -12,15 +12,15 @@ import time
 import urllib.parse
 from collections.abc import Callable
 
-from mcp_config import McpError, ServerConfig, expand
-from mcp_stdio import shorten
+from beyond_config import ServerConfig, expand
+from beyond_text import shorten
+from chat import error_detail
+from mcp import McpError
 
 # Plain http is allowed only to this machine unless the entry says "allowInsecure": true.
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 # stop() sends DELETE to end the session; a server that does not answer quickly is left alone.
 DELETE_TIMEOUT_S = 2.0
-# How much of an error body goes into the message: the server's explanation, not a whole page.
-ERROR_BODY_CHARS = 300
 
 
 class HttpTransport:
@@ -32,8 +32,8 @@ class HttpTransport:
         self.name, self.config = name, config
         self.deliver, self.log, self.handshake = deliver, log, handshake  # the client's callbacks
         self.shown_url = config.url  # as written in mcp.json: ${VAR} stays unexpanded in messages
-        self.url = urllib.parse.urlsplit(expand(config.url, f"{name}: url"))
-        self.headers = {k: expand(v, f"{name}: headers.{k}") for k, v in config.headers.items()}
+        self.url = urllib.parse.urlsplit(expand(config.url, "url"))
+        self.headers = {k: expand(v, f"headers.{k}") for k, v in config.headers.items()}
         # _session_lock guards session_id and protocol_version, which a new handshake replaces.
         self._session_lock = threading.Lock()
         self.session_id: str | None = None
@@ -42,13 +42,13 @@ class HttpTransport:
     def start(self) -> None:
         """Check the URL; there is nothing to connect until the first request."""
         if self.config.kind == "sse":
-            raise McpError(f"{self.name}: the old HTTP+SSE transport (\"type\": \"sse\") is not supported; "
-                           "use the server's Streamable HTTP endpoint with \"type\": \"http\"")
+            raise McpError("the old HTTP+SSE transport (\"type\": \"sse\") is not supported; "
+                           "use the server's Streamable HTTP endpoint with \"type\": \"http\"", self.name)
         if self.url.scheme not in ("http", "https") or not self.url.hostname:
-            raise McpError(f"{self.name}: url {self.shown_url} must start with http:// or https://")
+            raise McpError(f"url {self.shown_url} must start with http:// or https://", self.name)
         if self.url.scheme == "http" and self.url.hostname not in LOCAL_HOSTS and not self.config.allow_insecure:
-            raise McpError(f"{self.name}: plain http to {self.url.hostname} would send everything unencrypted; "
-                           "use https, or add \"allowInsecure\": true to the entry")
+            raise McpError(f"plain http to {self.url.hostname} would send everything unencrypted; "
+                           "use https, or add \"allowInsecure\": true to the entry", self.name)
 
     def send(self, message: dict) -> None:
         """POST one message and hand every message of the answer to the client."""
@@ -58,7 +58,7 @@ class HttpTransport:
             self._renew_session(session)  # the server forgot our session: initialize again, once
             status = self._post(message, self.session_id)
         if status == 404:
-            raise McpError(f"{self.name}: {_what(message)} to {self.shown_url} failed: HTTP 404 (session expired)")
+            raise McpError(f"{_what(message)} to {self.shown_url} failed: HTTP 404 (session expired)", self.name)
 
     def stop(self) -> None:
         """End the session with DELETE (a 405 means the server does not allow that; fine)."""
@@ -90,10 +90,10 @@ class HttpTransport:
         except TimeoutError:
             if "id" in message and "method" in message:
                 raise  # a request: the client reports the timeout and cancels it, as on stdio
-            raise McpError(f"{self.name}: no answer to {_what(message)} within {self.config.timeout:g} s") from None
+            raise McpError(f"no answer to {_what(message)} within {self.config.timeout:g} s", self.name) from None
         except (OSError, http.client.HTTPException) as e:
             reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
-            raise McpError(f"{self.name}: {_what(message)} to {self.shown_url} failed: {reason}") from None
+            raise McpError(f"{_what(message)} to {self.shown_url} failed: {reason}", self.name) from None
         finally:
             connection.close()
 
@@ -115,7 +115,7 @@ class HttpTransport:
 
     def _read_answer(self, message: dict, response: http.client.HTTPResponse, deadline: float) -> None:
         if response.status >= 400:
-            raise McpError(self._http_error(message, response))
+            raise McpError(self._http_error(message, response), self.name)
         if message.get("method") == "initialize" and response.getheader("Mcp-Session-Id"):
             self.session_id = response.getheader("Mcp-Session-Id")
         if "id" not in message or "method" not in message:
@@ -128,8 +128,8 @@ class HttpTransport:
             self._deliver(message, answer)
             if "method" not in answer and answer.get("id") == message["id"]:
                 return  # our reply: the rest of the stream is not ours to wait for
-        raise McpError(f"{self.name}: {message['method']} to {self.shown_url} failed: "
-                       "the server ended its answer without a reply")
+        raise McpError(f"{message['method']} to {self.shown_url} failed: "
+                       "the server ended its answer without a reply", self.name)
 
     def _deliver(self, request: dict, answer: dict) -> None:
         if request["method"] == "initialize" and answer.get("id") == request["id"]:
@@ -139,13 +139,9 @@ class HttpTransport:
 
     def _http_error(self, message: dict, response: http.client.HTTPResponse) -> str:
         """HTTP status, with the JSON-RPC error's message when the body carries one."""
-        body = response.read(64 * 1024).decode("utf-8", "replace")
-        try:
-            detail = json.loads(body)["error"]["message"]
-        except (ValueError, KeyError, TypeError):
-            detail = body.strip()[:ERROR_BODY_CHARS] or response.reason
+        detail = error_detail(response.read(64 * 1024), response.reason)
         hint = " (check the entry's headers)" if response.status in (401, 403) else ""
-        return f"{self.name}: {_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}{hint}"
+        return f"{_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}{hint}"
 
     def _json_messages(self, body: bytes) -> list[dict]:
         """A JSON body: one message, or a batch of them; anything else is reported, not dropped."""

@@ -1,8 +1,10 @@
-"""The stdio transport: one server subprocess, one JSON message per line (tutorial Day 15, section 4.4).
+"""Beyond the tutorial: the stdio transport of the full client (beyond_client.py).
 
-Owns the process, its three pipes and the two threads that read them. It hands every message
-to the client (mcp.McpClient routes it) and says once why the server went away. Shutdown:
-close stdin, wait, SIGTERM the process group, wait, SIGKILL the group.
+The tutorial's client (mcp.py) spawns the server with the agent's environment and kill()s it.
+Here the server runs in its own process group with a safe environment, every line of stdout goes
+to the client's _accept, stderr is drained so the server never blocks on it, the reason it went
+away carries its exit code and last stderr line, and stop() ends the whole group: close stdin,
+wait, SIGTERM, wait, SIGKILL.
 """
 import json
 import os
@@ -12,7 +14,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from mcp_config import McpError, ServerConfig, server_command, server_env
+from beyond_config import ServerConfig, server_command, server_env
+from mcp import McpError
 
 # Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
 PIPE_BUFFER_BYTES = 65536
@@ -23,7 +26,7 @@ STOP_GRACE_S = 1.0
 class StdioTransport:
     """A server started as a subprocess; messages are newline-delimited JSON on stdin/stdout."""
 
-    def __init__(self, name: str, config: ServerConfig, deliver: Callable[[dict], None],
+    def __init__(self, name: str, config: ServerConfig, deliver: Callable[[bytes], None],
                  closed: Callable[[str], None], log: Callable[[str], None]) -> None:
         self.name, self.config = name, config
         self.deliver, self.closed, self.log = deliver, closed, log  # the client's callbacks
@@ -36,15 +39,14 @@ class StdioTransport:
 
     def start(self) -> None:
         """Spawn the server and start the reader threads; McpError if it cannot be started."""
-        command = server_command(self.config, self.name)
+        command = server_command(self.config)
         try:
             self.proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                bufsize=PIPE_BUFFER_BYTES, env=server_env(self.config, self.name), cwd=self.config.cwd,
-                # Beyond the tutorial: an own process group, so launchers' children stop with them.
-                start_new_session=True)
+                bufsize=PIPE_BUFFER_BYTES, env=server_env(self.config), cwd=self.config.cwd,
+                start_new_session=True)  # its own process group, so launchers' children stop with it
         except OSError as e:
-            raise McpError(f"{self.name}: cannot start server: {e.strerror or e} ({command[0]})") from None
+            raise McpError(f"cannot start server: {e.strerror or e} ({command[0]})", self.name) from None
         stderr = threading.Thread(target=self._drain_stderr, name=f"mcp-{self.name}-stderr", daemon=True)
         stdout = threading.Thread(target=self._read_stdout, args=(stderr,),
                                   name=f"mcp-{self.name}-stdout", daemon=True)
@@ -59,32 +61,17 @@ class StdioTransport:
                 self.proc.stdin.write(data)
                 self.proc.stdin.flush()
         except (OSError, ValueError):  # broken pipe, or stdin already closed by stop()
-            raise McpError(f"{self.name}: {message.get('method', 'reply')} failed: "
-                           "the server is not reading its input") from None
+            raise McpError(f"{message.get('method', 'reply')} failed: the server is not reading its input",
+                           self.name) from None
 
     def _read_stdout(self, stderr: threading.Thread) -> None:
         """Reader thread: one JSON message per line; when stdout closes, say why once."""
         try:
             for line in self.proc.stdout:
-                self._handle_line(line)
+                if not line.isspace():  # stops at the first other byte, so a 20 MB line is not copied
+                    self.deliver(line)
         finally:
             self.closed(self._exit_reason(stderr))
-
-    def _handle_line(self, line: bytes) -> None:
-        if line.isspace():  # stops at the first other byte, so a 20 MB line is not copied
-            return
-        try:
-            message = json.loads(line)
-        except UnicodeDecodeError:
-            # Beyond the tutorial: invalid UTF-8 is replaced and reported, never fatal.
-            self.log("replaced invalid UTF-8 in a message from the server")
-            message = _loads_or_none(line.decode("utf-8", "replace"))
-        except ValueError:
-            message = None
-        if isinstance(message, dict):
-            self.deliver(message)
-        else:
-            self.log(f"skipped a line that is not a JSON-RPC message: {shorten(line.decode('utf-8', 'replace'))}")
 
     def _drain_stderr(self) -> None:
         """Stderr thread: an undrained pipe would block the server, so print every line."""
@@ -94,7 +81,6 @@ class StdioTransport:
                 self._last_stderr = line
                 self.log(line)
 
-    # Beyond the tutorial: the reason carries the exit code and the server's last stderr line.
     def _exit_reason(self, stderr: threading.Thread) -> str:
         """Why stdout closed: the exit code and the server's last stderr line, if any."""
         if self._stopping:
@@ -127,18 +113,6 @@ class StdioTransport:
                 thread.join(STOP_GRACE_S)
             if not thread.is_alive():  # a pipe still held by an escaped process stays open
                 pipe.close()
-
-
-def _loads_or_none(text: str) -> object:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def shorten(text: str, limit: int = 200) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
 def _wait_group(proc: subprocess.Popen, timeout: float) -> bool:

@@ -1,19 +1,22 @@
-"""Reading .geekagent/mcp.json and building a server's environment (the config part of mcp.ts).
+"""Beyond the tutorial: a checked .geekagent/mcp.json, `${VAR}` expansion and a safe environment.
 
-Owns the config's shape and its checks, `${VAR}` expansion, the environment a server gets, and
-McpError, the one exception type of every MCP failure. Starting and talking to servers is mcp.py's job.
+The tutorial's connect_mcp_servers (mcp.py) reads mcpServers as it is and hands every server the
+agent's whole environment. Here each entry is checked before anything starts (an error names the
+file and the key), Claude Desktop's and Claude Code's extra keys are understood, and a server gets
+only a safe part of the environment plus its own `env`.
 """
-import json
 import os
 import re
 import sys
+from dataclasses import dataclass, field
+
+from mcp import REQUEST_TIMEOUT_S, McpError, McpServerConfig
+from permissions import read_json
 
 MCP_CONFIG_PATH = ".geekagent/mcp.json"
-# A silent server counts as failed after this long, so the REPL never hangs on it (tutorial value).
-REQUEST_TIMEOUT_S = 10.0
 
-# Beyond the tutorial: a server inherits only these variables (the official SDKs' list) plus its
-# config `env`, so secrets such as OPENAI_API_KEY never reach third-party code unasked.
+# A server inherits only these variables (the official SDKs' list) plus its config `env`, so
+# secrets such as OPENAI_API_KEY never reach third-party code unasked.
 SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
                     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME",
@@ -22,45 +25,25 @@ SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class McpError(Exception):
-    """Any MCP failure, config included; the message names the file or server and what happened."""
-
-
-# The fixed shapes here and in mcp.py are plain classes, not @dataclass: importing dataclasses
-# (it imports inspect, ast and dis) would cost more start-up time than the whole client.
-class ServerConfig:
-    """One entry of mcpServers in .geekagent/mcp.json."""
-
-    def __init__(self, command: str, args: list[str] | None = None, env: dict[str, str] | None = None,
-                 timeout: float = REQUEST_TIMEOUT_S, cwd: str | None = None, disabled: bool = False,
-                 url: str | None = None, kind: str = "stdio", headers: dict[str, str] | None = None,
-                 allow_insecure: bool = False) -> None:
-        self.command = command
-        self.args = [] if args is None else args
-        self.env = {} if env is None else env
-        # Beyond the tutorial: a per-server request timeout, for servers that are slow on purpose.
-        self.timeout = timeout
-        # Beyond the tutorial: Claude Desktop's `cwd` and `disabled`.
-        self.cwd = cwd
-        self.disabled = disabled
-        # Beyond the tutorial: a remote server (mcp_http.py): its URL, `type`, headers, and whether
-        # plain http to another host is allowed.
-        self.url = url
-        self.kind = kind
-        self.headers = {} if headers is None else headers
-        self.allow_insecure = allow_insecure
+@dataclass
+class ServerConfig(McpServerConfig):
+    """The tutorial's entry (command, args, env) plus the keys real configs use."""
+    timeout: float = REQUEST_TIMEOUT_S  # seconds per request, for servers that are slow on purpose
+    cwd: str | None = None              # Claude Desktop's working directory for the server
+    disabled: bool = False              # Claude Desktop's switch: configured, not started
+    kind: str = "stdio"                 # "type": "stdio", or "http" for a remote server (beyond_http.py)
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    allow_insecure: bool = False        # plain http to another host, only when the entry says so
 
 
 def load_mcp_config(path: str = MCP_CONFIG_PATH) -> dict[str, ServerConfig]:
     """Read mcp.json; a missing file means no servers, a broken one raises McpError naming it."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as e:
-        raise McpError(f"{path}: cannot read MCP config: {e}") from None
-    servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
+        data = read_json(path)
+    except ValueError as e:
+        raise McpError(str(e)) from None
+    servers = {} if data is None else data.get("mcpServers", {}) if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise McpError(f"{path}: \"mcpServers\" must be an object of server name -> config")
     return {name: parse_server_config(f"{path}: mcpServers.{name}", entry)
@@ -106,7 +89,6 @@ def _problem(c: ServerConfig) -> str | None:
     return next((message for ok, message in checks if not ok), None)
 
 
-# Beyond the tutorial: a config can name a secret without containing it.
 def expand(text: str, where: str) -> str:
     """${VAR} and ${VAR:-default} from the agent's environment; a missing VAR is an error."""
     def value(match: re.Match) -> str:
@@ -116,18 +98,18 @@ def expand(text: str, where: str) -> str:
         if default is not None:
             return default
         raise McpError(f"{where}: ${{{name}}} is not set; set it in the environment or .env, "
-                          f"or write ${{{name}:-default}}")
+                       f"or write ${{{name}:-default}}")
     return VARIABLE.sub(value, text)
 
 
-def server_command(config: ServerConfig, server: str) -> list[str]:
+def server_command(config: ServerConfig) -> list[str]:
     """command and args with variables expanded."""
-    return [expand(part, f"{server}: command/args") for part in [config.command, *config.args]]
+    return [expand(part, "command/args") for part in [config.command, *config.args]]
 
 
-def server_env(config: ServerConfig, server: str) -> dict[str, str]:
+def server_env(config: ServerConfig) -> dict[str, str]:
     """The safe part of the agent's environment plus the config's env (expanded)."""
     names = SAFE_ENV_WINDOWS if sys.platform == "win32" else SAFE_ENV_POSIX
     env = {name: os.environ[name] for name in names if name in os.environ}
-    env.update({key: expand(value, f"{server}: env.{key}") for key, value in config.env.items()})
+    env.update({key: expand(value, f"env.{key}") for key, value in config.env.items()})
     return env

@@ -1,0 +1,164 @@
+"""Beyond the tutorial: the full agent's MCP servers as registry tools; the one entry point of the full client.
+
+The tutorial's adapter and connect functions (mcp.py) start servers one by one and register names as
+they come. Here servers start in parallel, every entry is checked first (beyond_config.py), names stay
+within the API's 64 characters and distinct, the permission prompt shows the arguments, and the
+registry follows a server's tool-list changes and restarts. Exports McpClient (beyond_client.py),
+McpError, connect_mcp_servers, mcp_statuses and stop_mcp_servers for the REPL, the bench and scripts.
+"""
+import json
+import re
+import threading
+import zlib
+from dataclasses import dataclass
+
+import mcp
+import permissions
+from beyond_client import McpClient
+from beyond_config import MCP_CONFIG_PATH, load_mcp_config
+from beyond_text import shorten
+from mcp import McpError
+from tools import Tool, get_tool, register_tool, unregister_tool
+
+__all__ = ["McpClient", "McpError", "McpStatus", "connect_mcp_servers", "mcp_statuses", "stop_mcp_servers"]
+
+# The OpenAI API refuses longer function names.
+MAX_TOOL_NAME = 64
+# The permission prompt shows at most this much of the arguments, so a huge payload stays readable.
+PROMPT_ARGS_CHARS = 500
+
+
+# --- the registry adapter ------------------------------------------------------------------
+
+def registry_name(server: str, tool: str, hashed: bool = False) -> str:
+    """mcp_<server>_<tool> as the twin makes it; cut with a short hash when too long or (hashed) taken."""
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{tool}")
+    if len(name) <= MAX_TOOL_NAME and not hashed:
+        return name
+    digest = f"{zlib.crc32(f'{server}/{tool}'.encode()):08x}"
+    return f"{name[:MAX_TOOL_NAME - len(digest) - 1]}_{digest}"
+
+
+def as_registry_tool(server: str, client: McpClient, info: dict, name: str | None = None) -> Tool:
+    """The twin's adapter, with a prompt that shows the arguments the tool will get."""
+    name = name or registry_name(server, info["name"])
+
+    def run(args: dict) -> str:
+        shown = shorten(json.dumps(args, ensure_ascii=False), PROMPT_ARGS_CHARS)
+        prompt = f"MCP server '{server}' wants to run tool '{info['name']}' ({name}) with {shown}. Allow?"
+        if not permissions.authorize(name, prompt):
+            return f"call cancelled: the user declined {name}."
+        return client.call_tool(info["name"], args)
+
+    return Tool(name=name, description=f"[MCP:{server}] {info.get('description') or info['name']}",
+                parameters=info.get("inputSchema") or {"type": "object", "properties": {}},
+                run=run, authorizes=True)
+
+
+# --- the set of connected servers ------------------------------------------------------------
+
+@dataclass
+class McpStatus(mcp.McpStatus):
+    """The twin's status, plus the running client and whether the entry is disabled."""
+    client: McpClient | None = None
+    disabled: bool = False
+
+
+# _servers_lock guards _statuses and the MCP part of the registry: a server's tool-list change
+# updates both from a helper thread while the REPL reads them.
+_statuses: dict[str, McpStatus] = {}
+_servers_lock = threading.Lock()
+
+
+def connect_mcp_servers(path: str = MCP_CONFIG_PATH) -> list[McpStatus]:
+    """Start every configured server at once and register its tools; one failure never stops the others."""
+    configs = load_mcp_config(path)  # a broken file raises before any server starts
+    clients = {name: McpClient(name, config, on_tools_changed=_sync_tools)
+               for name, config in configs.items() if not config.disabled}
+    errors: dict[str, str | None] = {}
+    threads = [threading.Thread(target=lambda c=c: errors.__setitem__(c.name, _start(c)),
+                                name=f"mcp-{c.name}-connect") for c in clients.values()]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        with _servers_lock:
+            for name in configs:  # registered in config order, so names are stable
+                _statuses[name] = _connected(name, clients.get(name), errors.get(name, "failed to start"))
+    except BaseException:  # Ctrl-C or SIGTERM during start-up: no server may outlive the agent
+        for client in clients.values():
+            client.stop()  # a start still under way then fails at its next request and cleans up
+        raise
+    return mcp_statuses()
+
+
+def _start(client: McpClient) -> str | None:
+    """None once started, or the error."""
+    try:
+        client.start()
+    except McpError as e:
+        return str(e)
+    return None
+
+
+def _connected(name: str, client: McpClient | None, error: str | None) -> McpStatus:
+    """Caller holds _servers_lock."""
+    if client is None:
+        return McpStatus(name, [], disabled=True)
+    if error:
+        return McpStatus(name, [], error)
+    return McpStatus(name, _register_all(name, client), client=client)
+
+
+def _sync_tools(client: McpClient) -> None:
+    """Replace a server's registered tools by its current list; policies stay."""
+    with _servers_lock:
+        status = _statuses.get(client.name)
+        if status is None or status.client is not client:
+            return  # stopped meanwhile
+        for tool in status.tools:
+            unregister_tool(tool)
+        status.tools = _register_all(client.name, client)
+
+
+def _register_all(server: str, client: McpClient) -> list[str]:
+    """Register every tool of a server with default policy ask; returns the names they got.
+
+    Caller holds _servers_lock.
+    """
+    names = []
+    for info in client.tools:
+        if not isinstance(info.get("name"), str):
+            client.log(f"skipped a tool without a name: {shorten(json.dumps(info))}")
+            continue
+        name = registry_name(server, info["name"])
+        if get_tool(name):  # a colliding name gets a distinct hashed one
+            name = registry_name(server, info["name"], hashed=True)
+        try:
+            register_tool(as_registry_tool(server, client, info, name))
+        except ValueError as e:
+            client.log(f"skipped tool {info['name']}: {e}")
+            continue
+        permissions.ensure_tool_policy(name, "ask")
+        names.append(name)
+    return names
+
+
+def mcp_statuses() -> list[McpStatus]:
+    """Per server, in config order: its registered tool names, or its error."""
+    with _servers_lock:
+        return list(_statuses.values())
+
+
+def stop_mcp_servers() -> None:
+    """Stop every server and remove its tools from the registry."""
+    with _servers_lock:
+        statuses = list(_statuses.values())
+        _statuses.clear()
+        for status in statuses:
+            for tool in status.tools:
+                unregister_tool(tool)
+    for status in statuses:
+        if status.client:
+            status.client.stop()
