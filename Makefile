@@ -1,12 +1,17 @@
 # The two commands a reader needs: `make run` and `make test`. Only python3 and make are assumed.
+# `make demo` shows tutorial section 4.1 without an API key (`make demo ARGS=--tutorial` for the twin).
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: run test interop bench bench-peers clean
+.PHONY: run demo test interop bench bench-peers clean
 
 run:
-	$(PYTHON) day15/index.py
+	$(PYTHON) day15/index.py $(ARGS)
+
+# The agent against the scripted model of the tests, in this terminal: no key, no network.
+demo:
+	$(PYTHON) tests/fakes/demo_model.py $(ARGS)
 
 # pytest is the only test dependency; it goes into .venv the first time.
 test: $(VENV)/.pytest-installed

@@ -34,10 +34,13 @@ class HttpTransport:
         self.shown_url = config.url  # as written in mcp.json: ${VAR} stays unexpanded in messages
         self.url = urllib.parse.urlsplit(expand(config.url, "url"))
         self.headers = {k: expand(v, f"headers.{k}") for k, v in config.headers.items()}
-        # _session_lock guards session_id and protocol_version, which a new handshake replaces.
-        self._session_lock = threading.Lock()
+        # session_id and protocol_version come from the handshake; each is replaced whole.
         self.session_id: str | None = None
         self.protocol_version: str | None = None
+        # _renew_lock guards _renewing: set while one thread initializes an expired session again,
+        # so the others wait for that renewal instead of starting their own. Never held across I/O.
+        self._renew_lock = threading.Lock()
+        self._renewing: threading.Event | None = None
 
     def start(self) -> None:
         """Check the URL; there is nothing to connect until the first request."""
@@ -170,12 +173,23 @@ class HttpTransport:
 
     def _renew_session(self, stale: str) -> None:
         """One new handshake for all the threads that found the same session expired."""
-        with self._session_lock:
-            if self.session_id != stale:
-                return  # another thread has renewed it already
+        with self._renew_lock:
+            renewal, mine = self._renewing, self._renewing is None
+            if mine:
+                if self.session_id != stale:
+                    return  # another thread has renewed it already
+                renewal = self._renewing = threading.Event()
+        if not mine:
+            renewal.wait(self.config.timeout)  # its handshake is bounded by the same timeout
+            return
+        try:
             self.session_id = self.protocol_version = None
             self.log("the session expired; initializing again")
             self.handshake()
+        finally:
+            with self._renew_lock:
+                self._renewing = None
+            renewal.set()
 
 
 def _what(message: dict) -> str:

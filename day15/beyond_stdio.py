@@ -19,6 +19,8 @@ from mcp import McpError
 
 # Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
 PIPE_BUFFER_BYTES = 65536
+# One encoder for every message: json.dumps(..., ensure_ascii=False) would build a new one per call.
+JSON_ENCODER = json.JSONEncoder(ensure_ascii=False)
 # How long stop() gives a server at each step (stdin closed, then SIGTERM) before the next one.
 STOP_GRACE_S = 1.0
 
@@ -55,7 +57,7 @@ class StdioTransport:
             thread.start()
 
     def send(self, message: dict) -> None:
-        data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+        data = (JSON_ENCODER.encode(message) + "\n").encode("utf-8")
         try:
             with self._write_lock:
                 self.proc.stdin.write(data)

@@ -61,8 +61,8 @@ class McpClient:
         self.name = name
         self.cfg = cfg
         self.proc: subprocess.Popen | None = None
-        # _lock guards _next_id, _pending and _dead: callers and the reader thread share them
-        # (Node runs one callback at a time; we have threads). Never held across I/O or a wait.
+        # _lock guards _next_id, _pending and every change of _dead: callers and the reader thread
+        # share them (Node runs one callback at a time; we have threads). Never held across I/O or a wait.
         self._lock = threading.Lock()
         self._next_id = 1
         # id -> the waiting caller's reply slot; the reader puts the result or an McpError in it.

@@ -2,13 +2,15 @@
 import json
 import re
 import signal
+import subprocess
 import sys
 import threading
 import time
 
 import pytest
 
-from conftest import agent_env, assert_no_process_left, demo, fake, processes_in, run_agent, wait_for_output, workdir
+from conftest import (FAKES, ROOT, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent,
+                      wait_for_output, workdir)
 from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, tool_calls
 
 SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
@@ -181,3 +183,13 @@ def test_sigterm_during_startup_leaves_no_server(tmp_path, start_agent):
     agent.communicate(timeout=30)
     assert agent.returncode == 128 + signal.SIGTERM
     assert_no_process_left(cwd)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_make_demo_runs_the_conversation(mode):
+    """make demo: the scripted model calls both demo tools, the user answers y twice, the answer sums up."""
+    done = subprocess.run([sys.executable, str(FAKES / "demo_model.py"), *MODES[mode]], cwd=ROOT,
+                          input=f"{SCENARIO}\ny\ny\n/exit\n", capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert BANNER[mode] in done.stdout and done.stdout.count("Allow? [y/N]") == 2
+    assert re.search(r'The die says: rolled [1-6]\. "Model Context Protocol": 22 characters, 3 words\.', done.stdout)

@@ -1,4 +1,6 @@
-"""make bench: day15/mcp.py's McpClient beside a raw-pipe floor, on one common echo server.
+"""make bench: the full client (day15/beyond_mcp.py) and the twin (day15/mcp.py) beside a raw-pipe floor.
+
+All three speak to one common echo server.
 
 Stdlib only; not collected by pytest. Every figure is the median of several runs (min-max
 beside it) and a ratio to the floor measured in the same run. On Linux the comparison runs
@@ -60,8 +62,13 @@ class Floor:
 
 
 def ours():
+    import beyond_mcp
+    return beyond_mcp.McpClient("bench", {"command": ECHO[0], "args": ECHO[1:], "timeout": PHASE_TIMEOUT_S})
+
+
+def twin():
     import mcp
-    return mcp.McpClient("bench", {"command": ECHO[0], "args": ECHO[1:], "timeout": PHASE_TIMEOUT_S})
+    return mcp.McpClient("bench", mcp.McpServerConfig(ECHO[0], ECHO[1:]))
 
 
 def started(make):
@@ -131,8 +138,8 @@ def blob_ms(make) -> float:
     return elapsed
 
 
-def import_ms() -> float:
-    code = ("import sys, time; sys.path.insert(0, 'day15'); t = time.perf_counter(); import mcp; "
+def import_ms(module: str) -> float:
+    code = (f"import sys, time; sys.path.insert(0, 'day15'); t = time.perf_counter(); import {module}; "
             "print((time.perf_counter() - t) * 1000)")
     return float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                                 timeout=PHASE_TIMEOUT_S, check=True).stdout)
@@ -155,7 +162,7 @@ def first_prompt_ms() -> float:
             seen += chunk
         elapsed = (time.perf_counter() - begun) * 1000
         agent.communicate(b"/exit\n", timeout=PHASE_TIMEOUT_S)
-    assert b"demo: 2 tools" in seen
+    assert b"demo (2 tools)" in seen
     return elapsed
 
 
@@ -167,8 +174,8 @@ def bare_python_ms() -> float:
 
 
 def parallel_start_ms(count: int) -> float:
-    """connect_mcp_servers() with `count` servers that each take 300 ms to start."""
-    import mcp
+    """connect_mcp_servers() of the full client with `count` servers that each take 300 ms to start."""
+    import beyond_mcp as mcp
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "mcp.json"
         server = {"command": ECHO[0], "args": ECHO[1:] + ["0.3"]}
@@ -218,6 +225,11 @@ def comparison(label: str) -> list[tuple]:
             (f"sequential call, p99 µs ({label})", [s["p99"] for s in ours_seq], [s["p99"] for s in floor_seq], ""),
             (f"8 threads, calls/s ({label})", runs(threaded_calls_per_s, ours), None, "≥ 25,000"),
             (f"10 MB result, ms ({label})", runs(blob_ms, ours), runs(blob_ms, Floor), "≤ 1.2× floor")]
+    twin_seq = runs(sequential_us, twin)
+    rows += [(f"twin (mcp.py): sequential call, median µs ({label})", [s["median"] for s in twin_seq],
+              rows[0][2], ""),
+             (f"twin (mcp.py): 8 threads, calls/s ({label})", runs(threaded_calls_per_s, twin), None, ""),
+             (f"twin (mcp.py): 10 MB result, ms ({label})", runs(blob_ms, twin), rows[4][2], "")]
     if PEER_PYTHON.exists():
         rows += [(f"official Python SDK: sequential call, median µs ({label})", peer_runs("sequential"),
                   rows[0][2], "about 237 µs where the floor is 24"),
@@ -238,7 +250,7 @@ def main() -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     if hasattr(signal, "alarm"):
         signal.alarm(WHOLE_RUN_LIMIT_S)  # SIGALRM ends the run; the servers see end of input and exit
-    import_ms(), first_prompt_ms()
+    import_ms("beyond_mcp"), first_prompt_ms()
     began = time.perf_counter()
     rows = []
     if hasattr(os, "sched_setaffinity"):
@@ -248,7 +260,9 @@ def main() -> None:
     rows += comparison("unpinned")
     rows += [("spawn to tools listed, ms", runs(spawn_to_tools_ms, ours), runs(spawn_to_tools_ms, Floor),
               "within 10 ms of floor"),
-             ("import day15/mcp.py, ms", runs(import_ms), None, "≤ 10 ms"),
+             ("twin: spawn to tools listed, ms", runs(spawn_to_tools_ms, twin), None, ""),
+             ("import day15/beyond_mcp.py (full client), ms", runs(import_ms, "beyond_mcp"), None, "≤ 10 ms"),
+             ("import day15/mcp.py (twin), ms", runs(import_ms, "mcp"), None, ""),
              ("index.py to first prompt (demo), ms", runs(first_prompt_ms), runs(bare_python_ms),
               "≤ 150 ms"),
              ("three 300 ms servers, ms", runs(parallel_start_ms, 3), runs(parallel_start_ms, 1),
