@@ -46,7 +46,9 @@ class StdioTransport:
             self.proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 bufsize=PIPE_BUFFER_BYTES, env=server_env(self.config), cwd=self.config.cwd,
-                start_new_session=True)  # its own process group, so launchers' children stop with it
+                # A session of its own: its own process group, so stop() reaches the children of
+                # launchers such as npx, no controlling terminal, and Ctrl-C stays ours.
+                start_new_session=True)
         except OSError as e:
             raise McpError(f"cannot start server: {e.strerror or e} ({command[0]})", self.name) from None
         stderr = threading.Thread(target=self._drain_stderr, name=f"mcp-{self.name}-stderr", daemon=True)
