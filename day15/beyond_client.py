@@ -10,11 +10,12 @@ import json
 import queue
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 import mcp
 from beyond_config import ServerConfig, parse_server_config
-from beyond_stdio import StdioTransport
+from beyond_stdio import SIGNAL_CHECK_S, StdioTransport
 from beyond_text import shorten
 from mcp import McpError
 
@@ -27,6 +28,13 @@ CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
 MAX_TOOL_PAGES = 100
 # JSON-RPC's "method not found": a server without tools may answer tools/list with it.
 METHOD_NOT_FOUND = -32601
+# A server that announces tool-list changes over and over is re-listed at most once per this
+# interval, doubled each time the list came back unchanged (up to the cap): a server that repeats
+# itself forever then costs a tools/list every few minutes.
+RELIST_INTERVAL_S = 1.0
+RELIST_INTERVAL_CAP_S = 300.0
+# A crashed server is started again once per crash, and at most this many times in a session.
+MAX_RESTARTS = 3
 
 
 class McpClient(mcp.McpClient):
@@ -39,9 +47,17 @@ class McpClient(mcp.McpClient):
         # Called (from a helper thread) after the server's tool list changed and was read again.
         self.on_tools_changed = on_tools_changed
         self._transport = None
-        # _restart_lock lets one caller restart a dead server while the others wait for it.
+        # _restart_lock lets one caller restart a dead server while the others wait for it, and
+        # guards _restarts and _restart_failed.
         self._restart_lock = threading.Lock()
+        self._restarts = 0
+        self._restart_failed: str | None = None  # why the last restart failed: no other until it runs again
         self._closed = False  # stop() was called: never restart
+        # _relist_lock guards _relisting and _relist_again: one re-list in flight, one queued.
+        self._relist_lock = threading.Lock()
+        self._relisting = False
+        self._relist_again = False
+        self._dropped_answers = 0  # answers to the server's requests that could not be written at once
 
     # --- the twin's public methods, overridden -------------------------------------------------
 
@@ -67,18 +83,25 @@ class McpClient(mcp.McpClient):
                 if e.code == METHOD_NOT_FOUND:
                     return found
                 raise
-            found += [t for t in result.get("tools") or [] if isinstance(t, dict)]
-            if not result.get("nextCursor"):
+            tools = result.get("tools", [])
+            if not isinstance(tools, list):
+                raise McpError(f"tools/list answered \"tools\" that is not a list: {shorten(json.dumps(tools))}",
+                               self.name)
+            found += [t for t in tools if isinstance(t, dict)]
+            cursor = result.get("nextCursor")
+            if not cursor:
                 return found
-            params = {"cursor": result["nextCursor"]}
+            params = {"cursor": cursor}
         raise McpError(f"tools/list still had more pages after {MAX_TOOL_PAGES}", self.name)
 
     def call_tool(self, tool: str, args: dict) -> str:
         """Call one tool by the server's own name; every kind of content becomes text."""
         self._restart_if_dead()
         result = self._request("tools/call", {"name": tool, "arguments": args})
+        if not isinstance(result.get("content", []), list):
+            raise McpError("tools/call answered \"content\" that is not a list", self.name)
         text = content_text(result)
-        if result.get("isError"):
+        if result.get("isError") is True:  # only true counts: "false" or 1 is not an error flag
             raise McpError(text, self.name)
         return text
 
@@ -96,9 +119,9 @@ class McpClient(mcp.McpClient):
                 self._mark_dead(reason)
         if self.cfg.kind != "stdio":
             from beyond_http import HttpTransport  # imported only when a remote server is configured
-            transport = HttpTransport(self.name, self.cfg, self._route, closed, self.log, self._handshake)
+            transport = HttpTransport(self.name, self.cfg, self._accept_message, closed, self.log, self._handshake)
         else:
-            transport = StdioTransport(self.name, self.cfg, self._accept, closed, self.log)
+            transport = StdioTransport(self.name, self.cfg, self._accept, closed, self.log, self._reject)
         return transport
 
     def _handshake(self) -> dict:
@@ -118,14 +141,20 @@ class McpClient(mcp.McpClient):
         except UnicodeDecodeError:  # invalid UTF-8 is replaced and reported, never fatal
             self.log("replaced invalid UTF-8 in a message from the server")
             message = _loads_or_none(line.decode("utf-8", "replace"))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
             message = None
-        for one in message if isinstance(message, list) else [message]:  # an HTTP body may be a batch
-            if isinstance(one, dict):
-                self._route(one)
-            else:
-                text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-                self.log(f"skipped a line that is not a JSON-RPC message: {shorten(text)}")
+        if not isinstance(message, dict):
+            text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+            self.log(f"skipped a line that is not a JSON-RPC message: {shorten(text)}")
+            return
+        self._accept_message(message)
+
+    def _accept_message(self, message: dict) -> None:
+        """Route one parsed message; whatever goes wrong is reported, so the reading thread lives on."""
+        try:
+            self._route(message)
+        except Exception as e:  # a message we cannot handle is reported; the reader thread must live on
+            self.log(f"could not handle a message ({type(e).__name__}: {e}): {shorten(json.dumps(message))}")
 
     def _route(self, message: dict) -> None:
         """A reply goes to its waiter; a server request is answered; a notification handled."""
@@ -136,16 +165,26 @@ class McpClient(mcp.McpClient):
                 self._on_notification(message)
             return
         request_id = message.get("id")
-        with self._lock:
-            waiter = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
+        with self._lock:  # our ids are ints: true, 1.0 or "1" is no reply to request 1
+            waiter = self._pending.pop(request_id, None) if type(request_id) is int else None
         if waiter is None:
-            self.log(f"dropped a reply to unknown or expired request id {request_id!r}")
+            self.log(f"dropped a reply to unknown or expired request id {shorten(repr(request_id), 80)}")
         elif "error" in message:
             error = message["error"] if isinstance(message["error"], dict) else {"message": str(message["error"])}
-            waiter.put(McpError(str(error.get("message", "unknown error")), self.name, error.get("code")))
+            code = error.get("code") if type(error.get("code")) is int else None
+            waiter.put(McpError(shorten(str(error.get("message", "unknown error")), 2000), self.name, code))
+        elif not isinstance(message.get("result"), dict):
+            waiter.put(McpError(f"the reply's result is not an object: {shorten(json.dumps(message.get('result')), 80)}",
+                                self.name))
         else:
-            result = message.get("result")
-            waiter.put(result if isinstance(result, dict) else {})
+            waiter.put(message["result"])
+
+    def _reject(self, request_id: int, reason: str) -> None:
+        """A reply the transport discarded (over the size limit) fails its request at once."""
+        with self._lock:
+            waiter = self._pending.pop(request_id, None)
+        if waiter is not None:
+            waiter.put(McpError(reason, self.name))
 
     def _request(self, method: str, params: dict) -> dict:
         """The twin's _request with the server's own timeout, and a cancel for what we give up on."""
@@ -156,9 +195,10 @@ class McpClient(mcp.McpClient):
             request_id = self._next_id
             self._next_id += 1
             self._pending[request_id] = waiter
+        deadline = time.monotonic() + self.cfg.timeout  # the write and the wait share it
         try:
-            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            reply = waiter.get(timeout=self.cfg.timeout)
+            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, deadline)
+            reply = wait_for(waiter, deadline)
         except (queue.Empty, TimeoutError):  # TimeoutError: an HTTP transport waited for the answer itself
             self._cancel(request_id, method, f"no reply within {self.cfg.timeout:g} s")
             raise McpError(f"no reply to {method} within {self.cfg.timeout:g} s", self.name) from None
@@ -183,28 +223,32 @@ class McpClient(mcp.McpClient):
             pass  # the server is gone, so there is nothing left to cancel
 
     def _notify(self, method: str, params: dict | None = None) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, **({} if params is None else {"params": params})})
+        message = {"jsonrpc": "2.0", "method": method, **({} if params is None else {"params": params})}
+        self._send(message, time.monotonic() + self.cfg.timeout)
 
-    def _send(self, message: dict) -> None:
-        """Through the transport; unlike the twin's, a failed write is an error the caller sees."""
+    def _send(self, message: dict, deadline: float) -> None:
+        """Through the transport, by the deadline; unlike the twin's, a failed write is an error the caller sees."""
         transport = self._transport
         if transport is None or self._dead:
             raise McpError(f"{message.get('method', 'reply')} failed: {self._dead or 'not started'}", self.name)
-        transport.send(message)
+        transport.send(message, deadline)
 
     # --- what the twin does not have ---------------------------------------------------------------
 
     def _answer_server_request(self, message: dict) -> None:
         """ping gets {}; any other method gets -32601, so a server never waits on us."""
-        if message["method"] == "ping":
+        method = shorten(str(message["method"]), 100)
+        if method == "ping":
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
         else:
             reply = {"jsonrpc": "2.0", "id": message["id"],
-                     "error": {"code": METHOD_NOT_FOUND, "message": f"method not found: {message['method']}"}}
+                     "error": {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}}
         try:
-            self._send(reply)
+            self._send(reply, time.monotonic())  # one try: the reader never waits on a server that does not read
         except McpError as e:
-            self.log(f"could not answer {message['method']}: {e}")  # the server is going away
+            self._dropped_answers += 1  # only this reader thread counts them
+            if self._dropped_answers in (1, 10, 100, 1000) or self._dropped_answers % 10000 == 0:
+                self.log(f"could not answer {method} ({self._dropped_answers} answers dropped so far): {e}")
 
     def _on_notification(self, message: dict) -> None:
         """Log messages are shown and a changed tool list is read again; other notifications are ignored."""
@@ -213,36 +257,69 @@ class McpClient(mcp.McpClient):
             data = params.get("data")
             self.log(f"{params.get('level', 'info')}: {data if isinstance(data, str) else json.dumps(data)}")
         elif message["method"] == "notifications/tools/list_changed":
+            with self._relist_lock:
+                if self._relisting:
+                    self._relist_again = True  # one queued, however many arrive meanwhile
+                    return
+                self._relisting = True
             # Not on this thread: the reply to tools/list arrives through this very thread.
-            threading.Thread(target=self._reload_tools, name=f"mcp-{self.name}-relist", daemon=True).start()
+            threading.Thread(target=self._relist, name=f"mcp-{self.name}-relist", daemon=True).start()
 
-    def _reload_tools(self) -> None:
-        try:
-            self.tools = self.list_tools()
-        except McpError as e:
-            self.log(f"could not read the changed tool list: {e}")
-            return
-        if self.on_tools_changed:
-            self.on_tools_changed(self)
+    def _relist(self) -> None:
+        """The one re-list thread: read the tools again while changes keep being announced, spaced out."""
+        interval = RELIST_INTERVAL_S
+        while True:
+            before = self.tools
+            try:
+                self.tools = self.list_tools()
+            except McpError as e:
+                self.log(f"could not read the changed tool list: {e}")
+            else:
+                if self.tools != before and self.on_tools_changed:
+                    self.on_tools_changed(self)
+            interval = RELIST_INTERVAL_S if self.tools != before else min(interval * 2, RELIST_INTERVAL_CAP_S)
+            if self._closed_wait(interval):
+                break
+            with self._relist_lock:
+                if not self._relist_again:
+                    self._relisting = False
+                    return
+                self._relist_again = False
+        with self._relist_lock:
+            self._relisting = False
+
+    def _closed_wait(self, seconds: float) -> bool:
+        """Wait, unless the client is stopped meanwhile (then True, at once)."""
+        deadline = time.monotonic() + seconds
+        while not self._closed and time.monotonic() < deadline:
+            time.sleep(min(0.05, seconds))  # a pause between re-lists; stop() is seen within 50 ms
+        return self._closed
 
     def _restart_if_dead(self) -> None:
-        """A server that died is started again once, by the next call to it."""
+        """A server that died is started again by the next call to it: once per death, MAX_RESTARTS in all."""
         if not self._dead:
             return  # the common case, without taking the lock
         with self._restart_lock:
-            reason = self._dead
+            with self._lock:
+                reason = self._dead
             if not reason or self._closed or self._transport is None:
                 return
+            if self._restart_failed:
+                raise McpError(self._restart_failed, self.name)
+            if self._restarts >= MAX_RESTARTS:
+                raise McpError(f"{reason}; not restarted: it stopped {MAX_RESTARTS + 1} times", self.name)
+            self._restarts += 1
             self._transport.stop()  # what is left of the old process group
             with self._lock:
                 self._dead = None
             try:
                 self.start()
             except McpError as e:
-                raise McpError(f"{reason}; restarting it failed: {e}", self.name) from None
-            self.log(f"restarted the server (it had stopped: {reason})")
-            if self.on_tools_changed:
-                self.on_tools_changed(self)
+                self._restart_failed = f"{reason}; restarting it failed: {e}"
+                raise McpError(self._restart_failed, self.name) from None
+        self.log(f"restarted the server (it had stopped: {reason})")
+        if self.on_tools_changed:
+            self.on_tools_changed(self)
 
     def _mark_dead(self, reason: str) -> None:
         """The twin's, recorded once: the first reason a server went away is the one reported."""
@@ -263,6 +340,23 @@ class McpClient(mcp.McpClient):
             print(f"[mcp:{self.name}] {text}", file=sys.stderr, flush=True)
         except (OSError, ValueError):
             pass  # our own stderr is closed: there is nowhere left to report to
+
+
+def wait_for(waiter: queue.SimpleQueue, deadline: float) -> object:
+    """waiter.get() until the deadline (queue.Empty then), in steps short enough to notice signals."""
+    while True:
+        try:
+            return waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, deadline - time.monotonic())))
+        except queue.Empty:
+            if time.monotonic() >= deadline:
+                raise
+
+
+def join_all(threads: list[threading.Thread]) -> None:
+    """Join every thread, in steps short enough that the main thread notices Ctrl-C and SIGTERM."""
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(SIGNAL_CHECK_S)
 
 
 def _loads_or_none(text: str) -> object:

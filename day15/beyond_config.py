@@ -21,6 +21,9 @@ SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "L
 SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
                     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME",
                     "USERPROFILE", "PROGRAMFILES")
+# The longest request timeout an entry may set: an hour is longer than any tool should take, and
+# larger numbers overflow the waits they are given to.
+MAX_TIMEOUT_S = 3600.0
 # ${VAR} or ${VAR:-default}, as in shells and in Claude Code's configs.
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -81,8 +84,8 @@ def _problem(c: ServerConfig) -> str | None:
          "\"args\" must be a list of strings"),
         (isinstance(c.env, dict) and all(isinstance(v, str) for v in c.env.values()),
          "\"env\" must be an object of strings"),
-        (not isinstance(c.timeout, bool) and isinstance(c.timeout, (int, float)) and c.timeout > 0,
-         "\"timeout\" must be a positive number of seconds"),
+        (not isinstance(c.timeout, bool) and isinstance(c.timeout, (int, float)) and 0 < c.timeout <= MAX_TIMEOUT_S,
+         f"\"timeout\" must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"),
         (c.cwd is None or isinstance(c.cwd, str), "\"cwd\" must be a string"),
         (isinstance(c.disabled, bool), "\"disabled\" must be true or false"),
     ]

@@ -7,20 +7,29 @@ response. Each message goes to the full client (beyond_client.py) exactly as on 
 """
 import http.client
 import json
+import re
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable
 
 from beyond_config import ServerConfig, expand
+from beyond_stdio import MAX_MESSAGE_BYTES
 from beyond_text import shorten
-from chat import error_detail
+from chat import Deadline, TooBig, error_detail, read_limited
 from mcp import McpError
 
 # Plain http is allowed only to this machine unless the entry says "allowInsecure": true.
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 # stop() sends DELETE to end the session; a server that does not answer quickly is left alone.
 DELETE_TIMEOUT_S = 2.0
+# Our answer to a server's request (a ping) gets this long: the client passes "now" as its
+# deadline (one try, never wait), but over HTTP one try is a whole POST.
+ANSWER_TIMEOUT_S = 2.0
+# Of an error body, only the start is read: the server's explanation, not a whole page.
+ERROR_BODY_BYTES = 64 * 1024
+# A header value that would end the header early and start another: refused, never sent.
+HEADER_BREAK = re.compile(r"[\r\n\0]")
 
 
 class HttpTransport:
@@ -32,8 +41,8 @@ class HttpTransport:
         self.name, self.config = name, config
         self.deliver, self.log, self.handshake = deliver, log, handshake  # the client's callbacks
         self.shown_url = config.url  # as written in mcp.json: ${VAR} stays unexpanded in messages
-        self.url = urllib.parse.urlsplit(expand(config.url, "url"))
-        self.headers = {k: expand(v, f"headers.{k}") for k, v in config.headers.items()}
+        self.url: urllib.parse.SplitResult | None = None  # expanded and checked by start()
+        self.headers: dict[str, str] = {}
         # session_id and protocol_version come from the handshake; each is replaced whole.
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -43,23 +52,34 @@ class HttpTransport:
         self._renewing: threading.Event | None = None
 
     def start(self) -> None:
-        """Check the URL; there is nothing to connect until the first request."""
+        """Expand and check the URL and headers; there is nothing to connect until the first request."""
         if self.config.kind == "sse":
             raise McpError("the old HTTP+SSE transport (\"type\": \"sse\") is not supported; "
                            "use the server's Streamable HTTP endpoint with \"type\": \"http\"", self.name)
+        self.headers = {k: expand(v, f"headers.{k}") for k, v in self.config.headers.items()}
+        broken = next((k for k, v in self.headers.items() if HEADER_BREAK.search(k + v)), None)
+        if broken is not None:
+            raise McpError(f"headers.{broken} holds a line break or NUL, which would forge headers", self.name)
+        try:
+            self.url = urllib.parse.urlsplit(expand(self.config.url, "url"))
+            self.url.port  # raises for a port that is no number or out of range
+        except ValueError as e:
+            raise McpError(f"url {self.shown_url} cannot be used: {e}", self.name) from None
         if self.url.scheme not in ("http", "https") or not self.url.hostname:
             raise McpError(f"url {self.shown_url} must start with http:// or https://", self.name)
         if self.url.scheme == "http" and self.url.hostname not in LOCAL_HOSTS and not self.config.allow_insecure:
             raise McpError(f"plain http to {self.url.hostname} would send everything unencrypted; "
                            "use https, or add \"allowInsecure\": true to the entry", self.name)
 
-    def send(self, message: dict) -> None:
-        """POST one message and hand every message of the answer to the client."""
+    def send(self, message: dict, deadline: float) -> None:
+        """POST one message and hand every message of the answer to the client, all by the deadline."""
+        if "method" not in message:
+            deadline = max(deadline, time.monotonic() + ANSWER_TIMEOUT_S)
         session = self.session_id
-        status = self._post(message, session)
+        status = self._post(message, session, deadline)
         if status == 404 and session and message.get("method") not in (None, "initialize"):
             self._renew_session(session)  # the server forgot our session: initialize again, once
-            status = self._post(message, self.session_id)
+            status = self._post(message, self.session_id, deadline)
         if status == 404:
             raise McpError(f"{_what(message)} to {self.shown_url} failed: HTTP 404 (session expired)", self.name)
 
@@ -79,28 +99,36 @@ class HttpTransport:
 
     # --- helpers, in the order a message travels ----------------------------------------------
 
-    def _post(self, message: dict, session: str | None) -> int:
+    def _post(self, message: dict, session: str | None, deadline: float) -> int:
         """One POST; returns the status after the answer was read and delivered (404 is returned)."""
-        deadline = time.monotonic() + self.config.timeout
-        connection = self._connection(self.config.timeout)
         try:
-            connection.request("POST", self._path(), json.dumps(message).encode(), self._headers(session))
-            response = connection.getresponse()
-            if response.status == 404 and session:
-                return 404
-            self._read_answer(message, response, deadline)
+            body = json.dumps(message, allow_nan=False).encode()
+        except ValueError as e:  # NaN or Infinity: not JSON
+            raise McpError(f"{_what(message)} not sent: {e}", self.name) from None
+        connection = self._connection(max(0.001, deadline - time.monotonic()))
+        guard = Deadline(connection, deadline)
+        try:
+            with guard:
+                connection.request("POST", self._path(), body, self._headers(session))
+                response = connection.getresponse()
+                if response.status == 404 and session:
+                    return 404
+                self._read_answer(message, response)
             return response.status
-        except TimeoutError:
-            if "id" in message and "method" in message:
-                raise  # a request: the client reports the timeout and cancels it, as on stdio
-            raise McpError(f"no answer to {_what(message)} within {self.config.timeout:g} s", self.name) from None
-        except (OSError, http.client.HTTPException) as e:
+        except (OSError, http.client.HTTPException, ValueError, McpError) as e:
+            if guard.expired or isinstance(e, TimeoutError):  # the deadline cut the answer short
+                if "id" in message and "method" in message:
+                    raise TimeoutError from None  # a request: the client reports it and cancels, as on stdio
+                raise McpError(f"no answer to {_what(message)} in time", self.name) from None
+            if isinstance(e, McpError):
+                raise
             reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
             raise McpError(f"{_what(message)} to {self.shown_url} failed: {reason}", self.name) from None
         finally:
             connection.close()
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        """A new connection; its timeout bounds the connect, the caller's Deadline all the rest."""
         kind = http.client.HTTPSConnection if self.url.scheme == "https" else http.client.HTTPConnection
         return kind(self.url.hostname, self.url.port, timeout=timeout)
 
@@ -116,17 +144,17 @@ class HttpTransport:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
-    def _read_answer(self, message: dict, response: http.client.HTTPResponse, deadline: float) -> None:
+    def _read_answer(self, message: dict, response: http.client.HTTPResponse) -> None:
         if response.status >= 400:
             raise McpError(self._http_error(message, response), self.name)
         if message.get("method") == "initialize" and response.getheader("Mcp-Session-Id"):
             self.session_id = response.getheader("Mcp-Session-Id")
         if "id" not in message or "method" not in message:
-            response.read()  # a notification or our reply: 202, no body
+            read_limited(response, ERROR_BODY_BYTES, "an answer to a notification")  # 202, no body
             return
         content_type = response.getheader("Content-Type", "")
-        answers = self._sse_messages(response, deadline) if content_type.startswith("text/event-stream") \
-            else self._json_messages(response.read())
+        answers = self._sse_messages(response) if content_type.startswith("text/event-stream") \
+            else self._json_messages(read_limited(response, MAX_MESSAGE_BYTES, "the answer"))
         for answer in answers:
             self._deliver(message, answer)
             if "method" not in answer and answer.get("id") == message["id"]:
@@ -142,7 +170,7 @@ class HttpTransport:
 
     def _http_error(self, message: dict, response: http.client.HTTPResponse) -> str:
         """HTTP status, with the JSON-RPC error's message when the body carries one."""
-        detail = error_detail(response.read(64 * 1024), response.reason)
+        detail = error_detail(response.read(ERROR_BODY_BYTES), response.reason)
         hint = " (check the entry's headers)" if response.status in (401, 403) else ""
         return f"{_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}{hint}"
 
@@ -150,17 +178,19 @@ class HttpTransport:
         """A JSON body: one message, or a batch of them; anything else is reported, not dropped."""
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
             self.log(f"skipped an answer that is not JSON: {shorten(body.decode('utf-8', 'replace'))}")
             return []
         return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
 
-    def _sse_messages(self, response: http.client.HTTPResponse, deadline: float):
-        """Yield the JSON messages of a Server-Sent Events stream, event by event, until the deadline."""
+    def _sse_messages(self, response: http.client.HTTPResponse):
+        """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the limit."""
         data: list[str] = []
-        for raw in response:
-            if time.monotonic() > deadline:
-                raise TimeoutError
+        size = 0
+        while raw := response.readline(MAX_MESSAGE_BYTES + 1):
+            size = 0 if raw in (b"\n", b"\r\n") else size + len(raw)
+            if size > MAX_MESSAGE_BYTES:
+                raise TooBig(f"an event of the answer is over the {MAX_MESSAGE_BYTES >> 20} MB limit and was refused")
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             if line:
                 field, _, value = line.partition(":")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import mcp
 import permissions
-from beyond_client import McpClient
+from beyond_client import McpClient, join_all
 from beyond_config import MCP_CONFIG_PATH, load_mcp_config
 from beyond_text import shorten
 from mcp import McpError
@@ -35,7 +35,7 @@ def registry_name(server: str, tool: str, hashed: bool = False) -> str:
     name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{tool}")
     if len(name) <= MAX_TOOL_NAME and not hashed:
         return name
-    digest = f"{zlib.crc32(f'{server}/{tool}'.encode()):08x}"
+    digest = f"{zlib.crc32(f'{server}/{tool}'.encode('utf-8', 'surrogatepass')):08x}"  # lone surrogates too
     return f"{name[:MAX_TOOL_NAME - len(digest) - 1]}_{digest}"
 
 
@@ -81,24 +81,25 @@ def connect_mcp_servers(path: str = MCP_CONFIG_PATH) -> list[McpStatus]:
     try:
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join()
+        join_all(threads)
         with _servers_lock:
             for name in configs:  # registered in config order, so names are stable
                 _statuses[name] = _connected(name, clients.get(name), errors.get(name, "failed to start"))
     except BaseException:  # Ctrl-C or SIGTERM during start-up: no server may outlive the agent
-        for client in clients.values():
-            client.stop()  # a start still under way then fails at its next request and cleans up
+        stop_all(list(clients.values()))  # a start still under way cannot spawn after its stop()
         raise
     return mcp_statuses()
 
 
 def _start(client: McpClient) -> str | None:
-    """None once started, or the error."""
+    """None once started, or the error; whatever goes wrong, a server that failed is stopped."""
     try:
         client.start()
     except McpError as e:
         return str(e)
+    except Exception as e:  # a server that breaks us in a way we did not foresee: its error, not a traceback
+        client.stop()
+        return f"failed to start: {type(e).__name__}: {e}"
     return None
 
 
@@ -152,13 +153,20 @@ def mcp_statuses() -> list[McpStatus]:
 
 
 def stop_mcp_servers() -> None:
-    """Stop every server and remove its tools from the registry."""
+    """Stop every server at once (so the agent leaves in about 2 s however many there are) and
+    remove their tools from the registry."""
     with _servers_lock:
         statuses = list(_statuses.values())
         _statuses.clear()
         for status in statuses:
             for tool in status.tools:
                 unregister_tool(tool)
-    for status in statuses:
-        if status.client:
-            status.client.stop()
+    stop_all([status.client for status in statuses if status.client])
+
+
+def stop_all(clients: list[McpClient]) -> None:
+    """client.stop() for each, side by side; each stop is bounded, so the joins are too."""
+    threads = [threading.Thread(target=client.stop, name=f"mcp-{client.name}-stop") for client in clients]
+    for thread in threads:
+        thread.start()
+    join_all(threads)

@@ -1,13 +1,16 @@
 """Beyond the tutorial: the stdio transport of the full client (beyond_client.py).
 
 The tutorial's client (mcp.py) spawns the server with the agent's environment and kill()s it.
-Here the server runs in its own process group with a safe environment, every line of stdout goes
-to the client's _accept, stderr is drained so the server never blocks on it, the reason it went
-away carries its exit code and last stderr line, and stop() ends the whole group: close stdin,
-wait, SIGTERM, wait, SIGKILL.
+Here the server runs in its own process group with a safe environment; writes never block past
+the request's deadline; a line over the size limit is discarded as it streams; stderr is drained
+so the server never blocks on it; the reason a server went away carries its exit code and last
+stderr line; and stop() ends the whole group without waiting on a pipe: close stdin, wait,
+SIGTERM, wait, SIGKILL.
 """
 import json
 import os
+import re
+import select
 import signal
 import subprocess
 import threading
@@ -17,106 +20,200 @@ from collections.abc import Callable
 from beyond_config import ServerConfig, server_command, server_env
 from mcp import McpError
 
+# Waits in the caller's thread wake up at least this often, so a Ctrl-C or SIGTERM that landed on
+# another thread is still acted on (only a wait that returns to Python lets the handler run).
+SIGNAL_CHECK_S = 0.1
+
 # Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
 PIPE_BUFFER_BYTES = 65536
-# One encoder for every message: json.dumps(..., ensure_ascii=False) would build a new one per call.
-JSON_ENCODER = json.JSONEncoder(ensure_ascii=False)
-# How long stop() gives a server at each step (stdin closed, then SIGTERM) before the next one.
-STOP_GRACE_S = 1.0
+# One JSON-RPC message may be this big (a 20 MB tool result is fine); a longer line is discarded
+# as it streams, so a hostile server costs at most this much memory, once.
+MAX_MESSAGE_BYTES = 64 << 20
+# A stderr line is kept and shown up to this size: enough for any log line, not for a flood.
+MAX_STDERR_LINE_BYTES = 8192
+# How much of a discarded line is kept, to find the id of the request it answered.
+HEAD_BYTES = 4096
+# What an "id" looks like near the start of a reply, to fail the request a discarded line answered.
+REPLY_ID = re.compile(rb'"id"\s*:\s*(\d{1,18})\s*[,}]')
+# One encoder for every message (json.dumps with options would build one per call); NaN and
+# Infinity are not JSON, so a message carrying them is refused rather than sent.
+JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+# stop(): after stdin is closed, the server gets this long to exit; after SIGTERM, this long;
+# together with SIGKILL the agent is gone in about 2 s whatever the server does.
+CLOSE_GRACE_S = 0.5
+TERM_GRACE_S = 1.0
+KILL_WAIT_S = 0.5
 
 
 class StdioTransport:
     """A server started as a subprocess; messages are newline-delimited JSON on stdin/stdout."""
 
     def __init__(self, name: str, config: ServerConfig, deliver: Callable[[bytes], None],
-                 closed: Callable[[str], None], log: Callable[[str], None]) -> None:
+                 closed: Callable[[str], None], log: Callable[[str], None],
+                 too_big: Callable[[int, str], None]) -> None:
         self.name, self.config = name, config
-        self.deliver, self.closed, self.log = deliver, closed, log  # the client's callbacks
+        # The client's callbacks: a message, the end of the session, a log line, and a reply
+        # (by id) that was discarded for its size.
+        self.deliver, self.closed, self.log, self.too_big = deliver, closed, log, too_big
         self.proc: subprocess.Popen | None = None
-        self.threads: list[threading.Thread] = []
+        self._stderr_thread: threading.Thread | None = None
         self._last_stderr = ""
+        # Set by the stdout thread once it knows why the session ended (the reason is in _end_reason).
+        self._ended = threading.Event()
+        self._end_reason = ""
+        # _proc_lock guards proc and _stopping, so a stop() that lands while start() spawns
+        # still stops what start() spawned. Held across Popen only (fork and exec, no wait).
+        self._proc_lock = threading.Lock()
         self._stopping = False
-        # _write_lock keeps one message's bytes together on stdin when several threads send.
+        # _write_lock keeps one message's bytes together on stdin when several threads send;
+        # it is waited for only until the sender's deadline.
         self._write_lock = threading.Lock()
 
     def start(self) -> None:
         """Spawn the server and start the reader threads; McpError if it cannot be started."""
         command = server_command(self.config)
-        try:
-            self.proc = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                bufsize=PIPE_BUFFER_BYTES, env=server_env(self.config), cwd=self.config.cwd,
-                # A session of its own: its own process group, so stop() reaches the children of
-                # launchers such as npx, no controlling terminal, and Ctrl-C stays ours.
-                start_new_session=True)
-        except OSError as e:
-            raise McpError(f"cannot start server: {e.strerror or e} ({command[0]})", self.name) from None
-        stderr = threading.Thread(target=self._drain_stderr, name=f"mcp-{self.name}-stderr", daemon=True)
-        stdout = threading.Thread(target=self._read_stdout, args=(stderr,),
-                                  name=f"mcp-{self.name}-stdout", daemon=True)
-        self.threads = [stdout, stderr]
-        for thread in self.threads:
-            thread.start()
+        with self._proc_lock:
+            if self._stopping:
+                raise McpError("server stopped", self.name)
+            try:
+                self.proc = subprocess.Popen(
+                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    bufsize=PIPE_BUFFER_BYTES, env=server_env(self.config), cwd=self.config.cwd,
+                    # A session of its own: its own process group, so stop() reaches the children of
+                    # launchers such as npx, no controlling terminal, and Ctrl-C stays ours.
+                    start_new_session=True)
+            except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command or env
+                raise McpError(f"cannot start server: {getattr(e, 'strerror', None) or e} ({command[0]})",
+                               self.name) from None
+        os.set_blocking(self.proc.stdin.fileno(), False)  # writes wait in select(), up to a deadline
+        # stderr first: the stdout thread joins it to report the server's last words.
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, name=f"mcp-{self.name}-stderr",
+                                               daemon=True)
+        self._stderr_thread.start()
+        threading.Thread(target=self._read_stdout, name=f"mcp-{self.name}-stdout", daemon=True).start()
 
-    def send(self, message: dict) -> None:
-        data = (JSON_ENCODER.encode(message) + "\n").encode("utf-8")
+    def send(self, message: dict, deadline: float) -> None:
+        """Write one message by `deadline` (time.monotonic()); McpError if the server does not take it."""
+        what = message.get("method", "reply")
         try:
-            with self._write_lock:
-                self.proc.stdin.write(data)
-                self.proc.stdin.flush()
-        except (OSError, ValueError):  # broken pipe, or stdin already closed by stop()
-            raise McpError(f"{message.get('method', 'reply')} failed: the server is not reading its input",
-                           self.name) from None
-
-    def _read_stdout(self, stderr: threading.Thread) -> None:
-        """Reader thread: one JSON message per line; when stdout closes, say why once."""
+            data = (JSON_ENCODER.encode(message) + "\n").encode("utf-8")
+        except ValueError as e:  # NaN, Infinity, or a lone surrogate: not valid JSON in UTF-8
+            raise McpError(f"{what} not sent: {e}", self.name) from None
+        if not self._write_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise McpError(f"{what} failed: the server is not reading its input", self.name)
         try:
-            for line in self.proc.stdout:
-                if not line.isspace():  # stops at the first other byte, so a 20 MB line is not copied
-                    self.deliver(line)
+            self._write_all(data, deadline, what)
         finally:
-            self.closed(self._exit_reason(stderr))
+            self._write_lock.release()
+
+    def _write_all(self, data: bytes, deadline: float, what: str) -> None:
+        """Caller holds _write_lock. A message cut short ends the session: the next would be garbled."""
+        view, fd = memoryview(data), -1
+        while view:
+            try:
+                fd = self.proc.stdin.fileno()
+                view = view[os.write(fd, view):]
+                continue
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+            except BrokenPipeError:  # the server closed its input, most likely by exiting: say why
+                self._ended.wait(2 * CLOSE_GRACE_S)
+                raise McpError(f"{what} failed: {self._end_reason or 'the server closed its input'}",
+                               self.name) from None
+            except (OSError, ValueError):  # stdin closed by stop()
+                left = -1.0
+            if left <= 0:
+                if len(view) < len(data):
+                    self.closed("the server stopped reading its input in the middle of a message")
+                raise McpError(f"{what} failed: the server is not reading its input", self.name)
+            select.select([], [fd], [], min(left, SIGNAL_CHECK_S))  # short steps: see Ctrl-C on this thread
+
+    def _read_stdout(self) -> None:
+        """Reader thread: one JSON message per line, none over MAX_MESSAGE_BYTES; at the end, say why."""
+        stdout = self.proc.stdout
+        try:
+            while line := stdout.readline(MAX_MESSAGE_BYTES + 1):
+                if len(line) > MAX_MESSAGE_BYTES:
+                    self._discard(stdout, line)
+                elif not line.isspace():  # stops at the first other byte, so a 20 MB line is not copied
+                    self.deliver(line)
+        except (OSError, ValueError):
+            pass  # stdout closed under us by stop(); the reason below says so
+        finally:
+            self._end_reason = self._exit_reason()
+            self._ended.set()
+            self.closed(self._end_reason)
+
+    def _discard(self, stdout, line: bytes) -> None:
+        """Fail the request an oversized line answers, then read the rest of it in small steps, keeping nothing."""
+        found = REPLY_ID.search(line[:HEAD_BYTES])
+        if found:
+            self.too_big(int(found.group(1)), f"the reply is over the {_mb(MAX_MESSAGE_BYTES)} limit "
+                                              "of one message and was discarded")
+        self.log(f"discarding a message over {_mb(MAX_MESSAGE_BYTES)}" + ("" if found else " (no request id in it)"))
+        while line and not line.endswith(b"\n"):
+            line = stdout.readline(PIPE_BUFFER_BYTES)
 
     def _drain_stderr(self) -> None:
-        """Stderr thread: an undrained pipe would block the server, so print every line."""
-        for raw in self.proc.stderr:
-            line = raw.decode("utf-8", "replace").rstrip()
-            if line:
-                self._last_stderr = line
-                self.log(line)
+        """Stderr thread: an undrained pipe would block the server, so read every line; show 8 KB of each."""
+        stderr = self.proc.stderr
+        try:
+            while raw := stderr.readline(MAX_STDERR_LINE_BYTES):
+                cut = not raw.endswith(b"\n") and len(raw) >= MAX_STDERR_LINE_BYTES
+                rest = raw
+                while cut and rest and not rest.endswith(b"\n"):
+                    rest = stderr.readline(PIPE_BUFFER_BYTES)
+                line = raw.decode("utf-8", "replace").rstrip() + (" ... (cut at 8 KB)" if cut else "")
+                if line:
+                    self._last_stderr = line
+                    self.log(line)
+        except (OSError, ValueError):
+            pass  # stderr closed under us by stop(): nothing more to read
 
-    def _exit_reason(self, stderr: threading.Thread) -> str:
+    def _exit_reason(self) -> str:
         """Why stdout closed: the exit code and the server's last stderr line, if any."""
         if self._stopping:
             return "server stopped"
         try:
-            code = self.proc.wait(STOP_GRACE_S)
+            code = self.proc.wait(CLOSE_GRACE_S)
         except subprocess.TimeoutExpired:
             return "server closed its stdout"
-        stderr.join(STOP_GRACE_S)  # let the last stderr line arrive
+        self._stderr_thread.join(CLOSE_GRACE_S)  # let the last stderr line arrive
         last = f": {self._last_stderr}" if self._last_stderr else ""
         return f"server exited (code {code}){last}"
 
     def stop(self) -> None:
-        """Close stdin, then SIGTERM and SIGKILL the group as needed. Idempotent; never raises."""
-        proc = self.proc
-        if proc is None or self._stopping:
-            return
-        self._stopping = True
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass  # the server already closed its end; the signals below still apply
-        if not _wait_group(proc, STOP_GRACE_S):
+        """Close stdin, then SIGTERM and SIGKILL the group as needed. Idempotent; never raises, never blocks on a pipe."""
+        with self._proc_lock:
+            if self._stopping:
+                return
+            self._stopping = True
+            proc = self.proc
+        if proc is None:
+            return  # nothing spawned, and start() will not spawn any more
+        closed = self._close_stdin(proc)  # the polite way first, unless a writer is stuck on it
+        if not (closed and _wait_group(proc, CLOSE_GRACE_S)):
             _signal_group(proc, signal.SIGTERM)
-            if not _wait_group(proc, STOP_GRACE_S):
+            if not _wait_group(proc, TERM_GRACE_S):
                 _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
-                _wait_group(proc, STOP_GRACE_S)
-        for thread, pipe in zip(self.threads, (proc.stdout, proc.stderr)):
-            if thread is not threading.current_thread():
-                thread.join(STOP_GRACE_S)
-            if not thread.is_alive():  # a pipe still held by an escaped process stays open
-                pipe.close()
+                _wait_group(proc, KILL_WAIT_S)
+        self._close_stdin(proc)
+
+    def _close_stdin(self, proc: subprocess.Popen) -> bool:
+        """Close stdin unless a sender holds it (it then fails by its deadline, or at once when the server dies)."""
+        if not self._write_lock.acquire(blocking=False):
+            return False
+        try:
+            proc.stdin.close()  # nothing is ever buffered in it (we write the raw descriptor), so no flush waits
+        except OSError:
+            pass  # the server closed its end first; the signals still apply
+        finally:
+            self._write_lock.release()
+        return True
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1 << 20):g} MB"
 
 
 def _wait_group(proc: subprocess.Popen, timeout: float) -> bool:

@@ -1,12 +1,16 @@
-"""Chat Completions over urllib, and the tool-call loop (tutorial Day 15: chat.ts, without streaming).
+"""Chat Completions over http.client, and the tool-call loop (tutorial Day 15: chat.ts, without streaming).
 
 Owns the HTTP request to any OpenAI-compatible endpoint and the loop that runs the model's tool
 calls through tools.run_tool() until the model answers in text. Printing is left to index.py,
-which passes callbacks in; tools and permissions are left to tools.py.
+which passes callbacks in; tools and permissions are left to tools.py. Deadline is the HTTP
+helper the remote MCP transport (beyond_http.py) shares.
 """
 import contextlib
 import json
 import os
+import sys
+import threading
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
@@ -15,8 +19,13 @@ from tools import openai_tools, run_tool
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # A small, cheap model that supports function calling; override with OPENAI_MODEL.
 DEFAULT_MODEL = "gpt-4o-mini"
-# Long enough for a slow model to think, short enough that a dead endpoint does not hang the REPL.
+# Long enough for a slow model to think, short enough that a dead endpoint does not hang the REPL;
+# a deadline for the whole request, however slowly the bytes arrive.
 HTTP_TIMEOUT_S = 120.0
+# Beyond the tutorial: a reply bigger than this is refused, not held in memory (real replies are KBs).
+MAX_REPLY_BYTES = 64 << 20
+# The API refuses more tools than this in one request; the rest are left out, with a warning.
+MAX_TOOLS = 128
 # A model that keeps calling tools is stopped after this many rounds, so a loop cannot run forever.
 MAX_ROUNDS = 30
 # How much of an error body we show: enough for the API's message, not a whole HTML page.
@@ -82,7 +91,7 @@ def complete(messages: list[dict]) -> dict:
     """One Chat Completions request; returns the reply's message or raises ChatError."""
     url = f"{base_url()}/chat/completions"
     body = {"model": model(), "messages": messages}
-    specs = openai_tools()
+    specs = _offered(openai_tools())
     if specs:
         body["tools"] = specs
     headers = {"Content-Type": "application/json"}
@@ -91,24 +100,108 @@ def complete(messages: list[dict]) -> dict:
     return _message_of(url, _post(url, json.dumps(body).encode("utf-8"), headers))
 
 
+# Beyond the tutorial: never more tools than the API takes; say once which ones were left out.
+_left_out_warned: list[str] = []
+
+
+def _offered(specs: list[dict]) -> list[dict]:
+    left_out = [s["function"]["name"] for s in specs[MAX_TOOLS:]]
+    if left_out and left_out != _left_out_warned:
+        _left_out_warned[:] = left_out
+        print(f"warning: the API takes at most {MAX_TOOLS} tools; left out: {', '.join(left_out)}",
+              file=sys.stderr)
+    return specs[:MAX_TOOLS]
+
+
 def _post(url: str, data: bytes, headers: dict) -> bytes:
-    # Imported on first use: urllib.request (with http, ssl and email) costs more start-up time
-    # than the rest of the agent together, and the REPL is useful before the first chat turn.
-    import urllib.error
-    import urllib.request
-    request = urllib.request.Request(url, data, headers, method="POST")
+    """POST and return the body; every failure is one ChatError line, and all of it ends by the deadline."""
+    # Imported on first use: http.client (with ssl and email) costs more start-up time than the
+    # rest of the agent together, and the REPL is useful before the first chat turn.
+    import http.client
+    import urllib.parse
+    deadline = time.monotonic() + HTTP_TIMEOUT_S
     try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
-            return response.read()
-    except urllib.error.HTTPError as e:
-        raise ChatError(_http_error(url, e.code, e.read())) from None
-    except TimeoutError:
-        raise ChatError(f"no reply from {url} within {HTTP_TIMEOUT_S:g} s") from None
-    except urllib.error.URLError as e:
-        reason = e.reason.strerror if isinstance(e.reason, OSError) and e.reason.strerror else e.reason
-        raise ChatError(f"cannot reach {url}: {reason} (check OPENAI_BASE_URL)") from None
-    except OSError as e:  # connection reset mid-reply and the like
-        raise ChatError(f"request to {url} failed: {e}") from None
+        parts = urllib.parse.urlsplit(url)
+        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        connection = kind(parts.hostname, parts.port, timeout=HTTP_TIMEOUT_S)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+    except ValueError as e:  # a port that is no number, a broken IPv6 address
+        raise ChatError(f"OPENAI_BASE_URL gives a URL that cannot be used ({url}): {e}") from None
+    guard = Deadline(connection, deadline)
+    try:
+        with guard:
+            connection.request("POST", path, data, headers)
+            response = connection.getresponse()
+            body = read_limited(response, MAX_REPLY_BYTES, f"the reply from {url}")
+        if guard.expired:  # the socket was shut at the deadline; what came is not the whole reply
+            raise TimeoutError
+    except TooBig as e:
+        raise ChatError(str(e)) from None
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        if guard.expired or isinstance(e, TimeoutError):
+            raise ChatError(f"no reply from {url} within {HTTP_TIMEOUT_S:g} s") from None
+        raise ChatError(_transport_error(url, e)) from None
+    finally:
+        connection.close()
+    if 300 <= response.status < 400:  # Beyond the tutorial: the key never follows a redirect
+        raise ChatError(f"{url} redirects (HTTP {response.status}) to {response.getheader('Location')}; "
+                        "not followed, so your key is not sent there (check OPENAI_BASE_URL)")
+    if response.status >= 400:
+        raise ChatError(_http_error(url, response.status, body))
+    return body
+
+
+def _transport_error(url: str, e: Exception) -> str:
+    """One line for a connection that failed: refused, reset, cut short, or not speaking HTTP."""
+    reason = " ".join((getattr(e, "strerror", None) or str(e) or type(e).__name__).split())  # one line
+    if isinstance(e, ConnectionRefusedError) or "Name or service not known" in reason:
+        return f"cannot reach {url}: {reason} (check OPENAI_BASE_URL)"
+    return f"request to {url} failed: {type(e).__name__}: {reason[:ERROR_BODY_CHARS]} (check OPENAI_BASE_URL)"
+
+
+class Deadline:
+    """A whole-exchange deadline for one http.client connection: entering connects (bounded by the
+    connection's timeout); at `at` (time.monotonic()) the socket is shut down, so no header, body or
+    stream read outlives it (a socket timeout only bounds each read, and a server may trickle one
+    byte per read forever)."""
+
+    def __init__(self, connection, at: float) -> None:
+        self.connection, self.at, self.expired = connection, at, False
+        self._sock = None
+        self._timer = threading.Timer(max(0.0, at - time.monotonic()), self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> "Deadline":
+        self.connection.connect()
+        self._sock = self.connection.sock  # kept: http.client forgets it once a reply will close it
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+
+    def _expire(self) -> None:
+        self.expired = True
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(2)  # socket.SHUT_RDWR: a blocked read returns at once
+
+
+class TooBig(ValueError):
+    """A body over its size limit; the message names what and the limit."""
+
+
+def read_limited(response, limit: int, what: str, step: int = 65536) -> bytes:
+    """The body of a response, refused (TooBig) as soon as it passes `limit` bytes."""
+    chunks, size = [], 0
+    while chunk := response.read1(step):
+        size += len(chunk)
+        if size > limit:
+            raise TooBig(f"{what} is over the {limit >> 20} MB limit and was refused")
+        chunks.append(chunk)
+    if response.length:  # read1() ends quietly where the peer hung up early; the length says so
+        import http.client
+        raise http.client.IncompleteRead(b"".join(chunks), response.length)
+    return b"".join(chunks)
 
 
 # What to check for the statuses a user can fix.
@@ -136,7 +229,7 @@ def error_detail(body: bytes, fallback: str) -> str:
 def _message_of(url: str, raw: bytes) -> dict:
     try:
         reply = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ChatError(f"the reply from {url} is not JSON: {raw[:ERROR_BODY_CHARS]!r}") from None
     try:
         message = reply["choices"][0]["message"]
@@ -160,13 +253,11 @@ def run_turn(history: list[dict], user_text: str,
     try:
         for _ in range(MAX_ROUNDS):
             with waiting():
-                message = complete(history)
-            calls = message.get("tool_calls") or []
-            history.append({"role": "assistant", "content": message.get("content") or None,
-                            **({"tool_calls": calls} if calls else {})})
-            if not calls:
-                return message.get("content") or ""
-            for call in calls:
+                message = _normalised(complete(history), len(history))
+            history.append(message)
+            if not message.get("tool_calls"):
+                return message["content"] or ""
+            for call in message["tool_calls"]:
                 history.append(_run_call(call, on_tool))
         return _close_turn(history, f"stopped after {MAX_ROUNDS} rounds of tool calls without an answer")
     except ChatError as e:
@@ -175,24 +266,52 @@ def run_turn(history: list[dict], user_text: str,
     except KeyboardInterrupt:
         _close_turn(history, "cancelled by the user")
         raise
+    except BaseException as e:  # Beyond the tutorial: whatever ends a turn, the history stays valid
+        _close_turn(history, f"the turn failed: {type(e).__name__}")
+        raise
+
+
+# Beyond the tutorial: what the model sent is stored as the API wants it back, whatever it sent.
+def _normalised(message: dict, turn: int) -> dict:
+    """The assistant message as it is stored and replayed: text or None, and tool calls whose
+    arguments are a JSON string and whose ids are present and unique."""
+    content = message.get("content")
+    stored = {"role": "assistant", "content": content if isinstance(content, str) and content else None}
+    calls = message.get("tool_calls")
+    calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+    seen: set[str] = set()
+    for i, call in enumerate(calls):
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments if arguments is not None else {})
+        call_id = call.get("id")
+        if not isinstance(call_id, str) or not call_id or call_id in seen:
+            call_id = f"call_{turn}_{i}"
+        seen.add(call_id)
+        calls[i] = {"id": call_id, "type": "function",
+                    "function": {"name": str(function.get("name", "")), "arguments": arguments}}
+    if calls:
+        stored["tool_calls"] = calls
+    return stored
 
 
 def _run_call(call: dict, on_tool: Callable[[str, str], None]) -> dict:
-    function = call.get("function") or {}
-    name = function.get("name", "")
-    result = run_tool(name, function.get("arguments") or "{}")
+    name = call["function"]["name"]
+    result = run_tool(name, call["function"]["arguments"] or "{}")
     on_tool(name, result)
-    return {"role": "tool", "tool_call_id": call.get("id", ""), "content": result}
+    return {"role": "tool", "tool_call_id": call["id"], "content": result}
 
 
 # Beyond the tutorial: a failed turn is closed, not dropped, so the next request is still valid.
 def _close_turn(history: list[dict], reason: str) -> str:
-    """Answer every unanswered tool call, then end the turn with an assistant note."""
-    answered = {m.get("tool_call_id") for m in history if m["role"] == "tool"}
-    last = next((m for m in reversed(history) if m["role"] == "assistant"), {})
-    for call in last.get("tool_calls", []):
-        if call.get("id") not in answered:
-            history.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": f"({reason})"})
+    """Answer every unanswered tool call of the last assistant message, then end the turn with a note."""
+    last = next((i for i in range(len(history) - 1, -1, -1) if history[i]["role"] == "assistant"), None)
+    if last is not None:
+        answered = {m.get("tool_call_id") for m in history[last + 1:] if m["role"] == "tool"}
+        for call in history[last].get("tool_calls", []):
+            if call.get("id") not in answered:
+                history.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": f"({reason})"})
     if history[-1]["role"] != "assistant" or history[-1].get("tool_calls"):
         history.append({"role": "assistant", "content": f"({reason})"})
     return f"({reason})"

@@ -44,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         import mcp as servers
     else:
         import beyond_mcp as servers
+    # Beyond the tutorial: text a server or model sent that the terminal cannot encode (a lone
+    # surrogate, say) is shown replaced instead of failing the print.
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(errors="replace")
     chat.load_dotenv()
     _stop_on_signals()
     try:
@@ -82,7 +86,15 @@ def _stop_on_signals() -> None:
     """SIGTERM or a closed terminal leaves through main()'s finally, so servers are stopped."""
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
-            signal.signal(getattr(signal, name), lambda signum, frame: sys.exit(128 + signum))
+            signal.signal(getattr(signal, name), _leave)
+
+
+def _leave(signum: int, frame) -> None:
+    """Exit through main()'s finally; a second signal must not cut the stopping of the servers short."""
+    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    sys.exit(128 + signum)
 
 
 def print_banner(servers: ModuleType, tutorial: bool) -> None:

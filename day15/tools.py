@@ -6,6 +6,7 @@ where a tool call's failure becomes text for the model. MCP tools are added by m
 """
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -65,14 +66,19 @@ def openai_tools() -> list[dict]:
     ]
 
 
+# Beyond the tutorial: a tool result adds at most this much text to the conversation (about 25,000
+# tokens); the rest is cut with a note saying how much, so one tool cannot flood the context.
+MAX_RESULT_CHARS = 100_000
+
+
 def run_tool(name: str, arguments_json: str) -> str:
     """Run one tool call from the model; every failure comes back as text, never as an exception."""
     tool = get_tool(name)
     if tool is None:
-        return f"Error: unknown tool {name!r}."
+        return f"Error: unknown tool {name[:100]!r}."
     try:
         args = json.loads(arguments_json or "{}")
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python parses
         return f"Error: the arguments for {name} are not valid JSON ({e}); send a JSON object."
     if not isinstance(args, dict):
         return f"Error: the arguments for {name} must be a JSON object."
@@ -85,13 +91,22 @@ def run_tool(name: str, arguments_json: str) -> str:
         result = tool.run(args)
     except Exception as e:  # any failure of any tool becomes text for the model, here and only here
         result = f"Error: {name} failed: {e}"
-    return permissions.mask_secrets(result)
+    return permissions.mask_secrets(cut(result, MAX_RESULT_CHARS))
+
+
+def cut(text: str, limit: int) -> str:
+    """At most `limit` characters, ending in a note of how many were cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit:,} more characters cut: the result was {len(text):,} long]"
 
 
 # --- built-in tools: read-only, confined to the project root -------------------------------
 
-# A page of `read` is this many lines, so one call cannot flood the model's context.
+# A page of `read` is this many lines, and at most this many bytes (a file may be one huge line),
+# so one call cannot flood the model's context or the agent's memory.
 READ_PAGE_LINES = 200
+READ_PAGE_BYTES = 64 * 1024
 
 
 def register_builtin_tools(root: str = ".") -> None:
@@ -132,10 +147,26 @@ def _ls(base: str, path: str) -> str:
 
 
 def _read(base: str, path: str, offset: int) -> str:
-    with open(_inside(base, path), encoding="utf-8", errors="replace") as f:
-        lines = f.read().splitlines()
-    start = max(int(offset), 0)
-    page = lines[start:start + READ_PAGE_LINES]
-    more = len(lines) - start - len(page)
-    tail = f"\n... {more} more lines; call read with offset {start + len(page)}" if more > 0 else ""
-    return "\n".join(page) + tail
+    """One page from line `offset`: at most READ_PAGE_LINES lines and READ_PAGE_BYTES bytes."""
+    target, start = _inside(base, path), max(int(offset), 0)
+    # Beyond the tutorial: only regular files (a FIFO would block forever, a device never end).
+    if not stat.S_ISREG(os.stat(target).st_mode):
+        raise ValueError(f"{path!r} is not a regular file")
+    with open(target, "rb") as f:
+        for _ in range(start):  # skip whole lines in bounded steps, however long they are
+            while (part := f.readline(READ_PAGE_BYTES)) and not part.endswith(b"\n"):
+                pass
+        page, lines = b"", 0
+        while lines < READ_PAGE_LINES and len(page) < READ_PAGE_BYTES:
+            line = f.readline(READ_PAGE_BYTES - len(page))
+            if not line:
+                break
+            page += line
+            lines += line.endswith(b"\n")
+        more = f.read(1) != b""
+    text = page.decode("utf-8", "replace").removesuffix("\n")
+    if more and lines:
+        text += f"\n... more follows; call read with offset {start + lines}"
+    elif more:
+        text += f"\n... line {start} is longer than {READ_PAGE_BYTES:,} bytes; this is its start"
+    return text

@@ -78,7 +78,7 @@ def test_stderr_flood_during_initialize_does_not_deadlock(started, capfd):
     client = started(fake("stderr_flood", timeout=10))
     assert client.call_tool("echo", {"text": "after the flood"}) == "after the flood"
     client.stop()
-    client._transport.threads[1].join(10)  # the drain thread prints the rest of the flood, then ends
+    client._transport._stderr_thread.join(10)  # the drain thread prints the rest of the flood, then ends
     assert "[mcp:fake] log line 019999 of the flood" in capfd.readouterr().err
 
 

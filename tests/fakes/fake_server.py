@@ -21,7 +21,8 @@ ARG = sys.argv[2] if len(sys.argv) > 2 else ""
 
 TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_tools", "env", "big",
               "bad_utf8", "ping_first", "ask_sampling", "rich", "structured", "log", "cwd", "garbage",
-              "refuse", "rpc_error", "empty"]
+              "refuse", "rpc_error", "empty", "stop_reading", "ping_flood", "big_line", "long_stderr", "deep",
+              "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 tools = [{"name": n, "description": f"Fake tool {n}.",
@@ -33,6 +34,9 @@ cancellations: list[dict] = []  # params of every notifications/cancelled receiv
 client_replies: dict[object, dict] = {}  # replies to our own requests, by id
 replied = threading.Condition()
 child: subprocess.Popen | None = None
+reading = threading.Event()  # cleared by stop_reading and ping_flood: the server no longer reads its input
+reading.set()
+list_requests = 0  # tools/list requests received
 
 
 def send(message: dict | str | bytes) -> None:
@@ -72,8 +76,14 @@ def on_initialize(request: dict) -> None:
 
 
 def on_list(request: dict) -> None:
+    global list_requests
+    list_requests += 1
+    if MODE == "relist_loop":  # announces a change after every list, as a stateless proxy's fresh servers do
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     if MODE == "no_tools":
         return send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no tools"}})
+    if MODE == "tools_not_a_list":
+        return reply(request, {"tools": 5})
     if MODE != "paginate":
         return reply(request, {"tools": tools})
     start = int((request.get("params") or {}).get("cursor") or 0)  # 5 tools, 2 per page
@@ -112,6 +122,33 @@ def garbage(request: dict, args: dict) -> None:
     reply(request, text_result(str(args.get("text", ""))))
 
 
+def raw_reply(request: dict, result_json: bytes, end: bytes = b"\n") -> None:
+    send(b'{"jsonrpc": "2.0", "id": ' + str(request["id"]).encode() + b', "result": ' + result_json + b"}" + end)
+
+
+def ping_flood(request: dict, args: dict) -> None:
+    """Stop reading, send `count` pings (their answers cannot all be written), then the reply."""
+    reading.clear()
+    for i in range(int(args.get("count", 10000))):
+        send({"jsonrpc": "2.0", "id": f"flood-{i}", "method": "ping"})
+    reply(request, text_result("flooded"))
+
+
+def big_line(request: dict, args: dict) -> None:
+    """A reply of `size` bytes, with or without the newline that ends it (without: the server waits)."""
+    text = b"x" * int(args.get("size", 0))
+    raw_reply(request, b'{"content": [{"type": "text", "text": "' + text + b'"}]}',
+              b"\n" if args.get("newline", True) else b"")
+    if not args.get("newline", True):
+        threading.Event().wait()
+
+
+def flood_list_changed(request: dict, args: dict) -> None:
+    for _ in range(int(args.get("count", 20000))):
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    reply(request, text_result("flooded"))
+
+
 def bad_utf8(request: dict, args: dict) -> None:
     sys.stderr.buffer.write(b"stderr with \xff\xfe bad bytes\n")
     sys.stderr.buffer.flush()
@@ -143,6 +180,19 @@ TOOL_BEHAVIOURS = {
     "rich": rich,
     "structured": lambda r, a: reply(r, {"content": [], "structuredContent": {"temperature": 21.5}}),
     "garbage": garbage,
+    "stop_reading": lambda r, a: (reading.clear(), reply(r, text_result("no longer reading"))),
+    "ping_flood": ping_flood,
+    "big_line": big_line,
+    "long_stderr": lambda r, a: (sys.stderr.write("e" * int(a.get("size", 1000000)) + " end\n"), sys.stderr.flush(),
+                                 reply(r, text_result("written"))),
+    "deep": lambda r, a: raw_reply(r, b"[" * 100000 + b"]" * 100000),
+    "flood_list_changed": flood_list_changed,
+    "list_count": lambda r, a: reply(r, text_result(str(list_requests))),
+    "bool_id": lambda r, a: (send({"jsonrpc": "2.0", "id": True, "result": text_result("for id true")}),
+                             reply(r, text_result("for my id"))),
+    "bad_result": lambda r, a: raw_reply(r, b"5"),
+    "bad_content": lambda r, a: reply(r, {"content": 5}),
+    "string_is_error": lambda r, a: reply(r, {"content": [{"type": "text", "text": "fine"}], "isError": "false"}),
     "refuse": lambda r, a: reply(r, text_result("the tool refused: bad input", is_error=True)),
     "rpc_error": lambda r, a: send({"jsonrpc": "2.0", "id": r["id"],
                                     "error": {"code": -32602, "message": "invalid params: text is required"}}),
@@ -202,6 +252,7 @@ def main() -> None:
     deadline.start()
     if MODE == "ignore_term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(float(ARG or 0))  # and, with ARG, a slow start
     if MODE == "start_child":
         start_child()
     if MODE == "slow_start":
@@ -210,6 +261,7 @@ def main() -> None:
         rendezvous(ARG)
     for line in sys.stdin:
         handle(json.loads(line))
+        reading.wait()
     if MODE == "ignore_term":
         threading.Event().wait()  # stays after its input closes, until SIGKILL (or the lifetime)
 

@@ -4,7 +4,8 @@ Modes: "json" answers every request with one JSON body; "sse" answers tools/call
 stream that carries a progress notification and a ping request before the result; "expire"
 forgets the session once (404) at the first tools/call; "unauthorized" wants
 `Authorization: Bearer good-token` and answers 401 with a JSON-RPC error otherwise; "hang"
-never answers tools/call; "error500" answers tools/call with a 500 and a plain-text body. Every mode issues session ids and answers 400 to a request without one.
+never answers tools/call; "error500" answers tools/call with a 500 and a plain-text body;
+"trickle" answers tools/call with an event stream that sends one byte every 0.1 s and never a newline. Every mode issues session ids and answers 400 to a request without one.
 """
 import json
 import threading
@@ -79,6 +80,15 @@ class FakeHttpMcp:
             return self.send(handler, 404, {"error": "session expired"})
         if self.mode == "hang":
             self.release.wait(30)
+            return
+        if self.mode == "trickle":  # an event stream that never ends its line
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.end_headers()
+            handler.wfile.write(b"data: ")
+            while not self.release.wait(0.1):
+                handler.wfile.write(b"x")
+                handler.wfile.flush()
             return
         if self.mode == "error500":
             handler.send_response(500)

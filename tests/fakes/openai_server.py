@@ -27,6 +27,18 @@ class Hang:
     release: threading.Event
 
 
+@dataclass
+class Raw:
+    """Answer with these bytes as they are, status line and headers included (a broken server)."""
+    data: bytes
+
+
+@dataclass
+class Trickle:
+    """A 200 with a long body sent one byte every 0.1 s, until `release` is set (a deadline test)."""
+    release: threading.Event
+
+
 def tool_calls(*calls: tuple[str, dict]) -> dict:
     """An assistant message calling the given (name, arguments) pairs, ids call_1, call_2..."""
     return {"role": "assistant", "content": None, "tool_calls": [
@@ -130,6 +142,10 @@ class FakeOpenAI:
             self.hangs.append(item.release)
             item.release.wait(30)
             return 500, '{"error": {"message": "released"}}'
+        if isinstance(item, (Raw, Trickle)):
+            if isinstance(item, Trickle):
+                self.hangs.append(item.release)
+            return 0, item
         message = item(body) if callable(item) else item
         return 200, json.dumps({"id": "chatcmpl-test", "object": "chat.completion",
                                 "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
@@ -150,6 +166,8 @@ class FakeOpenAI:
                     fake.received.notify_all()
                 status, text = (fake._next_reply(body) if self.path == "/v1/chat/completions"
                                 else (404, '{"error": {"message": "not found"}}'))
+                if isinstance(text, (Raw, Trickle)):
+                    return self.misbehave(text)
                 data = text.encode()
                 try:
                     self.send_response(status)
@@ -159,6 +177,20 @@ class FakeOpenAI:
                     self.wfile.write(data)
                 except OSError:
                     pass  # the client gave up (timeout or Ctrl-C); nothing to answer
+
+            def misbehave(self, item) -> None:
+                try:
+                    if isinstance(item, Raw):
+                        self.wfile.write(item.data)
+                        return
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                     b"Content-Length: 1000000\r\n\r\n")
+                    while not item.release.wait(0.1):  # one byte at a time, bounded by the release
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                except OSError:
+                    pass  # the client gave up, as it should
+                self.close_connection = True
 
             def log_message(self, *args):
                 pass  # keep test output quiet
