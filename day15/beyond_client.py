@@ -217,10 +217,12 @@ class McpClient(mcp.McpClient):
         """Tell the server to stop working on a request we gave up on."""
         if method == "initialize":
             return  # the specification forbids cancelling the handshake
+        message = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": request_id, "reason": reason}}
         try:
-            self._notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+            self._send(message, time.monotonic())  # one try: giving up must not wait on the server
         except McpError:
-            pass  # the server is gone, so there is nothing left to cancel
+            pass  # the server is gone or not reading, so there is nothing left to cancel
 
     def _notify(self, method: str, params: dict | None = None) -> None:
         message = {"jsonrpc": "2.0", "method": method, **({} if params is None else {"params": params})}

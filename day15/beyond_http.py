@@ -23,8 +23,8 @@ from mcp import McpError
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 # stop() sends DELETE to end the session; a server that does not answer quickly is left alone.
 DELETE_TIMEOUT_S = 2.0
-# Our answer to a server's request (a ping) gets this long: the client passes "now" as its
-# deadline (one try, never wait), but over HTTP one try is a whole POST.
+# A notification or our answer to a server's request (a ping) gets this long: the client passes
+# "now" as its deadline for those (one try, never wait), but over HTTP one try is a whole POST.
 ANSWER_TIMEOUT_S = 2.0
 # Of an error body, only the start is read: the server's explanation, not a whole page.
 ERROR_BODY_BYTES = 64 * 1024
@@ -73,7 +73,7 @@ class HttpTransport:
 
     def send(self, message: dict, deadline: float) -> None:
         """POST one message and hand every message of the answer to the client, all by the deadline."""
-        if "method" not in message:
+        if "id" not in message or "method" not in message:  # a notification or an answer: see above
             deadline = max(deadline, time.monotonic() + ANSWER_TIMEOUT_S)
         session = self.session_id
         status = self._post(message, session, deadline)
@@ -90,10 +90,11 @@ class HttpTransport:
             return
         connection = self._connection(DELETE_TIMEOUT_S)
         try:
-            connection.request("DELETE", self._path(), headers={**self.headers, "Mcp-Session-Id": session})
-            connection.getresponse().read()
-        except (OSError, http.client.HTTPException):
-            pass  # the server is gone or slow; the session expires on its own
+            with Deadline(connection, time.monotonic() + DELETE_TIMEOUT_S):
+                connection.request("DELETE", self._path(), headers={**self.headers, "Mcp-Session-Id": session})
+                read_limited(connection.getresponse(), ERROR_BODY_BYTES, "the answer to DELETE")
+        except (OSError, http.client.HTTPException, ValueError):
+            pass  # the server is gone, slow or odd; the session expires on its own
         finally:
             connection.close()
 

@@ -108,25 +108,27 @@ class StdioTransport:
 
     def _write_all(self, data: bytes, deadline: float, what: str) -> None:
         """Caller holds _write_lock. A message cut short ends the session: the next would be garbled."""
-        view, fd = memoryview(data), -1
-        while view:
-            try:
-                fd = self.proc.stdin.fileno()
-                view = view[os.write(fd, view):]
-                continue
-            except BlockingIOError:
-                left = deadline - time.monotonic()
-            except BrokenPipeError:  # the server closed its input, most likely by exiting: say why
-                self._ended.wait(2 * CLOSE_GRACE_S)
-                raise McpError(f"{what} failed: {self._end_reason or 'the server closed its input'}",
-                               self.name) from None
-            except (OSError, ValueError):  # stdin closed by stop()
-                left = -1.0
-            if left <= 0:
-                if len(view) < len(data):
-                    self.closed("the server stopped reading its input in the middle of a message")
-                raise McpError(f"{what} failed: the server is not reading its input", self.name)
-            select.select([], [fd], [], min(left, SIGNAL_CHECK_S))  # short steps: see Ctrl-C on this thread
+        view = memoryview(data)
+        try:
+            while view:
+                try:
+                    view = view[os.write(self.proc.stdin.fileno(), view):]
+                    continue
+                except BlockingIOError:
+                    left = deadline - time.monotonic()
+                except BrokenPipeError:  # the server closed its input, most likely by exiting: say why
+                    self._ended.wait(2 * CLOSE_GRACE_S)
+                    raise McpError(f"{what} failed: {self._end_reason or 'the server closed its input'}",
+                                   self.name) from None
+                except (OSError, ValueError):  # stdin closed by stop()
+                    left = -1.0
+                if left <= 0:
+                    raise McpError(f"{what} failed: the server is not reading its input", self.name)
+                # Short steps: a Ctrl-C or SIGTERM that landed on another thread is still seen.
+                select.select([], [self.proc.stdin.fileno()], [], min(left, SIGNAL_CHECK_S))
+        finally:
+            if 0 < len(view) < len(data):  # given up (deadline, Ctrl-C) in the middle of a message
+                self.closed("the server stopped reading its input in the middle of a message")
 
     def _read_stdout(self) -> None:
         """Reader thread: one JSON message per line, none over MAX_MESSAGE_BYTES; at the end, say why."""
