@@ -16,8 +16,9 @@ from collections.abc import Callable
 import mcp
 from beyond_config import ServerConfig, parse_server_config
 from beyond_stdio import SIGNAL_CHECK_S, StdioTransport
-from beyond_text import shorten
+from beyond_text import clean, shorten
 from mcp import McpError
+from permissions import mask_secrets
 
 # We offer the newest revision (the tutorial offers 2025-06-18) and accept any revision whose
 # messages we understand; anything else is refused.
@@ -337,9 +338,10 @@ class McpClient(mcp.McpClient):
             self._transport.stop()
 
     def log(self, text: str) -> None:
-        """Report on our stderr with the server's prefix."""
+        """Report on our stderr with the server's prefix: secrets masked, control characters made
+        visible, one line (so a server cannot forge a line of another's, or the prompt)."""
         try:
-            print(f"[mcp:{self.name}] {text}", file=sys.stderr, flush=True)
+            print(f"[mcp:{self.name}] {clean(mask_secrets(text), one_line=True)}", file=sys.stderr, flush=True)
         except (OSError, ValueError):
             pass  # our own stderr is closed: there is nowhere left to report to
 

@@ -5,6 +5,7 @@ is a POST to the server's URL; the answer is 202 (nothing), one JSON body, or a 
 Server-Sent Events whose messages may include server requests and notifications before the
 response. Each message goes to the full client (beyond_client.py) exactly as on stdio.
 """
+import base64
 import http.client
 import json
 import re
@@ -18,6 +19,7 @@ from beyond_stdio import MAX_MESSAGE_BYTES
 from beyond_text import shorten
 from chat import Deadline, TooBig, error_detail, read_limited
 from mcp import McpError
+from permissions import URL_PASSWORD
 
 # Plain http is allowed only to this machine unless the entry says "allowInsecure": true.
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -40,7 +42,8 @@ class HttpTransport:
                  handshake: Callable[[], dict]) -> None:
         self.name, self.config = name, config
         self.deliver, self.log, self.handshake = deliver, log, handshake  # the client's callbacks
-        self.shown_url = config.url  # as written in mcp.json: ${VAR} stays unexpanded in messages
+        # As written in mcp.json (${VAR} unexpanded), a password in it masked: this is what messages show.
+        self.shown_url = URL_PASSWORD.sub(r"\1[REDACTED]@", config.url)
         self.url: urllib.parse.SplitResult | None = None  # expanded and checked by start()
         self.headers: dict[str, str] = {}
         # session_id and protocol_version come from the handshake; each is replaced whole.
@@ -67,6 +70,9 @@ class HttpTransport:
             raise McpError(f"url {self.shown_url} cannot be used: {e}", self.name) from None
         if self.url.scheme not in ("http", "https") or not self.url.hostname:
             raise McpError(f"url {self.shown_url} must start with http:// or https://", self.name)
+        if self.url.username is not None:  # user:password@ means Basic authorization; it is never shown
+            pair = f"{urllib.parse.unquote(self.url.username)}:{urllib.parse.unquote(self.url.password or '')}"
+            self.headers.setdefault("Authorization", "Basic " + base64.b64encode(pair.encode()).decode())
         if self.url.scheme == "http" and self.url.hostname not in LOCAL_HOSTS and not self.config.allow_insecure:
             raise McpError(f"plain http to {self.url.hostname} would send everything unencrypted; "
                            "use https, or add \"allowInsecure\": true to the entry", self.name)

@@ -2,23 +2,27 @@
 
 The tutorial's adapter and connect functions (mcp.py) start servers one by one and register names as
 they come. Here servers start in parallel, every entry is checked first (beyond_config.py), names stay
-within the API's 64 characters and distinct, the permission prompt shows the arguments, and the
-registry follows a server's tool-list changes and restarts. Exports McpClient (beyond_client.py),
-McpError, connect_mcp_servers, mcp_statuses and stop_mcp_servers for the REPL, the bench and scripts.
+within the API's 64 characters and distinct (a contested name goes to nobody, so no tool inherits
+another's policy), the permission prompt shows the arguments, cleaned and masked, the registry
+follows a server's tool-list changes and restarts, and an allowed tool that changes asks again.
+Exports McpClient (beyond_client.py), McpError, connect_mcp_servers, mcp_statuses and
+stop_mcp_servers for the REPL, the bench and scripts.
 """
 import json
 import re
+import sys
 import threading
 import zlib
+from collections import defaultdict
 from dataclasses import dataclass
 
 import mcp
 import permissions
 from beyond_client import McpClient, join_all
 from beyond_config import MCP_CONFIG_PATH, load_mcp_config
-from beyond_text import shorten
+from beyond_text import clean, shorten
 from mcp import McpError
-from tools import Tool, get_tool, register_tool, unregister_tool
+from tools import Tool, register_tool, unregister_tool
 
 __all__ = ["McpClient", "McpError", "McpStatus", "connect_mcp_servers", "mcp_statuses", "stop_mcp_servers"]
 
@@ -43,14 +47,19 @@ def as_registry_tool(server: str, client: McpClient, info: dict, name: str | Non
     """The twin's adapter, with a prompt that shows the arguments the tool will get."""
     name = name or registry_name(server, info["name"])
 
+    # What the server calls things is shown bounded and cleaned; the registry name is safe as it is.
+    shown_server, shown_tool = (clean(shorten(text, 80), one_line=True) for text in (server, info["name"]))
+
     def run(args: dict) -> str:
-        shown = shorten(json.dumps(args, ensure_ascii=False), PROMPT_ARGS_CHARS)
-        prompt = f"MCP server '{server}' wants to run tool '{info['name']}' ({name}) with {shown}. Allow?"
+        arguments = permissions.mask_secrets(json.dumps(args, ensure_ascii=False))  # masked before it is cut
+        shown = clean(shorten(arguments, PROMPT_ARGS_CHARS), one_line=True)
+        prompt = f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?"
         if not permissions.authorize(name, prompt):
             return f"call cancelled: the user declined {name}."
         return client.call_tool(info["name"], args)
 
-    return Tool(name=name, description=f"[MCP:{server}] {info.get('description') or info['name']}",
+    description = permissions.mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}")
+    return Tool(name=name, description=description,
                 parameters=info.get("inputSchema") or {"type": "object", "properties": {}},
                 run=run, authorizes=True)
 
@@ -64,9 +73,13 @@ class McpStatus(mcp.McpStatus):
     disabled: bool = False
 
 
-# _servers_lock guards _statuses and the MCP part of the registry: a server's tool-list change
-# updates both from a helper thread while the REPL reads them.
+# _servers_lock guards _statuses, _contested, _pins and the MCP part of the registry: a server's
+# tool-list change updates them from a helper thread while the REPL reads them.
 _statuses: dict[str, McpStatus] = {}
+# Registry names two tools would share: each of those tools gets a hashed name instead.
+_contested: set[str] = set()
+# Registry name -> what the tool said it was (description and schema) when first registered.
+_pins: dict[str, str] = {}
 _servers_lock = threading.Lock()
 
 
@@ -83,6 +96,7 @@ def connect_mcp_servers(path: str = MCP_CONFIG_PATH) -> list[McpStatus]:
             thread.start()
         join_all(threads)
         with _servers_lock:
+            _claim_names({c.name: c for c in clients.values() if errors.get(c.name) is None})
             for name in configs:  # registered in config order, so names are stable
                 _statuses[name] = _connected(name, clients.get(name), errors.get(name, "failed to start"))
     except BaseException:  # Ctrl-C or SIGTERM during start-up: no server may outlive the agent
@@ -118,9 +132,33 @@ def _sync_tools(client: McpClient) -> None:
         status = _statuses.get(client.name)
         if status is None or status.client is not client:
             return  # stopped meanwhile
-        for tool in status.tools:
-            unregister_tool(tool)
-        status.tools = _register_all(client.name, client)
+        running = {s.server: s.client for s in _statuses.values() if s.client}
+        newly = _claim_names(running)
+        for other in _statuses.values():  # a name now contested is taken from the tool that had it
+            if other.client and (other.client is client or newly & set(other.tools)):
+                for tool in other.tools:
+                    unregister_tool(tool)
+                other.tools = _register_all(other.server, other.client)
+
+
+def _claim_names(clients: dict[str, McpClient]) -> set[str]:
+    """Mark every registry name that two tools would share as contested, say so, and return the new ones.
+
+    Caller holds _servers_lock.
+    """
+    owners = defaultdict(list)
+    for server, client in clients.items():
+        for info in client.tools:
+            if isinstance(info.get("name"), str):
+                owners[registry_name(server, info["name"])].append((server, info["name"]))
+    newly = {name for name, pairs in owners.items() if len(pairs) > 1} - _contested
+    for name in sorted(newly):
+        tools_ = ", ".join(f"{clean(shorten(t, 80), one_line=True)} of server {clean(s, one_line=True)} "
+                           f"({registry_name(s, t, hashed=True)})" for s, t in owners[name])
+        print(f"warning: {len(owners[name])} tools would be named {name}: {tools_}. Each gets the hashed "
+              f"name shown, and a policy for {name} applies to none of them.", file=sys.stderr)
+    _contested.update(newly)
+    return newly
 
 
 def _register_all(server: str, client: McpClient) -> list[str]:
@@ -133,17 +171,36 @@ def _register_all(server: str, client: McpClient) -> list[str]:
         if not isinstance(info.get("name"), str):
             client.log(f"skipped a tool without a name: {shorten(json.dumps(info))}")
             continue
-        name = registry_name(server, info["name"])
-        if get_tool(name):  # a colliding name gets a distinct hashed one
-            name = registry_name(server, info["name"], hashed=True)
+        plain = registry_name(server, info["name"])
+        name = registry_name(server, info["name"], hashed=True) if plain in _contested else plain
         try:
             register_tool(as_registry_tool(server, client, info, name))
         except ValueError as e:
             client.log(f"skipped tool {info['name']}: {e}")
             continue
         permissions.ensure_tool_policy(name, "ask")
+        _pin(server, name, info)
         names.append(name)
     return names
+
+
+def _pin(server: str, name: str, info: dict) -> None:
+    """An allowed tool whose description or schema is not what it was asks again (caller holds _servers_lock)."""
+    said = json.dumps([info.get("description"), info.get("inputSchema")], sort_keys=True, default=str)
+    if _pins.setdefault(name, said) == said:
+        return
+    _pins[name] = said
+    if permissions.policy_for(name) == "allow":
+        permissions.set_policy(name, "ask")
+        print(f"warning: {name} (server {clean(server, one_line=True)}) changed its description or input "
+              "schema since it was allowed; it asks before every call for the rest of this session.",
+              file=sys.stderr)
+
+
+def server_of(tool: str) -> str:
+    """The server a registered MCP tool comes from, or "" for a tool of the agent itself."""
+    with _servers_lock:
+        return next((s.server for s in _statuses.values() if tool in s.tools), "")
 
 
 def mcp_statuses() -> list[McpStatus]:
@@ -158,6 +215,8 @@ def stop_mcp_servers() -> None:
     with _servers_lock:
         statuses = list(_statuses.values())
         _statuses.clear()
+        _contested.clear()
+        _pins.clear()
         for status in statuses:
             for tool in status.tools:
                 unregister_tool(tool)

@@ -43,26 +43,60 @@ class ChatError(Exception):
 
 # Beyond the tutorial: settings from a .env file, so a key need not live in the shell profile.
 def load_dotenv(path: str = ".env") -> None:
-    """Read KEY=VALUE lines into the environment; variables already set win."""
+    """Read KEY=VALUE lines into the environment (variables already set win); problems are warnings."""
+    settings, warnings = read_dotenv(path)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for key, value in settings.items():
+        os.environ.setdefault(key, value)
+
+
+def read_dotenv(path: str) -> tuple[dict[str, str], list[str]]:
+    """The settings of a .env file and what was wrong with it (each naming the file and line).
+
+    Understood: `export `, comments, 'single' and "double" quotes (in double quotes \n, \t, \"
+    and \\ are escapes), a comment after a quoted value, a UTF-8 byte order mark.
+    """
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        with open(path, "rb") as f:
+            raw = f.read(1 << 20)
     except FileNotFoundError:
-        return
-    for line in lines:
+        return {}, []
+    except OSError as e:  # a directory, no permission...
+        return {}, [f"{path} cannot be read ({e.strerror or e}); it is ignored"]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        return {}, [f"{path}:{line}: not UTF-8; the file is ignored"]
+    settings, warnings = {}, []
+    for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
-        if line.startswith("export "):
-            line = line[len("export "):]
-        key, sep, value = line.partition("=")
-        if line.startswith("#") or not sep or not key.strip():
+        if not line or line.startswith("#"):
             continue
-        os.environ.setdefault(key.strip(), _dotenv_value(value.strip()))
+        key, sep, value = line.removeprefix("export ").partition("=")
+        key = key.strip()
+        if not sep or not key.replace("_", "a").isalnum() or "\0" in value:
+            warnings.append(f"{path}:{number}: not a KEY=VALUE line; skipped")
+            continue
+        settings[key] = _dotenv_value(value.strip())
+    return settings, warnings
 
 
 def _dotenv_value(value: str) -> str:
-    """Strip matching quotes; an unquoted value ends at ' #' (a trailing comment)."""
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
+    """A quoted value up to its closing quote (a comment may follow); an unquoted one up to ' #'."""
+    if value[:1] == "'" and "'" in value[1:]:
+        return value[1:value.index("'", 1)]
+    if value[:1] == '"':
+        out, i = [], 1
+        while i < len(value) and value[i] != '"':
+            if value[i] == "\\" and i + 1 < len(value):
+                i += 1
+                out.append({"n": "\n", "t": "\t"}.get(value[i], value[i]))
+            else:
+                out.append(value[i])
+            i += 1
+        return "".join(out)
     return value.split(" #", 1)[0].strip()
 
 
@@ -81,6 +115,16 @@ def missing_key_hint() -> str | None:
         return None
     return ("No OPENAI_API_KEY set: put it in .env or the environment, or point OPENAI_BASE_URL at a "
             "local server (e.g. http://localhost:11434/v1). /call works without a model.")
+
+
+# Beyond the tutorial: a key sent over plain http to another machine can be read on the way.
+def plain_http_hint() -> str | None:
+    """A one-line warning when the endpoint is plain http and not this machine."""
+    import urllib.parse
+    parts = urllib.parse.urlsplit(base_url())
+    if parts.scheme != "http" or parts.hostname in ("localhost", "127.0.0.1", "::1"):
+        return None
+    return f"warning: {base_url()} is plain http to another machine: the key and the conversation travel unencrypted."
 
 
 def new_history() -> list[dict]:

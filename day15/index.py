@@ -13,9 +13,11 @@ import threading
 from collections.abc import Callable
 from types import ModuleType
 
+import beyond_trust
 import chat
 import permissions
 import tools
+from beyond_text import clean
 from mcp import McpError
 
 # The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
@@ -30,16 +32,17 @@ BANNER = {
 
 
 class Session:
-    """The REPL's state: the MCP client module in use, the conversation, and whether to go on."""
+    """The REPL's state: the MCP client module in use, the audit log, the conversation, whether to go on."""
 
-    def __init__(self, servers: ModuleType) -> None:
-        self.servers = servers
+    def __init__(self, servers: ModuleType, audit=None) -> None:
+        self.servers, self.audit = servers, audit
         self.history = chat.new_history()
         self.running = True
 
 
 def main(argv: list[str] | None = None) -> int:
-    tutorial = "--tutorial" in (sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else argv
+    tutorial = "--tutorial" in args
     if tutorial:
         import mcp as servers
     else:
@@ -48,15 +51,20 @@ def main(argv: list[str] | None = None) -> int:
     # surrogate, say) is shown replaced instead of failing the print.
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(errors="replace")
-    chat.load_dotenv()
     _stop_on_signals()
+    # Beyond the tutorial: the folder's mcp.json and .env take effect only once the user trusts them.
+    trusted = beyond_trust.decide(".", "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1",
+                                  permissions.ask_on_stdin if sys.stdin.isatty() else None)
+    if trusted:
+        chat.load_dotenv()
     try:
         permissions.load_policies()
         tools.register_builtin_tools()
-        if not connect(servers):
+        audit = None if tutorial else _audit_log()
+        if trusted and not connect(servers):
             return 1
         print_banner(servers, tutorial)
-        repl(Session(servers))
+        repl(Session(servers, audit))
     except permissions.PolicyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -79,6 +87,15 @@ def connect(servers: ModuleType) -> bool:
         print(f"error: cannot use .geekagent/mcp.json: {e}", file=sys.stderr)
         return False
     return True
+
+
+# Beyond the tutorial: every tool call is recorded in .geekagent/audit.jsonl (the full agent).
+def _audit_log():
+    import beyond_audit
+    import beyond_mcp
+    audit = beyond_audit.AuditLog(beyond_mcp.server_of)
+    tools.set_audit(audit.record)
+    return audit
 
 
 # Beyond the tutorial: servers are stopped on SIGTERM and SIGHUP too, not only on /exit.
@@ -104,20 +121,21 @@ def print_banner(servers: ModuleType, tutorial: bool) -> None:
     for status in servers.mcp_statuses():
         for line in status_lines(status, with_tools=False):
             print("  " + line)
-    hint = chat.missing_key_hint()
-    if hint:
-        print(style(hint, "33"))
+    for hint in (chat.missing_key_hint(), chat.plain_http_hint()):
+        if hint:
+            print(style(hint, "33"))
     print("Type a message, or /help for commands.")
 
 
 def status_lines(status, with_tools: bool) -> list[str]:
     """One server as the tutorial's /mcp shows it: `demo (2 tools)` and, with_tools, one tool a line."""
+    server = shown(status.server, one_line=True)
     if getattr(status, "disabled", False):  # only the full client has disabled entries
-        return [f"- {status.server}: disabled"]
+        return [f"- {server}: disabled"]
     if status.error:
-        return [style(f"x {status.server}: {status.error}", "31")]
+        return [style(f"x {server}: {shown(status.error, one_line=True)}", "31")]
     count = len(status.tools)
-    head = f"{status.server} ({count} tool{'' if count == 1 else 's'})"
+    head = f"{server} ({count} tool{'' if count == 1 else 's'})"
     return [head] + ([f"  {tool}" for tool in status.tools] if with_tools else [])
 
 
@@ -146,7 +164,7 @@ def handle_line(session: Session, line: str) -> None:
     except KeyboardInterrupt:
         print("\n(cancelled)")
     except Exception as e:  # a bug must not end the session: show it and read the next line
-        print(f"internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"internal error: {type(e).__name__}: {shown(str(e), one_line=True)}", file=sys.stderr)
 
 
 def chat_turn(session: Session, text: str) -> None:
@@ -157,16 +175,21 @@ def chat_turn(session: Session, text: str) -> None:
     try:
         answer = chat.run_turn(session.history, text, on_tool=print_tool_line, waiting=waiting_indicator)
     except chat.ChatError as e:
-        print(style(f"error: {e}", "31"))
+        print(style(f"error: {shown(str(e), one_line=True)}", "31"))
         return
-    print(answer)
+    print(shown(answer))
 
 
 def print_tool_line(name: str, result: str) -> None:
-    shown = " ".join(result.split())
-    if len(shown) > TOOL_LINE_CHARS:
-        shown = shown[:TOOL_LINE_CHARS - 3] + "..."
-    print(style(f"[tool {name} -> {shown}]", "2"))
+    line = " ".join(result.split())
+    if len(line) > TOOL_LINE_CHARS:
+        line = line[:TOOL_LINE_CHARS - 3] + "..."
+    print(style(f"[tool {name} -> {shown(line, one_line=True)}]", "2"))
+
+
+# Beyond the tutorial: what a server or model wrote is shown masked, its control characters visible.
+def shown(text: str, one_line: bool = False) -> str:
+    return clean(permissions.mask_secrets(text), one_line)
 
 
 # --- slash commands: one small function each -----------------------------------------------
@@ -198,7 +221,15 @@ def cmd_call(session: Session, arg: str) -> None:
     if not name:
         print("usage: /call <tool> [json-args], e.g. /call mcp_demo_dice {}")
         return
-    print(tools.run_tool(name, arguments.strip() or "{}"))
+    print(shown(tools.run_tool(name, arguments.strip() or "{}")))
+
+
+def cmd_audit(session: Session, arg: str) -> None:
+    """the last 20 tool calls (.geekagent/audit.jsonl)"""
+    if session.audit is None:
+        print("(the tutorial's client keeps no audit log)")
+        return
+    print("\n".join(session.audit.last(20)) or "(no tool calls recorded yet)")
 
 
 def cmd_reset(session: Session, arg: str) -> None:
@@ -217,7 +248,7 @@ def unknown_command(session: Session, arg: str) -> None:
 
 
 COMMANDS: dict[str, Callable[[Session, str], None]] = {
-    "/help": cmd_help, "/mcp": cmd_mcp, "/tools": cmd_tools, "/call": cmd_call,
+    "/help": cmd_help, "/mcp": cmd_mcp, "/tools": cmd_tools, "/call": cmd_call, "/audit": cmd_audit,
     "/reset": cmd_reset, "/exit": cmd_exit,
 }
 

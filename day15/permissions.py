@@ -6,6 +6,7 @@ The registry (tools.py) and the MCP adapter (mcp.py) call authorize(); nothing h
 import json
 import os
 import re
+import threading
 from collections.abc import Callable
 
 POLICY_PATH = ".geekagent/GeekAgent.json"
@@ -103,14 +104,45 @@ def authorize(name: str, prompt: str) -> bool:
     """allow -> True, deny -> False, both without asking; ask -> whatever the user answers."""
     policy = policy_for(name)
     if policy != "ask":
+        _decisions.last = policy
         return policy == "allow"
-    return _confirm(mask_secrets(prompt))
+    return ask(prompt)
 
 
-# Beyond the tutorial: secrets from the environment never reach a prompt or the model.
+# Beyond the tutorial: what was decided for the tool call running on this thread, for the audit
+# log (allow, deny, asked-yes, asked-no); tools.run_tool clears it before each call.
+_decisions = threading.local()
+
+
+def ask(prompt: str) -> bool:
+    """Ask the user whatever the policy says (a secret-looking file, say); the answer is recorded."""
+    answer = _confirm(mask_secrets(prompt))
+    _decisions.last = "asked-yes" if answer else "asked-no"
+    return answer
+
+
+def last_decision(clear: bool = False) -> str | None:
+    """The decision recorded on this thread since it was last cleared."""
+    decision = getattr(_decisions, "last", None)
+    if clear:
+        _decisions.last = None
+    return decision
+
+
+# Beyond the tutorial: secrets from the environment never reach a prompt, the model or the screen.
+# A password in a URL (scheme://user:password@host) is masked wherever it appears.
+# (Bounded repeats, so a long run of letters costs linear time, not quadratic.)
+URL_PASSWORD = re.compile(r"(?<![a-zA-Z0-9+.-])([a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^/\s:@]{0,256}:)[^/\s@]{1,1024}@")
+
+
 def mask_secrets(text: str) -> str:
-    """Replace the value of every secret-named environment variable by [REDACTED:<name>]."""
-    secrets = [(v, k) for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_LEN]
+    """Replace the value of every secret-named environment variable (as written, and as JSON
+    writes it inside a string) by [REDACTED:<name>], and a URL's password by [REDACTED]."""
+    secrets = []
+    for name, value in os.environ.items():
+        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LEN:
+            escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+            secrets += [(value, name)] + ([(escaped, name)] if escaped != value else [])
     for value, name in sorted(secrets, key=lambda s: -len(s[0])):
         text = text.replace(value, f"[REDACTED:{name}]")
-    return text
+    return URL_PASSWORD.sub(r"\1[REDACTED]@", text)

@@ -4,6 +4,7 @@ Owns one dict of tools, the OpenAI `tools` array built from it, and run_tool(), 
 where a tool call's failure becomes text for the model. MCP tools are added by mcp.py
 (or beyond_mcp.py).
 """
+import fnmatch
 import json
 import os
 import stat
@@ -63,6 +64,7 @@ def openai_tools() -> list[dict]:
         {"type": "function",
          "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
         for t in all_tools()
+        if permissions.policy_for(t.name) != "deny"  # Beyond the tutorial: a denied tool is not offered
     ]
 
 
@@ -71,27 +73,51 @@ def openai_tools() -> list[dict]:
 MAX_RESULT_CHARS = 100_000
 
 
+# Beyond the tutorial: every call is reported here (for the audit log), when set.
+_audit: Callable[..., None] | None = None
+
+
+def set_audit(record: Callable[..., None] | None) -> None:
+    """Choose what every tool call is reported to: record(name, arguments, decision, outcome, seconds, size)."""
+    global _audit
+    _audit = record
+
+
 def run_tool(name: str, arguments_json: str) -> str:
     """Run one tool call from the model; every failure comes back as text, never as an exception."""
+    began, outcome, result = time.monotonic(), "cancelled", ""
+    permissions.last_decision(clear=True)
+    try:
+        result, outcome = _run_tool(name, arguments_json)
+        return result
+    finally:
+        if _audit:
+            _audit(name, arguments_json, permissions.last_decision(), outcome, time.monotonic() - began, len(result))
+
+
+def _run_tool(name: str, arguments_json: str) -> tuple[str, str]:
+    """(the text for the model, the outcome: ok, error or cancelled)."""
     tool = get_tool(name)
     if tool is None:
-        return f"Error: unknown tool {name[:100]!r}."
+        return f"Error: unknown tool {name[:100]!r}.", "error"
     try:
         args = json.loads(arguments_json or "{}")
     except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python parses
-        return f"Error: the arguments for {name} are not valid JSON ({e}); send a JSON object."
+        return f"Error: the arguments for {name} are not valid JSON ({e}); send a JSON object.", "error"
     if not isinstance(args, dict):
-        return f"Error: the arguments for {name} must be a JSON object."
+        return f"Error: the arguments for {name} must be a JSON object.", "error"
     if permissions.policy_for(name) == "deny":
-        return f"Denied: the tool {name} is not allowed by the user's policy; do not retry it."
+        permissions.authorize(name, "")  # records the decision: deny, never asked
+        return f"Denied: the tool {name} is not allowed by the user's policy; do not retry it.", "cancelled"
     prompt = f"Run {name} with {json.dumps(args, ensure_ascii=False)}?"
     if not tool.authorizes and not permissions.authorize(name, prompt):
-        return f"call cancelled: the user declined {name}."
+        return f"call cancelled: the user declined {name}.", "cancelled"
     try:
         result = tool.run(args)
     except Exception as e:  # any failure of any tool becomes text for the model, here and only here
-        result = f"Error: {name} failed: {e}"
-    return permissions.mask_secrets(cut(result, MAX_RESULT_CHARS))
+        return permissions.mask_secrets(cut(f"Error: {name} failed: {e}", MAX_RESULT_CHARS)), "error"
+    outcome = "cancelled" if permissions.last_decision() == "asked-no" else "ok"
+    return permissions.mask_secrets(cut(result, MAX_RESULT_CHARS)), outcome
 
 
 def cut(text: str, limit: int) -> str:
@@ -118,12 +144,38 @@ def register_builtin_tools(root: str = ".") -> None:
                        _path_schema(), lambda args: _ls(base, args.get("path", "."))))
     register_tool(Tool("read", f"Read a text file inside the project, {READ_PAGE_LINES} lines per page.",
                        _path_schema(offset={"type": "integer", "description": "first line, from 0"}),
-                       lambda args: _read(base, args.get("path", ""), args.get("offset", 0))))
+                       lambda args: _read_asking(base, args), authorizes=True))
 
 
 def _path_schema(**extra: dict) -> dict:
     props = {"path": {"type": "string", "description": "relative to the project root"}, **extra}
     return {"type": "object", "properties": props}
+
+
+# Beyond the tutorial: files that usually hold secrets; `read` asks for them even when it is allowed.
+SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", ".netrc", ".git-credentials",
+                ".npmrc", ".pypirc")
+SECRET_FOLDERS = (".ssh",)
+
+
+def looks_secret(path: str) -> bool:
+    """True for a path whose file name matches SECRET_FILES or that lies under a SECRET_FOLDERS folder."""
+    parts = path.replace("\\", "/").split("/")
+    return (any(fnmatch.fnmatch(parts[-1], pattern) for pattern in SECRET_FILES)
+            or any(part in SECRET_FOLDERS for part in parts[:-1]))
+
+
+def _read_asking(base: str, args: dict) -> str:
+    """read asks as its policy says, and always for a secret-looking file (by its name or where it leads)."""
+    path = args.get("path", "")
+    target = _inside(base, path)
+    if looks_secret(path) or looks_secret(os.path.relpath(target, base)):
+        allowed = permissions.ask(f"read wants {path!r}, which looks like a file of secrets. Allow?")
+    else:
+        allowed = permissions.authorize("read", f"Run read with {json.dumps(args, ensure_ascii=False)}?")
+    if not allowed:
+        return "call cancelled: the user declined read."
+    return _read(base, path, args.get("offset", 0))
 
 
 def _current_time() -> str:

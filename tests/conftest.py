@@ -118,8 +118,11 @@ def workdir(tmp_path: Path, servers: dict, policies: dict | None = None) -> Path
     return tmp_path
 
 
-def agent_env(base_url: str | None = None, key: str | None = "sk-test") -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+def agent_env(base_url: str | None = None, key: str | None = "sk-test", trust: bool = True) -> dict:
+    """The agent's environment: no OPENAI_* of ours, and the test's folder trusted explicitly."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GEEKAGENT_"))}
+    if trust:
+        env["GEEKAGENT_TRUST"] = "1"
     if base_url:
         env["OPENAI_BASE_URL"] = base_url
     if key:
@@ -185,3 +188,42 @@ def wait_for_output(agent: subprocess.Popen, text: str, timeout: float = 10.0) -
         assert chunk, f"the agent ended before printing {text!r}: {seen!r}"
         seen += chunk
     return seen.decode()
+
+
+def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple[str, str]], timeout: float = 20) -> str:
+    """Run a command on a pseudo-terminal; for each (text, keys) wait until `text` has appeared, then type keys.
+
+    Returns everything the terminal showed. Every wait is bounded; the process is killed if it lingers.
+    """
+    import pty
+    main_fd, child_fd = pty.openpty()
+    proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=child_fd, stdout=child_fd, stderr=child_fd,
+                            start_new_session=True)
+    os.close(child_fd)
+    seen, deadline = b"", time.monotonic() + timeout
+    try:
+        for text, keys in steps:
+            while text.encode() not in seen:
+                left = deadline - time.monotonic()
+                assert left > 0, f"no {text!r} on the terminal within {timeout} s: {seen.decode(errors='replace')}"
+                if select.select([main_fd], [], [], left)[0]:
+                    try:
+                        seen += os.read(main_fd, 65536)
+                    except OSError:  # the program ended and the terminal closed
+                        raise AssertionError(f"ended before {text!r}: {seen.decode(errors='replace')}") from None
+            os.write(main_fd, keys.encode())
+        proc.wait(max(0.1, deadline - time.monotonic()))
+        while select.select([main_fd], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(main_fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        os.close(main_fd)
+    return seen.decode("utf-8", "replace")

@@ -78,7 +78,7 @@ def test_long_and_colliding_names(tmp_path):
     names = status.tools
     assert len(names) == 5 == len(set(names))
     assert all(len(n) <= 64 for n in names)
-    assert "mcp_fake_read_file" in names  # the first of the colliding pair keeps the plain name
+    assert "mcp_fake_read_file" not in names  # contested: neither of the pair gets it
     permissions.set_confirm(lambda prompt: True)
     for name, text in zip(names, ["e", "a70", "a69b", "dot", "underscore"]):
         assert tools.run_tool(name, json.dumps({"text": text})) == text
@@ -161,8 +161,9 @@ def test_invalid_utf8_is_replaced_not_fatal(started, capfd):
     client = started(fake("normal"))
     assert client.call_tool("bad_utf8", {}) == "caf\ufffd ok"
     assert client.call_tool("echo", {"text": "still here"}) == "still here"
-    err = capfd.readouterr().err
-    assert "stderr with \ufffd\ufffd bad bytes" in err and "replaced invalid UTF-8" in err
+    seen = []  # stderr arrives on its own thread, in its own time
+    assert wait_until(lambda: seen.append(capfd.readouterr().err) or "stderr with \ufffd\ufffd bad bytes" in "".join(seen))
+    assert "replaced invalid UTF-8" in "".join(seen)
 
 
 def test_config_compatibility(tmp_path):

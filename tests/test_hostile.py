@@ -1,5 +1,6 @@
 """The full agent against hostile servers and models: every wait bounded, every byte counted, no process left."""
 import json
+import math
 import random
 import signal
 import sys
@@ -190,6 +191,7 @@ def test_at_most_128_tools_are_offered(capfd):
     """130 tools: the request carries 128 and a warning names the two left out."""
     for i in range(130):
         tools.register_tool(tools.Tool(f"t{i:03d}", "", {"type": "object"}, lambda args: ""))
+        permissions.set_policy(f"t{i:03d}", "ask")
     assert len(chat._offered(tools.openai_tools())) == 128
     assert "left out: t128, t129" in capfd.readouterr().err
 
@@ -202,12 +204,15 @@ def test_list_changed_flood_costs_one_relist(started, monkeypatch):
     monkeypatch.setattr(beyond_client, "RELIST_INTERVAL_S", 0.2)
     client = started(fake("normal"))
     relists = lambda: [t for t in threading.enumerate() if t.name == "mcp-fake-relist"]
+    begun = time.monotonic()
     assert client.call_tool("flood_list_changed", {"count": 20000}) == "flooded"
+    flood_s = time.monotonic() - begun
     assert len(relists()) <= 1
     assert wait_until(lambda: not relists())
-    # Start-up, then re-lists 0, 0.2, 0.6 and 1.4 s apart (each unchanged list doubles the pause)
-    # while the flood lasts, and the one queued after it.
-    assert 3 <= int(client.call_tool("list_count", {})) <= 5
+    # Re-lists start 0, 0.2, 0.6, 1.4 ... s after the first notification (each unchanged list doubles
+    # the pause), so during the flood at most 1 + log2(flood_s / 0.2 + 1) of them, then the one queued.
+    most = 1 + (1 + int(math.log2(flood_s / 0.2 + 1))) + 1
+    assert 3 <= int(client.call_tool("list_count", {})) <= most
 
 
 def test_server_announcing_changes_forever_is_relisted_ever_more_slowly(started, monkeypatch):

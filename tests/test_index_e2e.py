@@ -188,7 +188,7 @@ def test_sigterm_during_startup_leaves_no_server(tmp_path, start_agent):
 @pytest.mark.parametrize("mode", MODES)
 def test_make_demo_runs_the_conversation(mode):
     """make demo: the scripted model calls both demo tools, the user answers y twice, the answer sums up."""
-    done = subprocess.run([sys.executable, str(FAKES / "demo_model.py"), *MODES[mode]], cwd=ROOT,
+    done = subprocess.run([sys.executable, str(FAKES / "demo_model.py"), *MODES[mode], "--trust"], cwd=ROOT,
                           input=f"{SCENARIO}\ny\ny\n/exit\n", capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert BANNER[mode] in done.stdout and done.stdout.count("Allow? [y/N]") == 2

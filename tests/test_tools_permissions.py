@@ -26,8 +26,9 @@ def test_duplicate_name_is_rejected():
 
 def test_openai_tools_in_registration_order():
     """openai_tools() lists function specs in registration order."""
-    tools.register_tool(echo_tool("b"))
-    tools.register_tool(echo_tool("a"))
+    for name in ("b", "a"):
+        tools.register_tool(echo_tool(name))
+        permissions.set_policy(name, "ask")
     specs = tools.openai_tools()
     assert [s["function"]["name"] for s in specs] == ["b", "a"]
     assert specs[0]["type"] == "function" and specs[0]["function"]["parameters"]["type"] == "object"

@@ -12,6 +12,8 @@ import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# "unauthorized" lets in a bearer token, or user "agent" with password "good-pw" (Basic).
+GOOD_AUTHORIZATION = ("Bearer good-token", "Basic YWdlbnQ6Z29vZC1wdw==")
 TOOLS = [{"name": "echo", "description": "Echo the text.",
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
 
@@ -52,7 +54,7 @@ class FakeHttpMcp:
         with self.changed:
             self.posts.append((headers, message))
             self.changed.notify_all()
-        if self.mode == "unauthorized" and headers.get("authorization") != "Bearer good-token":
+        if self.mode == "unauthorized" and headers.get("authorization") not in GOOD_AUTHORIZATION:
             return self.send(handler, 401, {"jsonrpc": "2.0", "id": message.get("id"),
                                             "error": {"code": -32001, "message": "invalid token"}})
         method = message.get("method")

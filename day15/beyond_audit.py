@@ -1,0 +1,64 @@
+"""Beyond the tutorial: every tool call is recorded, one JSON line each, in .geekagent/audit.jsonl.
+
+The MCP specification says clients SHOULD log tool usage for audit; the tutorial records nothing.
+tools.run_tool reports each call here (set by index.py): when, which server and tool, the
+arguments (masked, bounded), what was decided, how long it took, how it ended and how much it
+returned. Writing never fails a call: a failure is one warning. /audit shows the last entries.
+"""
+import json
+import os
+import sys
+import time
+
+from beyond_text import clean, shorten
+from permissions import mask_secrets
+
+AUDIT_PATH = ".geekagent/audit.jsonl"
+# Arguments are recorded up to this many characters: enough to see what ran, not a copy of a payload.
+AUDIT_ARGS_CHARS = 2000
+# /audit reads at most this much of the end of the file, however big it has grown.
+TAIL_BYTES = 256 * 1024
+
+
+class AuditLog:
+    """Appends one line per tool call; `server_of` names the server of an MCP tool ("" for built-ins)."""
+
+    def __init__(self, server_of, path: str = AUDIT_PATH) -> None:
+        self.server_of, self.path = server_of, path
+        self._warned = False
+
+    def record(self, name: str, arguments: str, decision: str | None, outcome: str, seconds: float,
+               size: int) -> None:
+        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "server": self.server_of(name), "tool": name,
+                 "arguments": shorten(mask_secrets(arguments or "{}"), AUDIT_ARGS_CHARS),
+                 "decision": decision or "none", "duration_ms": round(seconds * 1000),
+                 "outcome": outcome, "result_chars": size}
+        try:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        except OSError as e:
+            if not self._warned:  # once: the REPL stays readable when the folder is read-only
+                self._warned = True
+                print(f"warning: cannot write the audit log {self.path}: {e.strerror or e}", file=sys.stderr)
+
+    def last(self, count: int = 20) -> list[str]:
+        """The last `count` entries, one readable line each (cleaned: the file is text anyone could edit)."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - TAIL_BYTES))
+                lines = f.read().decode("utf-8", "replace").splitlines()[-count:]
+        except FileNotFoundError:
+            return []
+        return [_readable(line) for line in lines]
+
+
+def _readable(line: str) -> str:
+    try:
+        e = json.loads(line)
+        where = f"{e['server']}/" if e.get("server") else ""
+        text = (f"{e['time']}  {where}{e['tool']}  {e['decision']} -> {e['outcome']}, "
+                f"{e['duration_ms']} ms, {e['result_chars']} chars  {shorten(e['arguments'], 120)}")
+    except (ValueError, KeyError, TypeError):
+        text = shorten(line, 200)
+    return clean(text, one_line=True)
