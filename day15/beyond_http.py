@@ -17,7 +17,7 @@ from collections.abc import Callable
 from beyond_config import ServerConfig, expand
 from beyond_stdio import MAX_MESSAGE_BYTES
 from beyond_text import shorten
-from chat import Deadline, TooBig, error_detail, read_limited
+from net import Deadline, TooBig, error_detail, read_limited
 from mcp import McpError
 from permissions import URL_PASSWORD
 

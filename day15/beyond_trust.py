@@ -1,5 +1,7 @@
 """Beyond the tutorial: a folder's .geekagent/mcp.json and .env take effect only once the user trusts them.
 
+(And the .env file itself: the tutorial takes its settings from the environment only.)
+
 The tutorial starts every server in mcp.json and reads .env, so starting the agent in a cloned
 folder would run that folder's commands, and a .env could send your API key to another host.
 Here the agent first shows what the folder would run and change and asks, once per content:
@@ -75,7 +77,6 @@ def summary(folder: str) -> list[str]:
         if not isinstance(e, FileNotFoundError):
             lines.append(f"  .geekagent/mcp.json cannot be read ({clean(str(e), one_line=True)}); "
                          "it will be reported when the agent starts")
-    from chat import read_dotenv  # one parser for .env, the one that would apply it
     settings, _ = read_dotenv(os.path.join(folder, ".env"))
     for key, value in settings.items():
         if key.startswith(MODEL_SETTINGS) and os.environ.get(key) is None:
@@ -129,3 +130,62 @@ def _remember(key: str, current: str) -> None:
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+# Beyond the tutorial: settings from a .env file, so a key need not live in the shell profile.
+def load_dotenv(path: str = ".env") -> None:
+    """Read KEY=VALUE lines into the environment (variables already set win); problems are warnings."""
+    settings, warnings = read_dotenv(path)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for key, value in settings.items():
+        os.environ.setdefault(key, value)
+
+
+def read_dotenv(path: str) -> tuple[dict[str, str], list[str]]:
+    """The settings of a .env file and what was wrong with it (each naming the file and line).
+
+    Understood: `export `, comments, 'single' and "double" quotes (in double quotes \n, \t, \"
+    and \\ are escapes), a comment after a quoted value, a UTF-8 byte order mark.
+    """
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(1 << 20)
+    except FileNotFoundError:
+        return {}, []
+    except OSError as e:  # a directory, no permission...
+        return {}, [f"{path} cannot be read ({e.strerror or e}); it is ignored"]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        return {}, [f"{path}:{line}: not UTF-8; the file is ignored"]
+    settings, warnings = {}, []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.removeprefix("export ").partition("=")
+        key = key.strip()
+        if not sep or not key.replace("_", "a").isalnum() or "\0" in value:
+            warnings.append(f"{path}:{number}: not a KEY=VALUE line; skipped")
+            continue
+        settings[key] = _dotenv_value(value.strip())
+    return settings, warnings
+
+
+def _dotenv_value(value: str) -> str:
+    """A quoted value up to its closing quote (a comment may follow); an unquoted one up to ' #'."""
+    if value[:1] == "'" and "'" in value[1:]:
+        return value[1:value.index("'", 1)]
+    if value[:1] == '"':
+        out, i = [], 1
+        while i < len(value) and value[i] != '"':
+            if value[i] == "\\" and i + 1 < len(value):
+                i += 1
+                out.append({"n": "\n", "t": "\t"}.get(value[i], value[i]))
+            else:
+                out.append(value[i])
+            i += 1
+        return "".join(out)
+    return value.split(" #", 1)[0].strip()

@@ -1,19 +1,18 @@
-"""Chat Completions over http.client, and the tool-call loop (tutorial Day 15: chat.ts, without streaming).
+"""Chat Completions and the tool-call loop (tutorial Day 15: chat.ts, unchanged on Day 15).
 
-Owns the HTTP request to any OpenAI-compatible endpoint and the loop that runs the model's tool
-calls through tools.run_tool() until the model answers in text. Printing is left to index.py,
-which passes callbacks in; tools and permissions are left to tools.py. Deadline is the HTTP
-helper the remote MCP transport (beyond_http.py) shares.
+Owns the request to any OpenAI-compatible endpoint and the loop that runs the model's tool calls
+through tools.run_tool() until the model answers in text. Printing is left to index.py, which
+passes callbacks in; tools and permissions are left to tools.py; the HTTP exchange to net.py.
 """
 import contextlib
 import json
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
+from net import ERROR_BODY_CHARS, Deadline, TooBig, connection_for, error_detail, read_limited, transport_error
 from tools import openai_tools, run_tool
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -28,8 +27,6 @@ MAX_REPLY_BYTES = 64 << 20
 MAX_TOOLS = 128
 # A model that keeps calling tools is stopped after this many rounds, so a loop cannot run forever.
 MAX_ROUNDS = 30
-# How much of an error body we show: enough for the API's message, not a whole HTML page.
-ERROR_BODY_CHARS = 300
 
 SYSTEM_PROMPT = (
     "You are GeekAgent, a helpful assistant in a terminal. You can call tools. Tools whose names "
@@ -39,65 +36,6 @@ SYSTEM_PROMPT = (
 
 class ChatError(Exception):
     """A model request failed; the message is one line the user can act on."""
-
-
-# Beyond the tutorial: settings from a .env file, so a key need not live in the shell profile.
-def load_dotenv(path: str = ".env") -> None:
-    """Read KEY=VALUE lines into the environment (variables already set win); problems are warnings."""
-    settings, warnings = read_dotenv(path)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    for key, value in settings.items():
-        os.environ.setdefault(key, value)
-
-
-def read_dotenv(path: str) -> tuple[dict[str, str], list[str]]:
-    """The settings of a .env file and what was wrong with it (each naming the file and line).
-
-    Understood: `export `, comments, 'single' and "double" quotes (in double quotes \n, \t, \"
-    and \\ are escapes), a comment after a quoted value, a UTF-8 byte order mark.
-    """
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(1 << 20)
-    except FileNotFoundError:
-        return {}, []
-    except OSError as e:  # a directory, no permission...
-        return {}, [f"{path} cannot be read ({e.strerror or e}); it is ignored"]
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        return {}, [f"{path}:{line}: not UTF-8; the file is ignored"]
-    settings, warnings = {}, []
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, sep, value = line.removeprefix("export ").partition("=")
-        key = key.strip()
-        if not sep or not key.replace("_", "a").isalnum() or "\0" in value:
-            warnings.append(f"{path}:{number}: not a KEY=VALUE line; skipped")
-            continue
-        settings[key] = _dotenv_value(value.strip())
-    return settings, warnings
-
-
-def _dotenv_value(value: str) -> str:
-    """A quoted value up to its closing quote (a comment may follow); an unquoted one up to ' #'."""
-    if value[:1] == "'" and "'" in value[1:]:
-        return value[1:value.index("'", 1)]
-    if value[:1] == '"':
-        out, i = [], 1
-        while i < len(value) and value[i] != '"':
-            if value[i] == "\\" and i + 1 < len(value):
-                i += 1
-                out.append({"n": "\n", "t": "\t"}.get(value[i], value[i]))
-            else:
-                out.append(value[i])
-            i += 1
-        return "".join(out)
-    return value.split(" #", 1)[0].strip()
 
 
 def base_url() -> str:
@@ -159,16 +97,10 @@ def _offered(specs: list[dict]) -> list[dict]:
 
 def _post(url: str, data: bytes, headers: dict) -> bytes:
     """POST and return the body; every failure is one ChatError line, and all of it ends by the deadline."""
-    # Imported on first use: http.client (with ssl and email) costs more start-up time than the
-    # rest of the agent together, and the REPL is useful before the first chat turn.
     import http.client
-    import urllib.parse
     deadline = time.monotonic() + HTTP_TIMEOUT_S
     try:
-        parts = urllib.parse.urlsplit(url)
-        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        connection = kind(parts.hostname, parts.port, timeout=HTTP_TIMEOUT_S)
-        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        connection, path = connection_for(url, HTTP_TIMEOUT_S)
     except ValueError as e:  # a port that is no number, a broken IPv6 address
         raise ChatError(f"OPENAI_BASE_URL gives a URL that cannot be used ({url}): {e}") from None
     guard = Deadline(connection, deadline)
@@ -184,7 +116,7 @@ def _post(url: str, data: bytes, headers: dict) -> bytes:
     except (OSError, http.client.HTTPException, ValueError) as e:
         if guard.expired or isinstance(e, TimeoutError):
             raise ChatError(f"no reply from {url} within {HTTP_TIMEOUT_S:g} s") from None
-        raise ChatError(_transport_error(url, e)) from None
+        raise ChatError(transport_error(url, e, "check OPENAI_BASE_URL")) from None
     finally:
         connection.close()
     if 300 <= response.status < 400:  # Beyond the tutorial: the key never follows a redirect
@@ -193,59 +125,6 @@ def _post(url: str, data: bytes, headers: dict) -> bytes:
     if response.status >= 400:
         raise ChatError(_http_error(url, response.status, body))
     return body
-
-
-def _transport_error(url: str, e: Exception) -> str:
-    """One line for a connection that failed: refused, reset, cut short, or not speaking HTTP."""
-    reason = " ".join((getattr(e, "strerror", None) or str(e) or type(e).__name__).split())  # one line
-    if isinstance(e, ConnectionRefusedError) or "Name or service not known" in reason:
-        return f"cannot reach {url}: {reason} (check OPENAI_BASE_URL)"
-    return f"request to {url} failed: {type(e).__name__}: {reason[:ERROR_BODY_CHARS]} (check OPENAI_BASE_URL)"
-
-
-class Deadline:
-    """A whole-exchange deadline for one http.client connection: entering connects (bounded by the
-    connection's timeout); at `at` (time.monotonic()) the socket is shut down, so no header, body or
-    stream read outlives it (a socket timeout only bounds each read, and a server may trickle one
-    byte per read forever)."""
-
-    def __init__(self, connection, at: float) -> None:
-        self.connection, self.at, self.expired = connection, at, False
-        self._sock = None
-        self._timer = threading.Timer(max(0.0, at - time.monotonic()), self._expire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> "Deadline":
-        self.connection.connect()
-        self._sock = self.connection.sock  # kept: http.client forgets it once a reply will close it
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._timer.cancel()
-
-    def _expire(self) -> None:
-        self.expired = True
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(2)  # socket.SHUT_RDWR: a blocked read returns at once
-
-
-class TooBig(ValueError):
-    """A body over its size limit; the message names what and the limit."""
-
-
-def read_limited(response, limit: int, what: str, step: int = 65536) -> bytes:
-    """The body of a response, refused (TooBig) as soon as it passes `limit` bytes."""
-    chunks, size = [], 0
-    while chunk := response.read1(step):
-        size += len(chunk)
-        if size > limit:
-            raise TooBig(f"{what} is over the {limit >> 20} MB limit and was refused")
-        chunks.append(chunk)
-    if response.length:  # read1() ends quietly where the peer hung up early; the length says so
-        import http.client
-        raise http.client.IncompleteRead(b"".join(chunks), response.length)
-    return b"".join(chunks)
 
 
 # What to check for the statuses a user can fix.
@@ -257,17 +136,6 @@ def _http_error(url: str, status: int, body: bytes) -> str:
     detail = error_detail(body, "(empty body)")
     hint = HTTP_HINTS.get(status, "the server had a problem; try again" if status >= 500 else "")
     return f"HTTP {status} from {url}: {detail}" + (f" ({hint})" if hint else "")
-
-
-def error_detail(body: bytes, fallback: str) -> str:
-    """What an HTTP error body says: its JSON error message, else its start, else `fallback`."""
-    text = body.decode("utf-8", "replace")
-    try:
-        detail = json.loads(text)["error"]
-        detail = detail.get("message", detail) if isinstance(detail, dict) else detail
-    except (ValueError, KeyError, TypeError):
-        detail = text.strip()[:ERROR_BODY_CHARS]
-    return str(detail) or fallback
 
 
 def _message_of(url: str, raw: bytes) -> dict:

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     trusted = beyond_trust.decide(".", "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1",
                                   permissions.ask_on_stdin if sys.stdin.isatty() else None)
     if trusted:
-        chat.load_dotenv()
+        beyond_trust.load_dotenv()
     try:
         permissions.load_policies()
         tools.register_builtin_tools()

@@ -4,6 +4,7 @@ import threading
 
 import pytest
 
+import beyond_trust
 import chat
 import permissions
 import tools
@@ -154,7 +155,7 @@ def test_dotenv_parsing(tmp_path, monkeypatch):
     for name in ("A_ONE", "A_TWO", "A_THREE", "A_FOUR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("A_SET", "from-env")
-    chat.load_dotenv(str(tmp_path / ".env"))
+    beyond_trust.load_dotenv(str(tmp_path / ".env"))
     import os
     assert [os.environ[k] for k in ("A_ONE", "A_TWO", "A_THREE", "A_FOUR", "A_SET")] == \
         ["1", "two words", "x # y", "plain", "from-env"]

@@ -6,6 +6,7 @@ import sys
 import pytest
 
 import beyond_mcp
+import beyond_trust
 import chat
 import permissions
 import tools
@@ -237,9 +238,9 @@ def test_dotenv_edge_cases(tmp_path):
     """A BOM, a comment after quotes, escapes in double quotes, export; a bad line is a warning naming it."""
     path = tmp_path / ".env"
     path.write_bytes(b'\xef\xbb\xbfFIRST=1\nexport QUOTED="a \\"b\\"\\nc" # note\nSINGLE=\'x # y\'\nnot a pair\n')
-    settings, warnings = chat.read_dotenv(str(path))
+    settings, warnings = beyond_trust.read_dotenv(str(path))
     assert settings == {"FIRST": "1", "QUOTED": 'a "b"\nc', "SINGLE": "x # y"}
     assert warnings == [f"{path}:4: not a KEY=VALUE line; skipped"]
     path.write_bytes(b"OK=1\nBAD=\xff\n")
-    assert chat.read_dotenv(str(path)) == ({}, [f"{path}:2: not UTF-8; the file is ignored"])
-    assert "cannot be read" in chat.read_dotenv(str(tmp_path))[1][0]
+    assert beyond_trust.read_dotenv(str(path)) == ({}, [f"{path}:2: not UTF-8; the file is ignored"])
+    assert "cannot be read" in beyond_trust.read_dotenv(str(tmp_path))[1][0]
