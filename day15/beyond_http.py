@@ -17,9 +17,10 @@ from collections.abc import Callable
 from beyond_config import ServerConfig, expand
 from beyond_stdio import MAX_MESSAGE_BYTES
 from beyond_text import shorten
-from net import Deadline, TooBig, error_detail, read_limited
 from mcp import McpError
+from net import Deadline, error_detail, read_limited
 from permissions import URL_PASSWORD
+import sse
 
 # Plain http is allowed only to this machine unless the entry says "allowInsecure": true.
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -192,21 +193,8 @@ class HttpTransport:
 
     def _sse_messages(self, response: http.client.HTTPResponse):
         """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the limit."""
-        data: list[str] = []
-        size = 0
-        while raw := response.readline(MAX_MESSAGE_BYTES + 1):
-            size = 0 if raw in (b"\n", b"\r\n") else size + len(raw)
-            if size > MAX_MESSAGE_BYTES:
-                raise TooBig(f"an event of the answer is over the {MAX_MESSAGE_BYTES >> 20} MB limit and was refused")
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            if line:
-                field, _, value = line.partition(":")
-                if field == "data":
-                    data.append(value[1:] if value.startswith(" ") else value)
-                continue  # event names, ids, retry hints and comments need nothing from us
-            if data:
-                yield from self._json_messages("\n".join(data).encode())
-                data = []
+        for data in sse.events(response, MAX_MESSAGE_BYTES):
+            yield from self._json_messages(data.encode())
 
     def _renew_session(self, stale: str) -> None:
         """One new handshake for all the threads that found the same session expired."""

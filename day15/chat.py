@@ -12,15 +12,16 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
+import sse
 from net import ERROR_BODY_CHARS, Deadline, TooBig, connection_for, error_detail, read_limited, transport_error
 from tools import openai_tools, run_tool
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # A small, cheap model that supports function calling; override with OPENAI_MODEL.
 DEFAULT_MODEL = "gpt-4o-mini"
-# Long enough for a slow model to think, short enough that a dead endpoint does not hang the REPL;
-# a deadline for the whole request, however slowly the bytes arrive.
-HTTP_TIMEOUT_S = 120.0
+# Long enough for a slow model to think and stream a long answer, short enough that a dead endpoint
+# does not hang the REPL; a deadline for the whole request, however slowly the bytes arrive.
+HTTP_TIMEOUT_S = 300.0
 # Beyond the tutorial: a reply bigger than this is refused, not held in memory (real replies are KBs).
 MAX_REPLY_BYTES = 64 << 20
 # The API refuses more tools than this in one request; the rest are left out, with a warning.
@@ -36,6 +37,15 @@ SYSTEM_PROMPT = (
 
 class ChatError(Exception):
     """A model request failed; the message is one line the user can act on."""
+
+
+class StreamRefused(ChatError):
+    """The endpoint answered a streamed request with a 400 that names streaming."""
+
+
+# Replies are streamed, as chat.ts streams them, until an endpoint refuses that (or this is set to
+# False): then each reply comes whole, for the rest of the session.
+streaming = True
 
 
 def base_url() -> str:
@@ -69,8 +79,13 @@ def new_history() -> list[dict]:
     return [{"role": "system", "content": SYSTEM_PROMPT}]
 
 
-def complete(messages: list[dict]) -> dict:
-    """One Chat Completions request; returns the reply's message or raises ChatError."""
+def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text: None,
+             on_usage: Callable[[dict], None] = lambda usage: None) -> dict:
+    """One Chat Completions request; text goes to on_text as it arrives; returns the message or raises ChatError.
+
+    A KeyboardInterrupt while the reply streams carries the text that arrived as `partial`.
+    """
+    global streaming
     url = f"{base_url()}/chat/completions"
     body = {"model": model(), "messages": messages}
     specs = _offered(openai_tools())
@@ -79,7 +94,14 @@ def complete(messages: list[dict]) -> dict:
     headers = {"Content-Type": "application/json"}
     if os.environ.get("OPENAI_API_KEY"):
         headers["Authorization"] = f"Bearer {os.environ['OPENAI_API_KEY']}"
-    return _message_of(url, _post(url, json.dumps(body).encode("utf-8"), headers))
+    if streaming:
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            return _request(url, json.dumps(streamed).encode("utf-8"), headers, on_text, on_usage)
+        except StreamRefused:
+            streaming = False
+            print("note: the endpoint does not stream; replies come whole from now on", file=sys.stderr)
+    return _request(url, json.dumps(body).encode("utf-8"), headers, on_text, on_usage)
 
 
 # Beyond the tutorial: never more tools than the API takes; say once which ones were left out.
@@ -95,8 +117,8 @@ def _offered(specs: list[dict]) -> list[dict]:
     return specs[:MAX_TOOLS]
 
 
-def _post(url: str, data: bytes, headers: dict) -> bytes:
-    """POST and return the body; every failure is one ChatError line, and all of it ends by the deadline."""
+def _request(url: str, data: bytes, headers: dict, on_text, on_usage) -> dict:
+    """POST and read the reply, streamed or whole; every failure is one ChatError line, all of it by the deadline."""
     import http.client
     deadline = time.monotonic() + HTTP_TIMEOUT_S
     try:
@@ -108,7 +130,13 @@ def _post(url: str, data: bytes, headers: dict) -> bytes:
         with guard:
             connection.request("POST", path, data, headers)
             response = connection.getresponse()
-            body = read_limited(response, MAX_REPLY_BYTES, f"the reply from {url}")
+            if response.status >= 300:
+                _refuse(url, response, data)
+            if response.getheader("Content-Type", "").startswith("text/event-stream"):
+                message = _read_stream(url, response, on_text, on_usage)
+            else:
+                message = _message_of(url, read_limited(response, MAX_REPLY_BYTES, f"the reply from {url}"),
+                                      on_text, on_usage)
         if guard.expired:  # the socket was shut at the deadline; what came is not the whole reply
             raise TimeoutError
     except TooBig as e:
@@ -119,12 +147,43 @@ def _post(url: str, data: bytes, headers: dict) -> bytes:
         raise ChatError(transport_error(url, e, "check OPENAI_BASE_URL")) from None
     finally:
         connection.close()
-    if 300 <= response.status < 400:  # Beyond the tutorial: the key never follows a redirect
+    return message
+
+
+def _refuse(url: str, response, data: bytes) -> None:
+    """An answer that is not a reply: a redirect (never followed), a refused stream, an HTTP error."""
+    if response.status < 400:  # Beyond the tutorial: the key never follows a redirect
         raise ChatError(f"{url} redirects (HTTP {response.status}) to {response.getheader('Location')}; "
                         "not followed, so your key is not sent there (check OPENAI_BASE_URL)")
-    if response.status >= 400:
-        raise ChatError(_http_error(url, response.status, body))
-    return body
+    body = read_limited(response, MAX_REPLY_BYTES, f"the error from {url}")
+    if response.status == 400 and b'"stream"' in data and b"stream" in body.lower():
+        raise StreamRefused(_http_error(url, response.status, body))
+    raise ChatError(_http_error(url, response.status, body))
+
+
+def _read_stream(url: str, response, on_text, on_usage) -> dict:
+    """Show the text of a streamed reply as it arrives; the whole message once the stream ends."""
+    reply, size = sse.StreamedReply(), 0
+    try:
+        for data in sse.events(response, MAX_REPLY_BYTES):
+            size += len(data)
+            if size > MAX_REPLY_BYTES:
+                raise TooBig(f"the reply from {url} is over the {MAX_REPLY_BYTES >> 20} MB limit and was refused")
+            if data.strip() == "[DONE]":
+                break
+            try:
+                chunk = json.loads(data)
+            except (ValueError, RecursionError):
+                raise ChatError(f"a chunk of the reply from {url} is not JSON: {data[:ERROR_BODY_CHARS]!r}") from None
+            text = reply.add(chunk) if isinstance(chunk, dict) else ""
+            if text:
+                on_text(text)
+    except KeyboardInterrupt as e:
+        e.partial = reply.message(with_calls=False)  # what arrived; a call cut short cannot be run
+        raise
+    if reply.usage:
+        on_usage(reply.usage)
+    return reply.message()
 
 
 # What to check for the statuses a user can fix.
@@ -138,7 +197,8 @@ def _http_error(url: str, status: int, body: bytes) -> str:
     return f"HTTP {status} from {url}: {detail}" + (f" ({hint})" if hint else "")
 
 
-def _message_of(url: str, raw: bytes) -> dict:
+def _message_of(url: str, raw: bytes, on_text=lambda text: None, on_usage=lambda usage: None) -> dict:
+    """The message of a whole (not streamed) reply; its text and usage go to the callbacks too."""
     try:
         reply = json.loads(raw)
     except (ValueError, RecursionError):
@@ -149,23 +209,29 @@ def _message_of(url: str, raw: bytes) -> dict:
         raise ChatError(f"the reply from {url} has no choices: {raw[:ERROR_BODY_CHARS]!r}") from None
     if not isinstance(message, dict):
         raise ChatError(f"the reply from {url} has no message: {raw[:ERROR_BODY_CHARS]!r}")
+    if isinstance(message.get("content"), str) and message["content"]:
+        on_text(message["content"])
+    if isinstance(reply.get("usage"), dict):
+        on_usage(reply["usage"])
     return message
 
 
 def run_turn(history: list[dict], user_text: str,
              on_tool: Callable[[str, str], None] = lambda name, result: None,
-             waiting: Callable[[], AbstractContextManager] = contextlib.nullcontext) -> str:
+             waiting: Callable[[], AbstractContextManager] = contextlib.nullcontext,
+             on_text: Callable[[str], None] = lambda text: None,
+             on_usage: Callable[[dict], None] = lambda usage: None) -> str:
     """One user turn: ask, run the tool calls, ask again, until the model answers in text.
 
-    On any failure (ChatError, Ctrl-C) the turn is closed so the history stays valid, then
-    the failure propagates: every tool call gets a tool message and the turn ends with an
-    assistant message, as the API requires of the next request.
+    The model's text goes to on_text as it streams in. On any failure (ChatError, Ctrl-C) the turn
+    is closed so the history stays valid, then the failure propagates: every tool call gets a tool
+    message and the turn ends with an assistant message, as the API requires of the next request.
     """
     history.append({"role": "user", "content": user_text})
     try:
         for _ in range(MAX_ROUNDS):
             with waiting():
-                message = _normalised(complete(history), len(history))
+                message = _normalised(complete(history, on_text, on_usage), len(history))
             history.append(message)
             if not message.get("tool_calls"):
                 return message["content"] or ""
@@ -175,7 +241,10 @@ def run_turn(history: list[dict], user_text: str,
     except ChatError as e:
         _close_turn(history, f"the request failed: {e}")
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        partial = getattr(e, "partial", None)
+        if partial and partial.get("content"):  # what streamed in before Ctrl-C stays in the conversation
+            history.append(_normalised(partial, len(history)))
         _close_turn(history, "cancelled by the user")
         raise
     except BaseException as e:  # Beyond the tutorial: whatever ends a turn, the history stays valid

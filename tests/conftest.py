@@ -17,6 +17,7 @@ sys.path.insert(0, str(DAY15))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import beyond_mcp  # after the path insert above
+import chat
 import mcp
 import permissions
 import tools
@@ -44,6 +45,7 @@ def clean_state():
     tools._registry.clear()
     permissions.load_policies(str(ROOT / "tests" / "no-such-policy-file.json"))  # the defaults alone
     permissions.set_confirm(permissions.ask_on_stdin)
+    chat.streaming = True
     yield
     mcp.stop_mcp_servers()
     beyond_mcp.stop_mcp_servers()

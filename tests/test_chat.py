@@ -89,8 +89,9 @@ def test_round_limit(endpoint, echo, monkeypatch):
     (HttpError(503, "<html>upstream down</html>"), "HTTP 503 .*upstream down"),
     (lambda body: "not-a-message", "has no message"),
 ])
-def test_http_and_reply_errors(endpoint, failure, expected):
-    """Each failure becomes one ChatError line with the status and the API's message."""
+def test_http_and_reply_errors(endpoint, failure, expected, monkeypatch):
+    """Each failure becomes one ChatError line with the status and the API's message (whole replies)."""
+    monkeypatch.setattr(chat, "streaming", False)
     endpoint(failure)
     with pytest.raises(chat.ChatError, match=expected):
         chat.run_turn(chat.new_history(), "hi")

@@ -300,8 +300,9 @@ def test_broken_http_is_one_clear_chat_error(model, raw, expected):
 
 # --- a turn always ends with a valid history --------------------------------------------------------
 
-def test_odd_model_messages_are_stored_as_the_api_wants_them(model):
-    """Arguments as an object, a reused id, a missing id: stored normalised; the next request is valid."""
+def test_odd_model_messages_are_stored_as_the_api_wants_them(model, monkeypatch):
+    """Arguments as an object, a reused id, a missing id (a whole reply): stored normalised; the next request is valid."""
+    monkeypatch.setattr(chat, "streaming", False)
     from fakes.openai_server import answer, check_request
     tools.register_tool(tools.Tool("echo", "", {"type": "object"}, lambda args: f"echo {args.get('n')}"))
     permissions.set_policy("echo", "allow")

@@ -1,8 +1,10 @@
 """A scripted OpenAI-compatible Chat Completions server for tests (http.server on 127.0.0.1).
 
 Each POST to /v1/chat/completions takes the next item of the script: an assistant message
-(dict), a function of the request body returning one, an HttpError, or a Hang. Every request
-is first checked as the real API checks it; a violation is recorded and answered with 400.
+(dict), a function of the request body returning one, an HttpError, a Hang, Raw bytes or a
+Trickle. Every request is first checked as the real API checks it; a violation is recorded and
+answered with 400. A request with "stream": true gets the message as Server-Sent Events, written
+in pieces cut at odd places, with the quirks of real endpoints chosen by `quirks` (see QUIRKS).
 """
 import json
 import re
@@ -12,6 +14,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # The rule the OpenAI API applies to function names.
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+# What real streaming endpoints do that a client must tolerate, each one an option.
+QUIRKS = {"no_index",           # tool-call deltas without "index"
+          "repeat_id",          # the call's id (and name) on every delta, not only the first
+          "no_finish",          # no finish_reason at all
+          "wrong_finish",       # finish_reason "stop" although there are tool calls
+          "null_choices",       # chunks with "choices": null and with "choices": []
+          "no_done",            # the stream ends without data: [DONE]
+          "refuse_stream"}      # a streamed request is refused with a 400 that names "stream"
+# Streamed replies are written in pieces of this many bytes, so lines and events arrive cut.
+PIECE_BYTES = 7
 
 
 @dataclass
@@ -102,8 +114,10 @@ def _check_tool_messages(messages: list) -> list[str]:
 class FakeOpenAI:
     """Start with `with FakeOpenAI(script) as fake:`; fake.base_url goes into OPENAI_BASE_URL."""
 
-    def __init__(self, script: list) -> None:
+    def __init__(self, script: list, quirks: set[str] = frozenset()) -> None:
+        assert set(quirks) <= QUIRKS, set(quirks) - QUIRKS
         self.script = list(script)
+        self.quirks = set(quirks)
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.violations: list[str] = []
@@ -129,6 +143,8 @@ class FakeOpenAI:
 
     def _next_reply(self, body: dict) -> tuple[int, str]:
         problems = check_request(body)
+        if not problems and body.get("stream") and "refuse_stream" in self.quirks:
+            return 400, '{"error": {"message": "stream is not supported by this endpoint", "param": "stream"}}'
         if problems:
             self.violations.extend(problems)
             return 400, json.dumps({"error": {"message": "; ".join(problems)}})
@@ -147,8 +163,39 @@ class FakeOpenAI:
                 self.hangs.append(item.release)
             return 0, item
         message = item(body) if callable(item) else item
+        if body.get("stream"):
+            return 200, Raw(self.stream(message))
         return 200, json.dumps({"id": "chatcmpl-test", "object": "chat.completion",
-                                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+                                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                                "usage": {"prompt_tokens": 1234, "completion_tokens": 56, "total_tokens": 1290}})
+
+    def stream(self, message: dict) -> bytes:
+        """The message as a Chat Completions event stream, with this fake's quirks."""
+        q = self.quirks
+        chunks = [{"role": "assistant", "content": ""}]
+        content = message.get("content") or ""
+        chunks += [{"content": content[i:i + 3]} for i in range(0, len(content), 3)]
+        for index, call in enumerate(message.get("tool_calls") or []):
+            head = {"id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}
+            args = call["function"]["arguments"]
+            parts = [head] + [{"function": {"arguments": args[i:i + 4]}} for i in range(0, len(args), 4)]
+            for part in parts:
+                if "repeat_id" in q:
+                    part = {**part, "id": call["id"], "function": {"name": call["function"]["name"], **part.get("function", {})}}
+                if "no_index" not in q:
+                    part = {"index": index, **part}
+                chunks.append({"tool_calls": [part]})
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        finish = "stop" if "wrong_finish" in q else None if "no_finish" in q else finish
+        events = [{"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
+                  for d in chunks]
+        events.append({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if "null_choices" in q:
+            events[1:1] = [{"id": "c", "choices": None}, {"id": "c", "choices": []}]
+        events.append({"id": "c", "choices": [], "usage": {"prompt_tokens": 1234, "completion_tokens": 56}})
+        text = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + ("" if "no_done" in q else "data: [DONE]\n\n")
+        head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+        return (head + text).encode()
 
     def _handler(self):
         fake = self
@@ -181,7 +228,9 @@ class FakeOpenAI:
             def misbehave(self, item) -> None:
                 try:
                     if isinstance(item, Raw):
-                        self.wfile.write(item.data)
+                        for i in range(0, len(item.data), PIECE_BYTES):  # cut at odd places
+                            self.wfile.write(item.data[i:i + PIECE_BYTES])
+                            self.wfile.flush()
                         return
                     self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                                      b"Content-Length: 1000000\r\n\r\n")

@@ -1,0 +1,87 @@
+"""Server-Sent Events read as they arrive, and a streamed Chat Completion assembled from its chunks.
+
+A model streams its reply as events (chat.py, as chat.ts does); a remote MCP server may answer a
+request with a stream of them (beyond_http.py). events() is the one reader for both, with a size
+limit per event; StreamedReply turns a model's chunks into one assistant message.
+"""
+from collections.abc import Iterator
+
+from net import TooBig
+
+
+def events(response, limit: int) -> Iterator[str]:
+    """The data of each event as it completes (events without data, such as keep-alives, are skipped);
+    TooBig once one event passes `limit` bytes."""
+    data: list[str] = []
+    size = 0
+    while raw := response.readline(limit + 1):
+        size = 0 if raw in (b"\n", b"\r\n") else size + len(raw)
+        if size > limit:
+            raise TooBig(f"an event of the stream is over the {limit >> 20} MB limit and was refused")
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if line:
+            field, _, value = line.partition(":")
+            if field == "data":
+                data.append(value[1:] if value.startswith(" ") else value)
+            continue  # event names, ids, retry hints and comments need nothing from us
+        if data:
+            yield "\n".join(data)
+            data = []
+    if data:
+        yield "\n".join(data)  # a stream that ends without the blank line after its last event
+
+
+class StreamedReply:
+    """The chunks of a streamed Chat Completion, assembled into one assistant message.
+
+    Real endpoints differ: a tool-call delta may lack its index (its place in the list then),
+    repeat its id on every chunk (the same call), or bring a new id at an index in use (a new call);
+    finish_reason may be missing or wrong (the calls assembled decide); a chunk may have no
+    choices (the usage chunk, for one). Arguments are joined as they come and parsed by the caller.
+    """
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: list[dict] = []   # {"id", "name", "arguments": [fragments]}
+        self._by_index: dict[int, dict] = {}
+        self.usage: dict | None = None
+
+    def add(self, chunk: dict) -> str:
+        """Take one chunk; returns the text it adds (to show at once)."""
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return ""
+        delta = choices[0].get("delta") if isinstance(choices[0].get("delta"), dict) else {}
+        deltas = delta.get("tool_calls") if isinstance(delta.get("tool_calls"), list) else []
+        for position, call in enumerate(deltas):
+            if isinstance(call, dict):
+                self._merge(call, position)
+        text = delta.get("content")
+        if isinstance(text, str) and text:
+            self.text.append(text)
+            return text
+        return ""
+
+    def _merge(self, delta: dict, position: int) -> None:
+        key = delta["index"] if type(delta.get("index")) is int else position
+        call_id = delta.get("id") if isinstance(delta.get("id"), str) else ""
+        call = self._by_index.get(key)
+        if call is None or (call_id and call["id"] and call_id != call["id"]):  # a new call
+            call = self._by_index[key] = {"id": call_id, "name": "", "arguments": []}
+            self.calls.append(call)
+        call["id"] = call["id"] or call_id
+        function = delta.get("function") if isinstance(delta.get("function"), dict) else {}
+        if isinstance(function.get("name"), str) and not call["name"]:
+            call["name"] = function["name"]  # from the first delta that names it; repeats are ignored
+        if isinstance(function.get("arguments"), str):
+            call["arguments"].append(function["arguments"])
+
+    def message(self, with_calls: bool = True) -> dict:
+        """The assistant message so far (with_calls=False: its text alone, for a stream cut short)."""
+        calls = [{"id": c["id"], "type": "function",
+                  "function": {"name": c["name"], "arguments": "".join(c["arguments"])}}
+                 for c in self.calls] if with_calls else []
+        return {"role": "assistant", "content": "".join(self.text) or None,
+                **({"tool_calls": calls} if calls else {})}

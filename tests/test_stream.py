@@ -1,0 +1,95 @@
+"""Streamed replies: text shown as it arrives, tool calls assembled from deltas, real endpoints' quirks."""
+import pytest
+
+import chat
+import permissions
+import tools
+from fakes.openai_server import QUIRKS, FakeOpenAI, answer, answer_from_tools, check_request, tool_calls
+
+
+@pytest.fixture
+def stream(monkeypatch):
+    """chat.py pointed at a streaming fake with the given quirks; no request may break the API's rules."""
+    fakes = []
+
+    def start(*script, quirks=frozenset()):
+        fake = FakeOpenAI(list(script), quirks).__enter__()
+        fakes.append(fake)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        return fake
+
+    yield start
+    for fake in fakes:
+        fake.__exit__(None, None, None)
+        assert fake.violations == []
+
+
+@pytest.fixture
+def echo():
+    tools.register_tool(tools.Tool("echo", "Echo.", {"type": "object"}, lambda args: f"echo {args.get('text')}"))
+    permissions.set_policy("echo", "allow")
+
+
+def test_text_arrives_in_pieces_and_usage_is_reported(stream):
+    """The answer comes as several pieces (cut at odd places on the wire) that join to the whole."""
+    fake = stream(answer("Model Context Protocol, streamed."))
+    pieces, usage = [], []
+    result = chat.run_turn(chat.new_history(), "hi", on_text=pieces.append, on_usage=usage.append)
+    assert result == "".join(pieces) == "Model Context Protocol, streamed." and len(pieces) > 3
+    assert usage == [{"prompt_tokens": 1234, "completion_tokens": 56}]
+    assert fake.requests[0]["stream"] is True and fake.requests[0]["stream_options"] == {"include_usage": True}
+
+
+@pytest.mark.parametrize("quirk", sorted(QUIRKS - {"refuse_stream"}) + ["none"])
+def test_tool_calls_assembled_whatever_the_endpoint_does(stream, echo, quirk):
+    """Two tool calls with arguments in fragments are run with the right arguments, under every quirk."""
+    script = [tool_calls(("echo", {"text": "first call"}), ("echo", {"text": "second"})), answer_from_tools]
+    fake = stream(*script, quirks={quirk} - {"none"})
+    history = chat.new_history()
+    assert chat.run_turn(history, "go") == "Results: echo first call | echo second"
+    assert check_request({"model": "m", "messages": history}) == []
+    assert [c["function"]["arguments"] for c in history[2]["tool_calls"]] == [
+        '{"text": "first call"}', '{"text": "second"}']
+
+
+def test_new_id_at_an_index_in_use_is_a_new_call():
+    """An endpoint that sends every call at index 0 but with its own id: two calls, not one."""
+    import sse
+    reply = sse.StreamedReply()
+    for delta in ({"index": 0, "id": "a", "function": {"name": "echo", "arguments": '{"text"'}},
+                  {"index": 0, "function": {"arguments": ': "x"}'}},
+                  {"index": 0, "id": "b", "function": {"name": "echo", "arguments": "{}"}}):
+        reply.add({"choices": [{"delta": {"tool_calls": [delta]}}]})
+    calls = reply.message()["tool_calls"]
+    assert [(c["id"], c["function"]["arguments"]) for c in calls] == [("a", '{"text": "x"}'), ("b", "{}")]
+
+
+def test_endpoint_that_refuses_streaming_gets_whole_requests(stream, capfd):
+    """A 400 naming "stream": the request is sent again whole, and so is every later one."""
+    fake = stream(answer("first"), answer("second"), quirks={"refuse_stream"})
+    pieces = []
+    history = chat.new_history()
+    assert chat.run_turn(history, "one", on_text=pieces.append) == "first" and pieces == ["first"]
+    assert chat.run_turn(history, "two") == "second"
+    assert [r.get("stream", False) for r in fake.requests] == [True, False, False]
+    assert "does not stream" in capfd.readouterr().err
+
+
+def test_ctrl_c_during_the_stream_keeps_what_arrived(stream):
+    """Ctrl-C while the text streams in: the text so far stays as the assistant's message; the history is valid."""
+    stream(answer("a long answer that is interrupted"), answer("next"))
+    history = chat.new_history()
+
+    def interrupt(text):
+        if len("".join(seen)) > 6:
+            raise KeyboardInterrupt
+        seen.append(text)
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        chat.run_turn(history, "first", on_text=interrupt)
+    kept = history[-1]["content"]  # what arrived, the piece being shown when Ctrl-C came included
+    assert history[-1]["role"] == "assistant" and kept.startswith("".join(seen)) and len(kept) > len("".join(seen))
+    assert "a long answer that is interrupted".startswith(kept)
+    assert check_request({"model": "m", "messages": history}) == []
+    assert chat.run_turn(history, "second") == "next"
