@@ -11,6 +11,7 @@ import queue
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
 import mcp
@@ -36,6 +37,13 @@ RELIST_INTERVAL_S = 1.0
 RELIST_INTERVAL_CAP_S = 300.0
 # A crashed server is started again once per crash, and at most this many times in a session.
 MAX_RESTARTS = 3
+# The server's own words (stderr lines and log notifications) kept for /logs and for its errors.
+TAIL_LINES = 200
+# Progress reported by the server pushes a call's deadline out by its timeout, up to this many timeouts.
+PROGRESS_CAP = 10
+# Print the server's words as they come, with the [mcp:name] prefix (index.py --verbose), as the
+# tutorial does; otherwise they are kept, not shouted.
+ECHO_SERVER_OUTPUT = False
 
 
 class McpClient(mcp.McpClient):
@@ -59,6 +67,11 @@ class McpClient(mcp.McpClient):
         self._relisting = False
         self._relist_again = False
         self._dropped_answers = 0  # answers to the server's requests that could not be written at once
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)  # what the server said last (appends are atomic)
+        # _progress maps a call's progress token to its callback, its deadline (a one-item list that
+        # progress pushes out) and the latest that deadline may be; guarded by _lock.
+        self._progress: dict[int, tuple[Callable[[str], None], list[float], float]] = {}
+        self._next_token = 0
 
     # --- the twin's public methods, overridden -------------------------------------------------
 
@@ -95,10 +108,24 @@ class McpClient(mcp.McpClient):
             params = {"cursor": cursor}
         raise McpError(f"tools/list still had more pages after {MAX_TOOL_PAGES}", self.name)
 
-    def call_tool(self, tool: str, args: dict) -> str:
-        """Call one tool by the server's own name; every kind of content becomes text."""
+    def call_tool(self, tool: str, args: dict, on_progress: Callable[[str], None] = lambda text: None) -> str:
+        """Call one tool by the server's own name; every kind of content becomes text.
+
+        The call carries a progress token: what the server reports goes to on_progress and pushes
+        the call's deadline out (by its timeout, up to PROGRESS_CAP timeouts in all).
+        """
         self._restart_if_dead()
-        result = self._request("tools/call", {"name": tool, "arguments": args})
+        deadline = [time.monotonic() + self.cfg.timeout]
+        with self._lock:
+            self._next_token += 1
+            token = self._next_token
+            self._progress[token] = (on_progress, deadline, deadline[0] + (PROGRESS_CAP - 1) * self.cfg.timeout)
+        try:
+            result = self._request("tools/call", {"name": tool, "arguments": args, "_meta": {"progressToken": token}},
+                                   deadline)
+        finally:
+            with self._lock:
+                self._progress.pop(token, None)
         if not isinstance(result.get("content", []), list):
             raise McpError("tools/call answered \"content\" that is not a list", self.name)
         text = content_text(result)
@@ -122,7 +149,7 @@ class McpClient(mcp.McpClient):
             from beyond_http import HttpTransport  # imported only when a remote server is configured
             transport = HttpTransport(self.name, self.cfg, self._accept_message, closed, self.log, self._handshake)
         else:
-            transport = StdioTransport(self.name, self.cfg, self._accept, closed, self.log, self._reject)
+            transport = StdioTransport(self.name, self.cfg, self._accept, closed, self.log, self._reject, self.said)
         return transport
 
     def _handshake(self) -> dict:
@@ -187,8 +214,9 @@ class McpClient(mcp.McpClient):
         if waiter is not None:
             waiter.put(McpError(reason, self.name))
 
-    def _request(self, method: str, params: dict) -> dict:
-        """The twin's _request with the server's own timeout, and a cancel for what we give up on."""
+    def _request(self, method: str, params: dict, deadline: list[float] | None = None) -> dict:
+        """The twin's _request with the server's own timeouts, a deadline progress can push out
+        (a one-item list), and a cancel for what we give up on."""
         waiter: queue.SimpleQueue = queue.SimpleQueue()
         with self._lock:
             if self._dead:
@@ -196,13 +224,14 @@ class McpClient(mcp.McpClient):
             request_id = self._next_id
             self._next_id += 1
             self._pending[request_id] = waiter
-        deadline = time.monotonic() + self.cfg.timeout  # the write and the wait share it
+        timeout = self.cfg.startup_timeout if method in ("initialize", "tools/list") else self.cfg.timeout
+        deadline = deadline or [time.monotonic() + timeout]  # the write and the wait share it
         try:
-            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, deadline)
+            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, deadline[0])
             reply = wait_for(waiter, deadline)
         except (queue.Empty, TimeoutError):  # TimeoutError: an HTTP transport waited for the answer itself
-            self._cancel(request_id, method, f"no reply within {self.cfg.timeout:g} s")
-            raise McpError(f"no reply to {method} within {self.cfg.timeout:g} s", self.name) from None
+            self._cancel(request_id, method, f"no reply within {timeout:g} s")
+            raise McpError(f"no reply to {method} within {timeout:g} s", self.name) from None
         except KeyboardInterrupt:
             self._cancel(request_id, method, "cancelled by the user")
             raise
@@ -258,7 +287,9 @@ class McpClient(mcp.McpClient):
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         if message["method"] == "notifications/message":
             data = params.get("data")
-            self.log(f"{params.get('level', 'info')}: {data if isinstance(data, str) else json.dumps(data)}")
+            self.said(f"{params.get('level', 'info')}: {data if isinstance(data, str) else json.dumps(data)}")
+        elif message["method"] == "notifications/progress":
+            self._on_progress(params)
         elif message["method"] == "notifications/tools/list_changed":
             with self._relist_lock:
                 if self._relisting:
@@ -337,6 +368,25 @@ class McpClient(mcp.McpClient):
         if self._transport is not None:
             self._transport.stop()
 
+    def _on_progress(self, params: dict) -> None:
+        """Progress of one of our calls: show it, and push that call's deadline out (up to its cap)."""
+        token = params.get("progressToken")
+        with self._lock:
+            found = self._progress.get(token) if type(token) is int else None
+            if found:
+                found[1][0] = min(time.monotonic() + self.cfg.timeout, found[2])
+        if found:
+            done, total, note = params.get("progress"), params.get("total"), params.get("message")
+            text = f"{done:g}" if isinstance(done, (int, float)) else "?"
+            text += f"/{total:g}" if isinstance(total, (int, float)) else ""
+            found[0](text + (f" {shorten(clean(str(note), one_line=True), 80)}" if note else ""))
+
+    def said(self, line: str) -> None:
+        """A line of the server's own (stderr, or a log notification): kept, and shown with --verbose."""
+        self.tail.append(clean(mask_secrets(line), one_line=True))
+        if ECHO_SERVER_OUTPUT:
+            self.log(line)
+
     def log(self, text: str) -> None:
         """Report on our stderr with the server's prefix: secrets masked, control characters made
         visible, one line (so a server cannot forge a line of another's, or the prompt)."""
@@ -346,13 +396,14 @@ class McpClient(mcp.McpClient):
             pass  # our own stderr is closed: there is nowhere left to report to
 
 
-def wait_for(waiter: queue.SimpleQueue, deadline: float) -> object:
-    """waiter.get() until the deadline (queue.Empty then), in steps short enough to notice signals."""
+def wait_for(waiter: queue.SimpleQueue, deadline: list[float]) -> object:
+    """waiter.get() until deadline[0] (queue.Empty then), which may move meanwhile, in steps short
+    enough to notice signals."""
     while True:
         try:
-            return waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, deadline - time.monotonic())))
+            return waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, deadline[0] - time.monotonic())))
         except queue.Empty:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline[0]:
                 raise
 
 

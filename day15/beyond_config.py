@@ -10,7 +10,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from mcp import REQUEST_TIMEOUT_S, McpError, McpServerConfig
+from mcp import McpError, McpServerConfig
 from permissions import read_json
 
 MCP_CONFIG_PATH = ".geekagent/mcp.json"
@@ -21,6 +21,10 @@ SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "L
 SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
                     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME",
                     "USERPROFILE", "PROGRAMFILES")
+# The tutorial waits 10 s for everything; real servers need longer: a first `npx -y` download, a
+# browser tool, a fetch. The official SDKs wait 60 s for a call. Both are per server in mcp.json.
+CALL_TIMEOUT_S = 60.0      # "timeout": a request after start-up
+STARTUP_TIMEOUT_S = 30.0   # "startupTimeout": initialize and tools/list
 # The longest request timeout an entry may set: an hour is longer than any tool should take, and
 # larger numbers overflow the waits they are given to.
 MAX_TIMEOUT_S = 3600.0
@@ -31,7 +35,8 @@ VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 @dataclass
 class ServerConfig(McpServerConfig):
     """The tutorial's entry (command, args, env) plus the keys real configs use."""
-    timeout: float = REQUEST_TIMEOUT_S  # seconds per request, for servers that are slow on purpose
+    timeout: float = CALL_TIMEOUT_S              # seconds for a tool call (and any other request)
+    startup_timeout: float = STARTUP_TIMEOUT_S   # seconds for initialize and for tools/list
     cwd: str | None = None              # Claude Desktop's working directory for the server
     disabled: bool = False              # Claude Desktop's switch: configured, not started
     kind: str = "stdio"                 # "type": "stdio", or "http" for a remote server (beyond_http.py)
@@ -58,14 +63,15 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
     if not isinstance(entry, dict):
         raise McpError(f"{where}: must be an object with \"command\"")
     config = ServerConfig(command=entry.get("command", ""), args=entry.get("args", []),
-                          env=entry.get("env", {}), timeout=entry.get("timeout", REQUEST_TIMEOUT_S),
+                          env=entry.get("env", {}), timeout=entry.get("timeout", CALL_TIMEOUT_S),
+                          startup_timeout=entry.get("startupTimeout", STARTUP_TIMEOUT_S),
                           cwd=entry.get("cwd"), disabled=entry.get("disabled", False), url=entry.get("url"),
                           kind=entry.get("type", "http" if "url" in entry else "stdio"),
                           headers=entry.get("headers", {}), allow_insecure=entry.get("allowInsecure", False))
     problem = _problem(config)
     if problem:
         raise McpError(f"{where}: {problem}")
-    config.timeout = float(config.timeout)
+    config.timeout, config.startup_timeout = float(config.timeout), float(config.startup_timeout)
     return config
 
 
@@ -84,12 +90,17 @@ def _problem(c: ServerConfig) -> str | None:
          "\"args\" must be a list of strings"),
         (isinstance(c.env, dict) and all(isinstance(v, str) for v in c.env.values()),
          "\"env\" must be an object of strings"),
-        (not isinstance(c.timeout, bool) and isinstance(c.timeout, (int, float)) and 0 < c.timeout <= MAX_TIMEOUT_S,
-         f"\"timeout\" must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"),
+        (_seconds(c.timeout), f"\"timeout\" must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"),
+        (_seconds(c.startup_timeout),
+         f"\"startupTimeout\" must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"),
         (c.cwd is None or isinstance(c.cwd, str), "\"cwd\" must be a string"),
         (isinstance(c.disabled, bool), "\"disabled\" must be true or false"),
     ]
     return next((message for ok, message in checks if not ok), None)
+
+
+def _seconds(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value <= MAX_TIMEOUT_S
 
 
 def expand(text: str, where: str) -> str:

@@ -8,12 +8,14 @@ follows a server's tool-list changes and restarts, and an allowed tool that chan
 Exports McpClient (beyond_client.py), McpError, connect_mcp_servers, mcp_statuses and
 stop_mcp_servers for the REPL, the bench and scripts.
 """
+import contextlib
 import json
 import re
 import sys
 import threading
 import zlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import mcp
@@ -30,6 +32,15 @@ __all__ = ["McpClient", "McpError", "McpStatus", "connect_mcp_servers", "mcp_sta
 MAX_TOOL_NAME = 64
 # The permission prompt shows at most this much of the arguments, so a huge payload stays readable.
 PROMPT_ARGS_CHARS = 500
+
+# What shows a running tool (index.py sets it): activity(name) is a context manager that yields a
+# function taking the server's progress as text.
+_activity: Callable[[str], contextlib.AbstractContextManager] = lambda name: contextlib.nullcontext(lambda text: None)
+
+
+def set_activity(activity: Callable[[str], contextlib.AbstractContextManager]) -> None:
+    global _activity
+    _activity = activity
 
 
 # --- the registry adapter ------------------------------------------------------------------
@@ -56,7 +67,8 @@ def as_registry_tool(server: str, client: McpClient, info: dict, name: str | Non
         prompt = f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?"
         if not permissions.authorize(name, prompt):
             return f"call cancelled: the user declined {name}."
-        return client.call_tool(info["name"], args)
+        with _activity(name) as progress:
+            return client.call_tool(info["name"], args, on_progress=progress)
 
     description = permissions.mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}")
     return Tool(name=name, description=description,
@@ -83,14 +95,23 @@ _pins: dict[str, str] = {}
 _servers_lock = threading.Lock()
 
 
-def connect_mcp_servers(path: str = MCP_CONFIG_PATH) -> list[McpStatus]:
-    """Start every configured server at once and register its tools; one failure never stops the others."""
+def connect_mcp_servers(path: str = MCP_CONFIG_PATH, on_start: Callable[[int], None] = lambda count: None,
+                        on_ready: Callable[[McpStatus], None] = lambda status: None) -> list[McpStatus]:
+    """Start every configured server at once and register its tools; one failure never stops the others.
+
+    on_start(count) is called before they start, on_ready(status) as each one is up or has failed.
+    """
     configs = load_mcp_config(path)  # a broken file raises before any server starts
     clients = {name: McpClient(name, config, on_tools_changed=_sync_tools)
                for name, config in configs.items() if not config.disabled}
     errors: dict[str, str | None] = {}
-    threads = [threading.Thread(target=lambda c=c: errors.__setitem__(c.name, _start(c)),
-                                name=f"mcp-{c.name}-connect") for c in clients.values()]
+
+    def start(client: McpClient) -> None:
+        errors[client.name] = error = _start(client)
+        on_ready(McpStatus(client.name, [str(t.get("name")) for t in client.tools] if not error else [], error))
+    threads = [threading.Thread(target=start, args=(c,), name=f"mcp-{c.name}-connect") for c in clients.values()]
+    if clients:
+        on_start(len(clients))
     try:
         for thread in threads:
             thread.start()

@@ -50,11 +50,11 @@ class StdioTransport:
 
     def __init__(self, name: str, config: ServerConfig, deliver: Callable[[bytes], None],
                  closed: Callable[[str], None], log: Callable[[str], None],
-                 too_big: Callable[[int, str], None]) -> None:
+                 too_big: Callable[[int, str], None], said: Callable[[str], None]) -> None:
         self.name, self.config = name, config
-        # The client's callbacks: a message, the end of the session, a log line, and a reply
-        # (by id) that was discarded for its size.
-        self.deliver, self.closed, self.log, self.too_big = deliver, closed, log, too_big
+        # The client's callbacks: a message, the end of the session, a line of our own to report,
+        # a reply (by id) discarded for its size, and a line the server wrote on stderr.
+        self.deliver, self.closed, self.log, self.too_big, self.said = deliver, closed, log, too_big, said
         self.proc: subprocess.Popen | None = None
         self._stderr_thread: threading.Thread | None = None
         self._last_stderr = ""
@@ -168,7 +168,7 @@ class StdioTransport:
                 line = raw.decode("utf-8", "replace").rstrip() + (" ... (cut at 8 KB)" if cut else "")
                 if line:
                     self._last_stderr = line
-                    self.log(line)
+                    self.said(line)
         except (OSError, ValueError):
             pass  # stderr closed under us by stop(): nothing more to read
 

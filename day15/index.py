@@ -2,14 +2,16 @@
 
 `python day15/index.py` runs the full agent (beyond_mcp.py); `--tutorial` runs the twin of the
 tutorial's client (mcp.py) alone, limits included. This is the one place that chooses. Start-up:
-load the policies, register the built-in tools, connect the MCP servers, show them; then each line
-is a slash command or a chat turn. The servers are stopped on every way out. Run from the repository root.
+find the project's .geekagent/, load the policies, register the built-in tools, connect the MCP
+servers, show them; then each message is a slash command or a chat turn. Servers stop on every way out.
 """
-import contextlib
+import sys
+
+if sys.version_info < (3, 10):  # Beyond the tutorial: one clear line instead of a TypeError further down
+    sys.exit(f"GeekAgent Day 15 needs Python 3.10 or newer; this is {sys.version.split()[0]}.")
+
 import os
 import signal
-import sys
-import threading
 from collections.abc import Callable
 from types import ModuleType
 
@@ -17,41 +19,55 @@ import beyond_trust
 import chat
 import permissions
 import tools
+from beyond_terminal import Activity, Terminal
 from beyond_text import clean
 from mcp import McpError
 
+VERSION = "GeekAgent Day 15 (Python) 0.2.0"
+USAGE = """usage: python3 day15/index.py [--tutorial] [--trust] [--verbose] [--help] [--version]
+  --tutorial  run the tutorial's MCP client (day15/mcp.py) instead of the full one
+  --trust     trust this folder's .geekagent/mcp.json and .env for this run (also GEEKAGENT_TRUST=1)
+  --verbose   print what servers write on stderr as it comes (/logs shows it anyway)"""
 # The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
 TOOL_LINE_CHARS = 80
-# The waiting indicator redraws this often; slow enough to cost nothing.
-SPINNER_INTERVAL_S = 0.1
 BANNER = {
     False: "client: full (beyond_mcp.py): hardened, remote servers, the extensions in the README",
     True: "client: the tutorial's (mcp.py), as section 4.4 builds it: not hardened, and every server "
           "gets your whole environment (API keys included)",
 }
+# Words that end the session when typed alone, as in Python's REPL (beyond the tutorial).
+LEAVE_WORDS = ("exit", "quit")
 
 
 class Session:
-    """The REPL's state: the MCP client module in use, the audit log, the conversation, whether to go on."""
+    """The REPL's state: the MCP client module, the audit log, the conversation, the last tool result."""
 
     def __init__(self, servers: ModuleType, audit=None) -> None:
         self.servers, self.audit = servers, audit
         self.history = chat.new_history()
+        self.last_result = ""
         self.running = True
+        self.activity = Activity()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if "--help" in args or "--version" in args:  # Beyond the tutorial
+        print(USAGE if "--help" in args else VERSION)
+        return 0
     tutorial = "--tutorial" in args
     if tutorial:
         import mcp as servers
     else:
         import beyond_mcp as servers
+        import beyond_client
+        beyond_client.ECHO_SERVER_OUTPUT = "--verbose" in args
     # Beyond the tutorial: text a server or model sent that the terminal cannot encode (a lone
     # surrogate, say) is shown replaced instead of failing the print.
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(errors="replace")
     _stop_on_signals()
+    root = _project_root()
     # Beyond the tutorial: the folder's mcp.json and .env take effect only once the user trusts them.
     trusted = beyond_trust.decide(".", "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1",
                                   permissions.ask_on_stdin if sys.stdin.isatty() else None)
@@ -61,10 +77,17 @@ def main(argv: list[str] | None = None) -> int:
         permissions.load_policies()
         tools.register_builtin_tools()
         audit = None if tutorial else _audit_log()
-        if trusted and not connect(servers):
+        print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
+        print(style(BANNER[tutorial], "2"))
+        print(f"project: {shown(root, one_line=True)}" if root else
+              f"no .geekagent/ in {shown(os.getcwd(), one_line=True)} or its parents: built-in tools only")
+        if trusted and not connect(servers, tutorial):
             return 1
-        print_banner(servers, tutorial)
-        repl(Session(servers, audit))
+        print_banner(servers)
+        session = Session(servers, audit)
+        if not tutorial:
+            servers.set_activity(session.activity.tool)  # a running MCP tool shows its seconds and progress
+        repl(session)
     except permissions.PolicyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -76,10 +99,27 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def connect(servers: ModuleType) -> bool:
+# Beyond the tutorial: the project is found as git finds .git, so starting from a subfolder works.
+def _project_root() -> str | None:
+    """The nearest folder (this one or a parent) with a .geekagent/ in it; it becomes the working folder."""
+    folder = os.getcwd()
+    while not os.path.isdir(os.path.join(folder, ".geekagent")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    os.chdir(folder)  # mcp.json, .env, GeekAgent.json, relative server paths and the built-ins' root
+    return folder
+
+
+def connect(servers: ModuleType, tutorial: bool) -> bool:
     """Connect the configured servers; a config that cannot be read or parsed stops start-up."""
     try:
-        servers.connect_mcp_servers()
+        if tutorial:
+            servers.connect_mcp_servers()
+        else:  # Beyond the tutorial: something on screen at once, then each server as it is ready
+            servers.connect_mcp_servers(on_start=lambda count: print(f"starting {count} server{_s(count)}..."),
+                                        on_ready=lambda status: print("  " + status_lines(status, False)[0]))
     except McpError as e:  # the full client names the file and the key
         print(f"error: {e}", file=sys.stderr)
         return False
@@ -114,13 +154,11 @@ def _leave(signum: int, frame) -> None:
     sys.exit(128 + signum)
 
 
-def print_banner(servers: ModuleType, tutorial: bool) -> None:
-    print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
+def print_banner(servers: ModuleType) -> None:
     print("Servers declared in .geekagent/mcp.json are connected: their tools carry the mcp_ prefix; /mcp lists them.")
-    print(style(BANNER[tutorial], "2"))
-    for status in servers.mcp_statuses():
-        for line in status_lines(status, with_tools=False):
-            print("  " + line)
+    if servers.__name__ == "mcp":  # the tutorial's client says nothing while it starts
+        for status in servers.mcp_statuses():
+            print("  " + status_lines(status, with_tools=False)[0])
     for hint in (chat.missing_key_hint(), chat.plain_http_hint()):
         if hint:
             print(style(hint, "33"))
@@ -134,34 +172,37 @@ def status_lines(status, with_tools: bool) -> list[str]:
         return [f"- {server}: disabled"]
     if status.error:
         return [style(f"x {server}: {shown(status.error, one_line=True)}", "31")]
-    count = len(status.tools)
-    head = f"{server} ({count} tool{'' if count == 1 else 's'})"
+    head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))})"
     return [head] + ([f"  {tool}" for tool in status.tools] if with_tools else [])
 
 
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
+
+
 def repl(session: Session) -> None:
-    if sys.stdin.isatty():
-        with contextlib.suppress(ImportError):
-            import readline  # line editing and history for input(), where available
-    while session.running:
-        try:
-            line = input("> ").strip()
-        except (EOFError, KeyboardInterrupt):
-            print()
-            return
-        if line:
-            handle_line(session, line)
+    terminal = Terminal(list(COMMANDS), lambda: [t.name for t in tools.all_tools()])
+    try:
+        while session.running:
+            message = terminal.read_message()
+            if message is None or message.strip() in LEAVE_WORDS:
+                return
+            if message.strip():
+                handle_line(session, message)
+    finally:
+        terminal.save_history()
 
 
 def handle_line(session: Session, line: str) -> None:
-    """One line: a slash command or a chat turn. Nothing that goes wrong here ends the REPL."""
-    command, _, rest = line.partition(" ")
+    """One message: a slash command or a chat turn. Nothing that goes wrong here ends the REPL."""
+    command, _, rest = line.strip().partition(" ")
     try:
         if command.startswith("/"):
             COMMANDS.get(command, unknown_command)(session, rest.strip())
         else:
             chat_turn(session, line)
     except KeyboardInterrupt:
+        session.activity.stop()
         print("\n(cancelled)")
     except Exception as e:  # a bug must not end the session: show it and read the next line
         print(f"internal error: {type(e).__name__}: {shown(str(e), one_line=True)}", file=sys.stderr)
@@ -172,19 +213,50 @@ def chat_turn(session: Session, text: str) -> None:
     if hint:
         print(hint)
         return
+    output = Output(session.activity)
     try:
-        answer = chat.run_turn(session.history, text, on_tool=print_tool_line, waiting=waiting_indicator)
+        chat.run_turn(session.history, text, on_tool=lambda name, result: output.tool(session, name, result),
+                      waiting=session.activity.waiting, on_text=output.text, on_usage=output.usage)
     except chat.ChatError as e:
+        output.end()
         print(style(f"error: {shown(str(e), one_line=True)}", "31"))
         return
-    print(shown(answer))
+    finally:
+        output.end()
+    if output.tokens_in or output.tokens_out:
+        print(style(f"tokens: {output.tokens_in:,} in, {output.tokens_out:,} out", "2"))
 
 
-def print_tool_line(name: str, result: str) -> None:
-    line = " ".join(result.split())
-    if len(line) > TOOL_LINE_CHARS:
-        line = line[:TOOL_LINE_CHARS - 3] + "..."
-    print(style(f"[tool {name} -> {shown(line, one_line=True)}]", "2"))
+class Output:
+    """Beyond the tutorial: the answer printed as it streams in, tool lines between, token counts at the end."""
+
+    def __init__(self, activity: Activity) -> None:
+        self.activity, self.mid_line = activity, False
+        self.tokens_in = self.tokens_out = 0
+
+    def text(self, chunk: str) -> None:
+        self.activity.stop()  # the spinner gives way to the answer
+        sys.stdout.write(shown(chunk))
+        sys.stdout.flush()
+        self.mid_line = not chunk.endswith("\n")
+
+    def tool(self, session: Session, name: str, result: str) -> None:
+        self.end()
+        session.last_result = result
+        line = " ".join(result.split())
+        if len(line) > TOOL_LINE_CHARS:
+            line = line[:TOOL_LINE_CHARS - 3] + "..."
+        print(style(f"[tool {name} -> {shown(line, one_line=True)}]", "2"))
+
+    def usage(self, usage: dict) -> None:
+        counts = [usage.get(key) for key in ("prompt_tokens", "completion_tokens")]
+        self.tokens_in += counts[0] if type(counts[0]) is int else 0
+        self.tokens_out += counts[1] if type(counts[1]) is int else 0
+
+    def end(self) -> None:
+        if self.mid_line:
+            print()
+            self.mid_line = False
 
 
 # Beyond the tutorial: what a server or model wrote is shown masked, its control characters visible.
@@ -197,7 +269,8 @@ def shown(text: str, one_line: bool = False) -> str:
 def cmd_help(session: Session, arg: str) -> None:
     """this list"""
     for name, function in COMMANDS.items():
-        print(f"  {name:<8} {function.__doc__}")
+        print(f"  {name:<9} {function.__doc__}")
+    print("  Enter sends; a line ending in \\ goes on; Ctrl-C clears the line; Ctrl-D, /exit or exit leave.")
 
 
 def cmd_mcp(session: Session, arg: str) -> None:
@@ -221,7 +294,34 @@ def cmd_call(session: Session, arg: str) -> None:
     if not name:
         print("usage: /call <tool> [json-args], e.g. /call mcp_demo_dice {}")
         return
-    print(shown(tools.run_tool(name, arguments.strip() or "{}")))
+    if tools.get_tool(name) is None:  # Beyond the tutorial: say what was probably meant
+        near = [t.name for t in tools.all_tools() if t.name.endswith(f"_{name}") or name in t.name]
+        print(f"no tool {shown(name, one_line=True)}" + (f"; did you mean {', '.join(near[:5])}?" if near else
+                                                        "; /tools lists them"))
+        return
+    session.last_result = tools.run_tool(name, arguments.strip() or "{}")
+    print(shown(session.last_result))
+
+
+def cmd_logs(session: Session, arg: str) -> None:
+    """[server]: what the servers wrote on stderr or logged, last 200 lines each"""
+    for status in session.servers.mcp_statuses():
+        client = getattr(status, "client", None)
+        if client is not None and arg in ("", status.server):
+            print(f"{shown(status.server, one_line=True)}:")
+            print("\n".join(f"  {line}" for line in client.tail) or "  (nothing)")
+
+
+def cmd_history(session: Session, arg: str) -> None:
+    """the conversation so far, one line a message"""
+    for message in session.history[1:]:
+        text = message.get("content") or ", ".join(c["function"]["name"] for c in message.get("tool_calls", []))
+        print(f"  {message['role']:<9} {shown(' '.join(str(text).split())[:100], one_line=True)}")
+
+
+def cmd_last(session: Session, arg: str) -> None:
+    """the last tool result in full"""
+    print(shown(session.last_result) or "(no tool has run yet)")
 
 
 def cmd_audit(session: Session, arg: str) -> None:
@@ -248,45 +348,16 @@ def unknown_command(session: Session, arg: str) -> None:
 
 
 COMMANDS: dict[str, Callable[[Session, str], None]] = {
-    "/help": cmd_help, "/mcp": cmd_mcp, "/tools": cmd_tools, "/call": cmd_call, "/audit": cmd_audit,
-    "/reset": cmd_reset, "/exit": cmd_exit,
+    "/help": cmd_help, "/mcp": cmd_mcp, "/tools": cmd_tools, "/call": cmd_call, "/logs": cmd_logs,
+    "/history": cmd_history, "/last": cmd_last, "/audit": cmd_audit, "/reset": cmd_reset, "/exit": cmd_exit,
 }
 
-
-# --- terminal niceties: only on a terminal ------------------------------------------------
 
 def style(text: str, code: str) -> str:
     """ANSI colour when stdout is a terminal and NO_COLOR is unset; plain text otherwise."""
     if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
         return f"\033[{code}m{text}\033[0m"
     return text
-
-
-@contextlib.contextmanager
-def waiting_indicator():
-    """A 'waiting for the model' line that disappears when the reply arrives (terminal only)."""
-    if not sys.stdout.isatty():
-        yield
-        return
-    done = threading.Event()
-    thread = threading.Thread(target=_spin, args=(done,), name="spinner", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
-
-
-def _spin(done: threading.Event) -> None:
-    frames = "|/-\\"
-    tick = 0
-    while not done.wait(SPINNER_INTERVAL_S):
-        sys.stdout.write(f"\r{frames[tick % 4]} waiting for the model")
-        sys.stdout.flush()
-        tick += 1
-    sys.stdout.write("\r\033[K")
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -81,20 +81,24 @@ def policy_for(name: str) -> str:
     return _policies.get(name, "deny")
 
 
-def ask_on_stdin(prompt: str) -> bool:
-    """Default confirmation: a y/N question; only y or yes counts, end of input is no."""
+def ask_on_stdin(prompt: str) -> bool | str:
+    """Default confirmation: y or yes runs it once; a or always (beyond the tutorial) returns
+    "always"; anything else, Enter, and end of input are no."""
     try:
-        answer = input(f"{prompt} [y/N] ")
+        answer = input(f"{prompt} [y/N/a=always] ").strip().lower()
     except EOFError:
+        print()  # Ctrl-D: the "no" goes on a line of its own
         return False
-    return answer.strip().lower() in ("y", "yes")
+    if answer in ("a", "always"):
+        return "always"
+    return answer in ("y", "yes")
 
 
 # The one confirmation function; index.py may replace it through set_confirm().
-_confirm: Callable[[str], bool] = ask_on_stdin
+_confirm: Callable[[str], bool | str] = ask_on_stdin
 
 
-def set_confirm(confirm: Callable[[str], bool]) -> None:
+def set_confirm(confirm: Callable[[str], bool | str]) -> None:
     """Choose how "ask" tools are confirmed (tests pass a scripted function)."""
     global _confirm
     _confirm = confirm
@@ -106,7 +110,7 @@ def authorize(name: str, prompt: str) -> bool:
     if policy != "ask":
         _decisions.last = policy
         return policy == "allow"
-    return ask(prompt)
+    return ask(prompt, name)
 
 
 # Beyond the tutorial: what was decided for the tool call running on this thread, for the audit
@@ -114,11 +118,31 @@ def authorize(name: str, prompt: str) -> bool:
 _decisions = threading.local()
 
 
-def ask(prompt: str) -> bool:
-    """Ask the user whatever the policy says (a secret-looking file, say); the answer is recorded."""
+def ask(prompt: str, name: str | None = None) -> bool:
+    """Ask the user whatever the policy says (a secret-looking file, say); the answer is recorded.
+    "always" (beyond the tutorial) allows `name` from now on, and in GeekAgent.json."""
     answer = _confirm(mask_secrets(prompt))
+    if answer == "always" and name:
+        allow_always(name)
     _decisions.last = "asked-yes" if answer else "asked-no"
-    return answer
+    return bool(answer)
+
+
+def allow_always(name: str, path: str = POLICY_PATH) -> None:
+    """Set `name` to allow now and in the policy file (other keys kept); a file that cannot be written is one line."""
+    set_policy(name, "allow")
+    try:
+        data = read_json(path) or {}
+        data = data if isinstance(data, dict) else {}
+        tools = data.setdefault("tools", {}) if isinstance(data.get("tools", {}), dict) else {}
+        tools[name] = "allow"
+        data["tools"] = tools
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+        print(f"{name} is now allowed without asking ({path}: tools.{name} = \"allow\").")
+    except (OSError, ValueError) as e:
+        print(f"{name} is allowed for this session; {path} could not be written: {e}")
 
 
 def last_decision(clear: bool = False) -> str | None:

@@ -23,10 +23,14 @@ def test_other_server_requests_get_method_not_found(started):
     assert reply["error"]["code"] == -32601 and "sampling/createMessage" in reply["error"]["message"]
 
 
-def test_log_notification_is_printed(started, capfd):
-    """notifications/message appears on stderr with the server prefix."""
-    assert started(fake("normal")).call_tool("log", {}) == "logged"
-    assert wait_until(lambda: "[mcp:fake] warning: disk almost full" in capfd.readouterr().err)
+def test_log_notification_is_kept_and_shown_when_verbose(started, capfd, monkeypatch):
+    """notifications/message is kept with the server's stderr; with --verbose it is printed with the prefix."""
+    import beyond_client
+    monkeypatch.setattr(beyond_client, "ECHO_SERVER_OUTPUT", True)
+    client = started(fake("normal"))
+    assert client.call_tool("log", {}) == "logged"
+    assert "warning: disk almost full" in client.tail
+    assert "[mcp:fake] warning: disk almost full" in capfd.readouterr().err
 
 
 def test_pagination_follows_next_cursor(started):
@@ -161,9 +165,8 @@ def test_invalid_utf8_is_replaced_not_fatal(started, capfd):
     client = started(fake("normal"))
     assert client.call_tool("bad_utf8", {}) == "caf\ufffd ok"
     assert client.call_tool("echo", {"text": "still here"}) == "still here"
-    seen = []  # stderr arrives on its own thread, in its own time
-    assert wait_until(lambda: seen.append(capfd.readouterr().err) or "stderr with \ufffd\ufffd bad bytes" in "".join(seen))
-    assert "replaced invalid UTF-8" in "".join(seen)
+    assert wait_until(lambda: "stderr with \ufffd\ufffd bad bytes" in client.tail)  # stderr has its own thread
+    assert "replaced invalid UTF-8" in capfd.readouterr().err
 
 
 def test_config_compatibility(tmp_path):

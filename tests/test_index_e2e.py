@@ -41,7 +41,7 @@ def test_tutorial_scenario(tmp_path, mode):
     assert roll, done.stdout
     assert "[tool mcp_demo_word_count -> 22 characters, 3 words]" in done.stdout
     assert f"Results: rolled {roll.group(1)} | 22 characters, 3 words" in done.stdout
-    assert done.stdout.count("Allow? [y/N]") == 2
+    assert done.stdout.count("Allow? [y/N/a=always]") == 2
 
 
 def test_full_prompt_shows_the_arguments(tmp_path):
@@ -191,5 +191,5 @@ def test_make_demo_runs_the_conversation(mode):
     done = subprocess.run([sys.executable, str(FAKES / "demo_model.py"), *MODES[mode], "--trust"], cwd=ROOT,
                           input=f"{SCENARIO}\ny\ny\n/exit\n", capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
-    assert BANNER[mode] in done.stdout and done.stdout.count("Allow? [y/N]") == 2
+    assert BANNER[mode] in done.stdout and done.stdout.count("Allow? [y/N/a=always]") == 2
     assert re.search(r'The die says: rolled [1-6]\. "Model Context Protocol": 22 characters, 3 words\.', done.stdout)

@@ -90,7 +90,8 @@ def test_control_sequences_never_reach_the_terminal(tmp_path):
     cwd = workdir(tmp_path / "agent", {"evil": fake("named", f"@{tmp_path / 'names.json'}")})
     script = [tool_calls(("mcp_evil_escapes", {"text": "t"})), answer("done \x1b]52;c;aGk=\x07 \x1b[8mhidden")]
     with FakeOpenAI(script) as model:
-        done = run_agent(cwd, ["/call mcp_evil_dice_x1b", "/mcp", "go", "y", "/exit"], agent_env(model.base_url))
+        done = run_agent(cwd, ["/call mcp_evil_dice_x1b", "/mcp", "go", "y", "/exit"], agent_env(model.base_url),
+                         args=("--verbose",))
     out = done.stdout + done.stderr
     assert "\x1b" not in out and "\x9b" not in out and "\x07" not in out
     assert "\\x1b]52;c;aGk=\\x07" in out and "forged line\\nsecond line" in out and "\\x1b[8mhidden stderr" in out

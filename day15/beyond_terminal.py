@@ -1,0 +1,144 @@
+"""Beyond the tutorial: the terminal the way people expect it (the tutorial's TUI does this; input() alone does not).
+
+Terminal.read_message(): Ctrl-C clears the line, Ctrl-D leaves, a paste of several lines is one
+message (readline's bracketed paste), a line ending in \\ goes on on the next; history is kept
+across sessions in the user's state directory; Tab completes commands and, after /call, tool names.
+Activity: one line that says what the agent is doing (waiting for the model, or a tool running with
+its seconds and progress), redrawn on a terminal and replaced by what comes next; nothing without one.
+"""
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+# Lines of input kept across sessions.
+HISTORY_LINES = 1000
+# The activity line is redrawn this often: often enough to look alive, rarely enough to cost nothing.
+REDRAW_S = 0.1
+
+
+def history_path() -> str:
+    """$XDG_STATE_HOME/geekagent/history (default ~/.local/state/geekagent/history)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "geekagent", "history")
+
+
+class Terminal:
+    """Reads one message at a time; on a terminal with readline: history, completion, bracketed paste."""
+
+    def __init__(self, commands: list[str], tool_names: Callable[[], list[str]]) -> None:
+        self.commands, self.tool_names = commands, tool_names
+        self.readline = None
+        if sys.stdin.isatty():
+            with contextlib.suppress(ImportError):
+                import readline
+                self.readline = readline
+                self._set_up(readline)
+
+    def _set_up(self, readline) -> None:
+        with contextlib.suppress(OSError):
+            readline.read_history_file(history_path())
+        readline.set_history_length(HISTORY_LINES)
+        readline.set_completer(self._complete)
+        readline.set_completer_delims(" ")
+        readline.parse_and_bind("tab: complete")
+        readline.parse_and_bind("set enable-bracketed-paste on")  # a paste arrives whole, newlines and all
+
+    def _complete(self, text: str, state: int) -> str | None:
+        line = self.readline.get_line_buffer()
+        words = self.tool_names() if line.startswith("/call ") else self.commands if " " not in line else []
+        matches = [w for w in words if w.startswith(text)]
+        return matches[state] if state < len(matches) else None
+
+    def read_message(self) -> str | None:
+        """The next message (several lines when pasted or continued with \\); None for Ctrl-D."""
+        lines: list[str] = []
+        while True:
+            try:
+                line = input("... " if lines else "> ")
+            except KeyboardInterrupt:  # Ctrl-C clears what was typed, as in a shell
+                print("^C" if self.readline else "")
+                lines = []
+                continue
+            except EOFError:
+                print()
+                return None
+            if line.endswith("\\") and not line.endswith("\\\\"):
+                lines.append(line[:-1])
+                continue
+            return "\n".join([*lines, line])
+
+    def save_history(self) -> None:
+        if self.readline:
+            with contextlib.suppress(OSError):
+                os.makedirs(os.path.dirname(history_path()), exist_ok=True)
+                self.readline.write_history_file(history_path())
+
+
+class Activity:
+    """The one line that says what is going on; on a terminal only, and always cleared before other output."""
+
+    def __init__(self) -> None:
+        self.live = sys.stdout.isatty()
+        # _lock guards _text and _thread: the redraw thread and the progress callbacks share them.
+        self._lock = threading.Lock()
+        self._text: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @contextlib.contextmanager
+    def waiting(self):
+        """A spinner while the model thinks; the first streamed text ends it (stop())."""
+        self.show("waiting for the model")
+        try:
+            yield
+        finally:
+            self.stop()
+
+    @contextlib.contextmanager
+    def tool(self, name: str):
+        """'running <name>, N s' until the tool returns; progress() adds what the server reports."""
+        self.show(f"running {name}")
+        try:
+            yield self.progress
+        finally:
+            self.stop()
+
+    def progress(self, text: str) -> None:
+        with self._lock:
+            if self._text is not None:
+                self._text = f"{self._text.split(' (', 1)[0]} ({text})"
+
+    def show(self, text: str) -> None:
+        if not self.live:
+            return
+        with self._lock:
+            self._text, began = text, time.monotonic()
+            if self._thread is None:
+                self._stop.clear()
+                self._thread = threading.Thread(target=self._draw, args=(began,), name="activity", daemon=True)
+                self._thread.start()
+
+    def stop(self) -> None:
+        """Clear the line (before anything else is printed)."""
+        with self._lock:
+            thread, self._thread, self._text = self._thread, None, None
+        if thread:
+            self._stop.set()
+            thread.join()
+            sys.stdout.write("\r\033[K")
+            sys.stdout.flush()
+
+    def _draw(self, began: float) -> None:
+        frames = "|/-\\"
+        tick = 0
+        while not self._stop.wait(REDRAW_S):
+            with self._lock:
+                text = self._text
+            if text is None:
+                return
+            sys.stdout.write(f"\r\033[K{frames[tick % 4]} {text}, {time.monotonic() - began:.0f} s")
+            sys.stdout.flush()
+            tick += 1
