@@ -23,7 +23,7 @@ TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_too
               "bad_utf8", "ping_first", "ask_sampling", "rich", "structured", "log", "cwd", "garbage",
               "refuse", "rpc_error", "empty", "stop_reading", "ping_flood", "big_line", "long_stderr", "deep",
               "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error",
-              "escapes", "redescribe"]
+              "escapes", "redescribe", "progress"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), or @file holding one
@@ -162,6 +162,17 @@ def escapes(request: dict, args: dict) -> None:
     reply(request, text_result("\x1b]52;c;aGVsbG8=\x07clipboard \x1b[2K\rerased \x9b31m" + str(args.get("text", ""))))
 
 
+def progress(request: dict, args: dict) -> None:
+    """`steps` progress notifications `every` seconds apart (the call's own token), then the reply."""
+    token = (request["params"].get("_meta") or {}).get("progressToken")
+    steps, every = int(args.get("steps", 5)), float(args.get("every", 0.1))
+    for step in range(1, steps + 1):
+        time.sleep(every)  # a slow tool, on purpose
+        send({"jsonrpc": "2.0", "method": "notifications/progress",
+              "params": {"progressToken": token, "progress": step, "total": steps, "message": f"step {step}"}})
+    reply(request, text_result(f"done after {steps} steps, token {token!r}"))
+
+
 def redescribe(request: dict, args: dict) -> None:
     """echo says something else now, and the client is told."""
     for tool in tools:
@@ -203,6 +214,7 @@ TOOL_BEHAVIOURS = {
     "structured": lambda r, a: reply(r, {"content": [], "structuredContent": {"temperature": 21.5}}),
     "garbage": garbage,
     "escapes": escapes,
+    "progress": progress,
     "redescribe": redescribe,
     "stop_reading": lambda r, a: (reading.clear(), reply(r, text_result("no longer reading"))),
     "ping_flood": ping_flood,

@@ -228,8 +228,9 @@ class FakeOpenAI:
             def misbehave(self, item) -> None:
                 try:
                     if isinstance(item, Raw):
-                        for i in range(0, len(item.data), PIECE_BYTES):  # cut at odd places
-                            self.wfile.write(item.data[i:i + PIECE_BYTES])
+                        piece = max(PIECE_BYTES, len(item.data) // 500)  # cut at odd places, big ones in 500
+                        for i in range(0, len(item.data), piece):
+                            self.wfile.write(item.data[i:i + piece])
                             self.wfile.flush()
                         return
                     self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"

@@ -1,0 +1,89 @@
+"""The agent as a person meets it in a terminal: keys, paste, history, progress, logs, found config."""
+import json
+import sys
+
+from conftest import INDEX, agent_env, demo, fake, run_agent, run_in_pty, workdir
+from fakes.openai_server import FakeOpenAI, answer
+
+def pty_env(tmp_path, base_url=None) -> dict:
+    return {**agent_env(base_url, key=None if base_url is None else "sk-test"), "NO_COLOR": "1", "TERM": "xterm",
+            "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+def test_keys_paste_continuation_and_history(tmp_path):
+    """Ctrl-C clears the line; a pasted block (indentation kept) and a line ending in \\ are one message each;
+    exit leaves; the history is kept for the next session."""
+    cwd = workdir(tmp_path / "p", {})
+    paste = "\x1b[200~def f(x):\n    return x * 2\x1b[201~\r"
+    with FakeOpenAI([answer("first answer"), answer("second answer")]) as model:
+        screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
+            ("> ", "half typed\x03"), ("> ", paste), ("first answer", "one \\\r"), ("... ", "two\r"),
+            ("second answer", "exit\r")])
+    users = [[m["content"] for m in r["messages"] if m["role"] == "user"] for r in model.requests]
+    assert users[0] == ["def f(x):\n    return x * 2"] and users[1][-1] == "one \ntwo"
+    assert "half typed" not in json.dumps(users)
+    assert "tokens: 1,234 in, 56 out" in screen
+    history = (tmp_path / "state" / "geekagent" / "history").read_text()
+    assert "one" in history and "exit" in history
+
+def test_tab_completes_commands_and_tool_names(tmp_path):
+    """Tab after /mc gives /mcp; after "/call mcp_demo_d" it gives the tool's whole name."""
+    cwd = workdir(tmp_path / "p", {"demo": demo()})
+    screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path), [
+        ("> ", "/mc\t\r"), ("mcp_demo_dice", "/call mcp_demo_d\t {}\r"), ("Allow?", "y\r"), ("rolled", "/exit\r")])
+    assert "demo (2 tools)" in screen and "rolled" in screen
+
+def test_config_is_found_from_a_subfolder(tmp_path):
+    """Started two folders down, the agent uses the project's .geekagent/ and says which."""
+    cwd = workdir(tmp_path / "project", {"demo": demo()})
+    (cwd / "src" / "deep").mkdir(parents=True)
+    done = run_agent(cwd / "src" / "deep", ["/mcp", "/exit"], agent_env(key=None))
+    assert f"project: {cwd}" in done.stdout and "demo (2 tools)" in done.stdout
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    assert "no .geekagent/ in" in run_agent(alone, ["/exit"], agent_env(key=None)).stdout
+
+def test_progress_keeps_a_slow_tool_alive(started):
+    """A tool that reports progress outlives its 0.5 s timeout; progress reaches the caller; a silent one does not."""
+    client = started(fake("normal", timeout=0.5))
+    seen = []
+    result = client.call_tool("progress", {"steps": 4, "every": 0.3}, on_progress=seen.append)
+    assert result == "done after 4 steps, token 1" and seen[-1] == "4/4 step 4"
+
+def test_progress_cannot_keep_a_call_forever(started):
+    """Progress pushes the deadline out at most to 10 timeouts (0.3 s each here)."""
+    import pytest
+    from beyond_mcp import McpError
+    client = started(fake("normal", timeout=0.3))
+    with pytest.raises(McpError, match="no reply to tools/call within 0.3 s"):
+        client.call_tool("progress", {"steps": 60, "every": 0.1})
+
+def test_always_allow_is_written_to_the_policy_file(tmp_path):
+    """Answering a at the prompt allows the tool from then on, in GeekAgent.json too."""
+    cwd = workdir(tmp_path, {"demo": demo()}, {"read": "allow"})
+    done = run_agent(cwd, ["/call mcp_demo_dice", "a", "/call mcp_demo_dice", "/exit"], agent_env(key=None))
+    assert done.stdout.count("Allow?") == 1 and done.stdout.count("rolled") == 2
+    assert json.loads((cwd / ".geekagent" / "GeekAgent.json").read_text())["tools"] == {
+        "read": "allow", "mcp_demo_dice": "allow"}
+
+def test_ctrl_d_at_the_prompt_is_no_on_its_own_line(tmp_path):
+    """End of input at a permission prompt answers no, and the next output starts on a new line."""
+    cwd = workdir(tmp_path, {"demo": demo()})
+    done = run_agent(cwd, ["/call mcp_demo_dice"], agent_env(key=None))
+    assert "Allow? [y/N/a=always] \ncall cancelled" in done.stdout
+
+def test_logs_help_version_history_last_and_suggestions(tmp_path):
+    """/logs shows what a server wrote; /call dice suggests the real name; --help and --version answer."""
+    cwd = workdir(tmp_path, {"fake": fake("normal")}, {"mcp_fake_log": "allow"})
+    done = run_agent(cwd, ["/call mcp_fake_log", "/logs", "/call log", "/last", "/history", "/exit"], agent_env(key=None))
+    assert "fake:\n  warning: disk almost full" in done.stdout
+    assert "did you mean mcp_fake_log" in done.stdout and done.stdout.count("logged") >= 2
+    for flag, expected in (("--help", "usage: python3 day15/index.py"), ("--version", "GeekAgent Day 15")):
+        assert expected in run_agent(cwd, [], agent_env(key=None), args=(flag,)).stdout
+
+def test_old_python_gets_one_line():
+    """On Python older than 3.10 the agent says what it needs instead of a traceback."""
+    import subprocess
+    code = ("import sys, runpy; sys.version_info = (3, 9, 18); sys.argv = ['index.py']; "
+            f"runpy.run_path({INDEX!r}, run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "needs Python 3.10 or newer" in done.stderr and "Traceback" not in done.stderr
