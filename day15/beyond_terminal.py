@@ -28,8 +28,8 @@ def history_path() -> str:
 class Terminal:
     """Reads one message at a time; on a terminal with readline: history, completion, bracketed paste."""
 
-    def __init__(self, commands: list[str], tool_names: Callable[[], list[str]]) -> None:
-        self.commands, self.tool_names = commands, tool_names
+    def __init__(self, commands: list[str], tool_names: Callable[[], list[str]], ctrl_c_clears: bool = True) -> None:
+        self.commands, self.tool_names, self.ctrl_c_clears = commands, tool_names, ctrl_c_clears
         self.readline = None
         if sys.stdin.isatty():
             with contextlib.suppress(ImportError):
@@ -59,6 +59,8 @@ class Terminal:
             try:
                 line = input("... " if lines else "> ")
             except KeyboardInterrupt:  # Ctrl-C clears what was typed, as in a shell
+                if not self.ctrl_c_clears:
+                    raise
                 print("^C" if self.readline else "")
                 lines = []
                 continue

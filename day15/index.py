@@ -44,6 +44,9 @@ class Session:
 
     def __init__(self, servers: ModuleType, audit=None) -> None:
         self.servers, self.audit = servers, audit
+        # As index.ts: with the tutorial's client, Ctrl-C leaves (its servers share our process
+        # group, so the terminal's Ctrl-C reaches them too); the full client's servers do not.
+        self.ctrl_c_leaves = servers.__name__ == "mcp"
         self.history = chat.new_history()
         self.last_result = ""
         self.running = True
@@ -69,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     _stop_on_signals()
     root = _project_root()
     # Beyond the tutorial: the folder's mcp.json and .env take effect only once the user trusts them.
-    trusted = beyond_trust.decide(".", "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1",
-                                  permissions.ask_on_stdin if sys.stdin.isatty() else None)
+    ask = (lambda question: permissions.ask_on_stdin(question, always=False)) if sys.stdin.isatty() else None
+    trusted = beyond_trust.decide(".", "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1", ask)
     if trusted:
         beyond_trust.load_dotenv()
     try:
@@ -81,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         print(style(BANNER[tutorial], "2"))
         print(f"project: {shown(root, one_line=True)}" if root else
               f"no .geekagent/ in {shown(os.getcwd(), one_line=True)} or its parents: built-in tools only")
+        print("Servers declared in .geekagent/mcp.json are connected: their tools carry the mcp_ prefix; /mcp lists them.")
         if trusted and not connect(servers, tutorial):
             return 1
         print_banner(servers)
@@ -155,7 +159,6 @@ def _leave(signum: int, frame) -> None:
 
 
 def print_banner(servers: ModuleType) -> None:
-    print("Servers declared in .geekagent/mcp.json are connected: their tools carry the mcp_ prefix; /mcp lists them.")
     if servers.__name__ == "mcp":  # the tutorial's client says nothing while it starts
         for status in servers.mcp_statuses():
             print("  " + status_lines(status, with_tools=False)[0])
@@ -181,7 +184,8 @@ def _s(count: int) -> str:
 
 
 def repl(session: Session) -> None:
-    terminal = Terminal(list(COMMANDS), lambda: [t.name for t in tools.all_tools()])
+    terminal = Terminal(list(COMMANDS), lambda: [t.name for t in tools.all_tools()],
+                        ctrl_c_clears=not session.ctrl_c_leaves)
     try:
         while session.running:
             message = terminal.read_message()
@@ -203,6 +207,8 @@ def handle_line(session: Session, line: str) -> None:
             chat_turn(session, line)
     except KeyboardInterrupt:
         session.activity.stop()
+        if session.ctrl_c_leaves:
+            raise
         print("\n(cancelled)")
     except Exception as e:  # a bug must not end the session: show it and read the next line
         print(f"internal error: {type(e).__name__}: {shown(str(e), one_line=True)}", file=sys.stderr)

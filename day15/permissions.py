@@ -81,15 +81,15 @@ def policy_for(name: str) -> str:
     return _policies.get(name, "deny")
 
 
-def ask_on_stdin(prompt: str) -> bool | str:
-    """Default confirmation: y or yes runs it once; a or always (beyond the tutorial) returns
-    "always"; anything else, Enter, and end of input are no."""
+def ask_on_stdin(prompt: str, always: bool = True) -> bool | str:
+    """Default confirmation: y or yes runs it once; a or always (beyond the tutorial, when offered)
+    returns "always"; anything else, Enter, and end of input are no."""
     try:
-        answer = input(f"{prompt} [y/N/a=always] ").strip().lower()
+        answer = input(f"{prompt} [y/N{'/a=always' if always else ''}] ").strip().lower()
     except EOFError:
         print()  # Ctrl-D: the "no" goes on a line of its own
         return False
-    if answer in ("a", "always"):
+    if always and answer in ("a", "always"):
         return "always"
     return answer in ("y", "yes")
 

@@ -87,3 +87,12 @@ def test_old_python_gets_one_line():
             f"runpy.run_path({INDEX!r}, run_name='__main__')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert done.returncode == 1 and "needs Python 3.10 or newer" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ctrl_c_with_the_tutorials_client_leaves(tmp_path):
+    """--tutorial: Ctrl-C leaves as index.ts does (its servers share the terminal's Ctrl-C), and no server is left."""
+    from conftest import processes_in, wait_until
+    cwd = workdir(tmp_path / "p", {"demo": demo()})
+    screen = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, pty_env(tmp_path), [("> ", "\x03")])
+    assert "client: the tutorial's" in screen
+    assert wait_until(lambda: not processes_in(cwd), 5)
