@@ -192,20 +192,28 @@ def wait_for_output(agent: subprocess.Popen, text: str, timeout: float = 10.0) -
     return seen.decode()
 
 
+def _take_terminal() -> None:
+    """In the child: make the pseudo-terminal its controlling terminal, so Ctrl-C there sends SIGINT."""
+    import fcntl
+    import termios
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple[str, str]], timeout: float = 20) -> str:
-    """Run a command on a pseudo-terminal; for each (text, keys) wait until `text` has appeared, then type keys.
+    """Run a command on a pseudo-terminal; for each (text, keys) wait until `text` appears (after the keys
+    typed last), then type keys.
 
     Returns everything the terminal showed. Every wait is bounded; the process is killed if it lingers.
     """
     import pty
     main_fd, child_fd = pty.openpty()
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=child_fd, stdout=child_fd, stderr=child_fd,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_take_terminal)
     os.close(child_fd)
-    seen, deadline = b"", time.monotonic() + timeout
+    seen, mark, deadline = b"", 0, time.monotonic() + timeout
     try:
         for text, keys in steps:
-            while text.encode() not in seen:
+            while text.encode() not in seen[mark:]:  # new output only: what came before the last keys does not count
                 left = deadline - time.monotonic()
                 assert left > 0, f"no {text!r} on the terminal within {timeout} s: {seen.decode(errors='replace')}"
                 if select.select([main_fd], [], [], left)[0]:
@@ -213,6 +221,7 @@ def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple[str, str
                         seen += os.read(main_fd, 65536)
                     except OSError:  # the program ended and the terminal closed
                         raise AssertionError(f"ended before {text!r}: {seen.decode(errors='replace')}") from None
+            mark = len(seen)
             os.write(main_fd, keys.encode())
         proc.wait(max(0.1, deadline - time.monotonic()))
         while select.select([main_fd], [], [], 0.2)[0]:
