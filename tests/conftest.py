@@ -52,6 +52,39 @@ def clean_state():
     tools._registry.clear()
 
 
+@pytest.fixture
+def endpoint(monkeypatch):
+    """Point chat.py at a scripted model (with streaming quirks, if given); no request may break the API's rules."""
+    from fakes.openai_server import FakeOpenAI
+    fakes = []
+
+    def start(*script, quirks=frozenset()):
+        fake_model = FakeOpenAI(list(script), quirks).__enter__()
+        fakes.append(fake_model)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_model.base_url + "/")  # a trailing slash is tolerated
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
+        monkeypatch.setenv("OPENAI_MODEL", "test-model")
+        return fake_model
+
+    yield start
+    for fake_model in fakes:
+        fake_model.__exit__(None, None, None)
+        assert fake_model.violations == []
+
+
+def echo_from_threads(client, count: int = 8) -> dict[int, str]:
+    """call_tool("echo") from `count` threads at once; what each thread got, by its number."""
+    import threading
+    results: dict[int, str] = {}
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, client.call_tool("echo", {"text": str(i)})))
+               for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    return results
+
+
 def write_config(folder: Path, servers: dict) -> str:
     """An mcp.json in `folder` with these mcpServers; returns its path."""
     path = folder / "mcp.json"

@@ -8,27 +8,8 @@ import beyond_trust
 import chat
 import permissions
 import tools
-from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, check_request, tool_calls
+from fakes.openai_server import Hang, HttpError, answer, answer_from_tools, check_request, tool_calls
 from tools import Tool
-
-
-@pytest.fixture
-def endpoint(monkeypatch):
-    """Point chat.py at a fake server built from a script; no request may break the API's rules."""
-    fakes = []
-
-    def start(*script):
-        fake = FakeOpenAI(list(script)).__enter__()
-        fakes.append(fake)
-        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url + "/")  # a trailing slash is tolerated
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
-        monkeypatch.setenv("OPENAI_MODEL", "test-model")
-        return fake
-
-    yield start
-    for fake in fakes:
-        fake.__exit__(None, None, None)
-        assert fake.violations == []
 
 
 @pytest.fixture

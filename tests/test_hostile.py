@@ -1,5 +1,4 @@
 """The full agent against hostile servers and models: every wait bounded, every byte counted, no process left."""
-import json
 import math
 import random
 import signal
@@ -14,7 +13,7 @@ import chat
 import permissions
 import tools
 from beyond_mcp import McpError
-from conftest import FAKES, INDEX, agent_env, connect, fake, processes_in, wait_until, workdir
+from conftest import INDEX, agent_env, connect, fake, processes_in, wait_until, workdir
 
 
 def test_signal_at_any_moment_of_start_up_leaves_no_server(tmp_path):
@@ -229,29 +228,11 @@ def test_server_announcing_changes_forever_is_relisted_ever_more_slowly(started,
 
 # --- deadlines, not per-read timeouts --------------------------------------------------------------
 
-@pytest.fixture
-def model(monkeypatch):
-    """chat.py pointed at a scripted model; stopped afterwards."""
-    from fakes.openai_server import FakeOpenAI
-    fakes = []
-
-    def start(*script):
-        fake_model = FakeOpenAI(list(script)).__enter__()
-        fakes.append(fake_model)
-        monkeypatch.setenv("OPENAI_BASE_URL", fake_model.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        return fake_model
-
-    yield start
-    for fake_model in fakes:
-        fake_model.__exit__(None, None, None)
-
-
-def test_trickling_chat_reply_ends_at_the_deadline(model, monkeypatch):
+def test_trickling_chat_reply_ends_at_the_deadline(endpoint, monkeypatch):
     """An endpoint that sends one byte every 0.1 s forever: ChatError once the 1 s deadline passes."""
     from fakes.openai_server import Trickle
     monkeypatch.setattr(chat, "HTTP_TIMEOUT_S", 1.0)
-    model(Trickle(threading.Event()))
+    endpoint(Trickle(threading.Event()))
     begun = time.monotonic()
     with pytest.raises(chat.ChatError, match="no reply from .* within 1 s"):
         chat.complete(chat.new_history())
@@ -271,11 +252,11 @@ def test_trickling_remote_answer_ends_at_the_deadline():
         client.stop()
 
 
-def test_oversized_chat_reply_is_refused(model, monkeypatch):
+def test_oversized_chat_reply_is_refused(endpoint, monkeypatch):
     """A reply over the limit (1 MB here) is a ChatError naming the limit, not memory."""
     from fakes.openai_server import answer
     monkeypatch.setattr(chat, "MAX_REPLY_BYTES", 1 << 20)
-    model(answer("w" * 2_000_000))
+    endpoint(answer("w" * 2_000_000))
     with pytest.raises(chat.ChatError, match="over the 1 MB limit"):
         chat.complete(chat.new_history())
 
@@ -288,10 +269,10 @@ def test_oversized_chat_reply_is_refused(model, monkeypatch):
     (b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70000 + b"\r\n\r\n", "LineTooLong"),
     (b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(120)) + b"\r\n", "got more than 100 headers"),
 ])
-def test_broken_http_is_one_clear_chat_error(model, raw, expected):
+def test_broken_http_is_one_clear_chat_error(endpoint, raw, expected):
     """A reply cut short, a bad status line, a 70 KB header line, 120 headers: each one ChatError line."""
     from fakes.openai_server import Raw
-    model(Raw(raw))
+    endpoint(Raw(raw))
     with pytest.raises(chat.ChatError) as caught:
         chat.complete(chat.new_history())
     assert expected in str(caught.value) and "check OPENAI_BASE_URL" in str(caught.value)
@@ -300,7 +281,7 @@ def test_broken_http_is_one_clear_chat_error(model, raw, expected):
 
 # --- a turn always ends with a valid history --------------------------------------------------------
 
-def test_odd_model_messages_are_stored_as_the_api_wants_them(model, monkeypatch):
+def test_odd_model_messages_are_stored_as_the_api_wants_them(endpoint, monkeypatch):
     """Arguments as an object, a reused id, a missing id (a whole reply): stored normalised; the next request is valid."""
     monkeypatch.setattr(chat, "streaming", False)
     from fakes.openai_server import answer, check_request
@@ -310,7 +291,7 @@ def test_odd_model_messages_are_stored_as_the_api_wants_them(model, monkeypatch)
         {"id": "same", "type": "function", "function": {"name": "echo", "arguments": {"n": 1}}},
         {"id": "same", "type": "function", "function": {"name": "echo", "arguments": '{"n": 2}'}},
         {"type": "function", "function": {"name": "echo", "arguments": None}}]}
-    fake_model = model(odd, answer("done"))
+    fake_model = endpoint(odd, answer("done"))
     history = chat.new_history()
     assert chat.run_turn(history, "go") == "done"
     assert fake_model.violations == [] and check_request({"model": "m", "messages": history}) == []
@@ -319,12 +300,12 @@ def test_odd_model_messages_are_stored_as_the_api_wants_them(model, monkeypatch)
     assert [m["content"] for m in history if m["role"] == "tool"] == ["echo 1", "echo 2", "echo None"]
 
 
-def test_any_failure_inside_a_turn_closes_it(model):
+def test_any_failure_inside_a_turn_closes_it(endpoint):
     """An error raised while showing a tool result (not a ChatError): the turn is closed and the next one works."""
     from fakes.openai_server import answer, check_request, tool_calls
     tools.register_tool(tools.Tool("echo", "", {"type": "object"}, lambda args: "x"))
     permissions.set_policy("echo", "allow")
-    model(tool_calls(("echo", {}), ("echo", {})), answer("next"))
+    endpoint(tool_calls(("echo", {}), ("echo", {})), answer("next"))
     history = chat.new_history()
 
     def broken_terminal(name, result):

@@ -1,13 +1,12 @@
 """The Streamable HTTP transport against a scripted server on 127.0.0.1, and end to end."""
 import json
 import re
-import threading
 import time
 
 import pytest
 
 import beyond_mcp
-from conftest import agent_env, demo, run_agent, workdir
+from conftest import agent_env, demo, echo_from_threads, run_agent, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
 from beyond_mcp import McpClient, McpError
@@ -120,14 +119,7 @@ def test_stop_deletes_the_session(remote):
 def test_concurrent_calls(remote):
     """Calls from 8 threads at once each get their own answer."""
     server, client = remote("json")
-    results = {}
-    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, client.call_tool("echo", {"text": str(i)})))
-               for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
-    assert results == {i: str(i) for i in range(8)}
+    assert echo_from_threads(client) == {i: str(i) for i in range(8)}
 
 
 @pytest.mark.parametrize("entry, problem", [

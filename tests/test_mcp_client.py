@@ -29,20 +29,6 @@ def test_unknown_demo_tool_raises_with_its_text(started):
         client.call_tool("nope", {})
 
 
-def test_out_of_order_replies_reach_their_callers(started):
-    """8 threads call at once; the server answers last-first; each gets its own reply."""
-    client = started(fake("out_of_order", "8"))
-    results: dict[int, str] = {}
-    def call(i):
-        results[i] = client.call_tool("echo", {"text": f"caller {i}"})
-    threads = [threading.Thread(target=call, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(10)
-    assert results == {i: f"caller {i}" for i in range(8)}
-
-
 def test_exit_during_call_fails_fast_with_reason(started):
     """A crash fails the pending call at once (not at the timeout), with exit code and stderr."""
     client = started(fake("normal", timeout=30))

@@ -11,7 +11,7 @@ import chat
 import permissions
 import tools
 from conftest import INDEX, agent_env, connect, fake, run_agent, run_in_pty, wait_until, workdir
-from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_calls
+from fakes.openai_server import FakeOpenAI, answer, tool_calls
 
 
 # --- folder trust ---------------------------------------------------------------------------------

@@ -8,15 +8,13 @@ import os
 import re
 import signal
 import sys
-import threading
 
 import pytest
 
-import beyond_mcp
 import mcp
 import permissions
 import tools
-from conftest import connect, demo, fake, pid_alive, wait_until, write_config
+from conftest import connect, demo, echo_from_threads, fake, pid_alive, wait_until, write_config
 from fakes.http_server import FakeHttpMcp
 
 
@@ -221,14 +219,7 @@ def test_disabled_entry(tmp_path):
 def test_calls_from_many_threads(twin, started):
     """Both clients match replies to requests by id: 8 threads, answered last-first, each gets its own."""
     for client in (twin(fake("out_of_order", "8"))[0], started(fake("out_of_order", "8"))):
-        results: dict[int, str] = {}
-        threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, client.call_tool("echo", {"text": str(i)})))
-                   for i in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(10)
-        assert results == {i: str(i) for i in range(8)}
+        assert echo_from_threads(client) == {i: str(i) for i in range(8)}
 
 
 def test_pending_call_fails_when_the_server_dies(twin):

@@ -4,25 +4,7 @@ import pytest
 import chat
 import permissions
 import tools
-from fakes.openai_server import QUIRKS, FakeOpenAI, answer, answer_from_tools, check_request, tool_calls
-
-
-@pytest.fixture
-def stream(monkeypatch):
-    """chat.py pointed at a streaming fake with the given quirks; no request may break the API's rules."""
-    fakes = []
-
-    def start(*script, quirks=frozenset()):
-        fake = FakeOpenAI(list(script), quirks).__enter__()
-        fakes.append(fake)
-        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        return fake
-
-    yield start
-    for fake in fakes:
-        fake.__exit__(None, None, None)
-        assert fake.violations == []
+from fakes.openai_server import QUIRKS, answer, answer_from_tools, check_request, tool_calls
 
 
 @pytest.fixture
@@ -31,9 +13,9 @@ def echo():
     permissions.set_policy("echo", "allow")
 
 
-def test_text_arrives_in_pieces_and_usage_is_reported(stream):
+def test_text_arrives_in_pieces_and_usage_is_reported(endpoint):
     """The answer comes as several pieces (cut at odd places on the wire) that join to the whole."""
-    fake = stream(answer("Model Context Protocol, streamed."))
+    fake = endpoint(answer("Model Context Protocol, streamed."))
     pieces, usage = [], []
     result = chat.run_turn(chat.new_history(), "hi", on_text=pieces.append, on_usage=usage.append)
     assert result == "".join(pieces) == "Model Context Protocol, streamed." and len(pieces) > 3
@@ -42,10 +24,10 @@ def test_text_arrives_in_pieces_and_usage_is_reported(stream):
 
 
 @pytest.mark.parametrize("quirk", sorted(QUIRKS - {"refuse_stream"}) + ["none"])
-def test_tool_calls_assembled_whatever_the_endpoint_does(stream, echo, quirk):
+def test_tool_calls_assembled_whatever_the_endpoint_does(endpoint, echo, quirk):
     """Two tool calls with arguments in fragments are run with the right arguments, under every quirk."""
     script = [tool_calls(("echo", {"text": "first call"}), ("echo", {"text": "second"})), answer_from_tools]
-    fake = stream(*script, quirks={quirk} - {"none"})
+    fake = endpoint(*script, quirks={quirk} - {"none"})
     history = chat.new_history()
     assert chat.run_turn(history, "go") == "Results: echo first call | echo second"
     assert check_request({"model": "m", "messages": history}) == []
@@ -65,9 +47,9 @@ def test_new_id_at_an_index_in_use_is_a_new_call():
     assert [(c["id"], c["function"]["arguments"]) for c in calls] == [("a", '{"text": "x"}'), ("b", "{}")]
 
 
-def test_endpoint_that_refuses_streaming_gets_whole_requests(stream, capfd):
+def test_endpoint_that_refuses_streaming_gets_whole_requests(endpoint, capfd):
     """A 400 naming "stream": the request is sent again whole, and so is every later one."""
-    fake = stream(answer("first"), answer("second"), quirks={"refuse_stream"})
+    fake = endpoint(answer("first"), answer("second"), quirks={"refuse_stream"})
     pieces = []
     history = chat.new_history()
     assert chat.run_turn(history, "one", on_text=pieces.append) == "first" and pieces == ["first"]
@@ -76,9 +58,9 @@ def test_endpoint_that_refuses_streaming_gets_whole_requests(stream, capfd):
     assert "does not stream" in capfd.readouterr().err
 
 
-def test_ctrl_c_during_the_stream_keeps_what_arrived(stream):
+def test_ctrl_c_during_the_stream_keeps_what_arrived(endpoint):
     """Ctrl-C while the text streams in: the text so far stays as the assistant's message; the history is valid."""
-    stream(answer("a long answer that is interrupted"), answer("next"))
+    endpoint(answer("a long answer that is interrupted"), answer("next"))
     history = chat.new_history()
 
     def interrupt(text):

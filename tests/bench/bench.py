@@ -151,7 +151,7 @@ def first_prompt_ms() -> float:
         (Path(cwd) / ".geekagent").mkdir()
         demo = {"command": sys.executable, "args": [str(ROOT / "day15" / "demo_server.py")]}
         (Path(cwd) / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo}}))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}, "GEEKAGENT_TRUST": "1"}
         begun = time.perf_counter()
         agent = subprocess.Popen([sys.executable, str(ROOT / "day15" / "index.py")], cwd=cwd, env=env,
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
