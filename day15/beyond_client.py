@@ -16,8 +16,9 @@ from collections.abc import Callable
 
 import mcp
 from beyond_config import ServerConfig, parse_server_config
-from beyond_stdio import SIGNAL_CHECK_S, StdioTransport
-from beyond_text import clean, shorten
+from beyond_from_server import METHOD_NOT_FOUND, FromServer
+from beyond_stdio import StdioTransport, wait_for
+from beyond_text import clean, content_text, loads_or_none, shorten
 from mcp import McpError
 from permissions import mask_secrets
 
@@ -28,26 +29,20 @@ SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
 # tools/list follows nextCursor, at most this many pages (a loop guard against a cycling server).
 MAX_TOOL_PAGES = 100
-# JSON-RPC's "method not found": a server without tools may answer tools/list with it.
-METHOD_NOT_FOUND = -32601
-# A server that announces tool-list changes over and over is re-listed at most once per this
-# interval, doubled each time the list came back unchanged (up to the cap): a server that repeats
-# itself forever then costs a tools/list every few minutes.
-RELIST_INTERVAL_S = 1.0
-RELIST_INTERVAL_CAP_S = 300.0
 # A crashed server is started again once per crash, and at most this many times in a session.
 MAX_RESTARTS = 3
 # The server's own words (stderr lines and log notifications) kept for /logs and for its errors.
 TAIL_LINES = 200
 # Progress reported by the server pushes a call's deadline out by its timeout, up to this many timeouts.
 PROGRESS_CAP = 10
-# Print the server's words as they come, with the [mcp:name] prefix (index.py --verbose), as the
-# tutorial does; otherwise they are kept, not shouted.
-ECHO_SERVER_OUTPUT = False
 
 
-class McpClient(mcp.McpClient):
-    """One MCP server over a transport, with the same constructor and public methods as the twin's."""
+class McpClient(FromServer, mcp.McpClient):
+    """One MCP server over a transport, with the same constructor and public methods as the twin's.
+
+    What the server sends on its own (requests, notifications, progress, log lines) is handled by
+    the FromServer part (beyond_from_server.py); the rest is here, each override under the twin's name.
+    """
 
     def __init__(self, name: str, cfg: dict | ServerConfig,
                  on_tools_changed: Callable[["McpClient"], None] | None = None) -> None:
@@ -168,7 +163,7 @@ class McpClient(mcp.McpClient):
             message = json.loads(line)
         except UnicodeDecodeError:  # invalid UTF-8 is replaced and reported, never fatal
             self.log("replaced invalid UTF-8 in a message from the server")
-            message = _loads_or_none(line.decode("utf-8", "replace"))
+            message = loads_or_none(line.decode("utf-8", "replace"))
         except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
             message = None
         if not isinstance(message, dict):
@@ -265,69 +260,7 @@ class McpClient(mcp.McpClient):
             raise McpError(f"{message.get('method', 'reply')} failed: {self._dead or 'not started'}", self.name)
         transport.send(message, deadline)
 
-    # --- what the twin does not have ---------------------------------------------------------------
-
-    def _answer_server_request(self, message: dict) -> None:
-        """ping gets {}; any other method gets -32601, so a server never waits on us."""
-        method = shorten(str(message["method"]), 100)
-        if method == "ping":
-            reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-        else:
-            reply = {"jsonrpc": "2.0", "id": message["id"],
-                     "error": {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}}
-        try:
-            self._send(reply, time.monotonic())  # one try: the reader never waits on a server that does not read
-        except McpError as e:
-            self._dropped_answers += 1  # only this reader thread counts them
-            if self._dropped_answers in (1, 10, 100, 1000) or self._dropped_answers % 10000 == 0:
-                self.log(f"could not answer {method} ({self._dropped_answers} answers dropped so far): {e}")
-
-    def _on_notification(self, message: dict) -> None:
-        """Log messages are shown and a changed tool list is read again; other notifications are ignored."""
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        if message["method"] == "notifications/message":
-            data = params.get("data")
-            self.said(f"{params.get('level', 'info')}: {data if isinstance(data, str) else json.dumps(data)}")
-        elif message["method"] == "notifications/progress":
-            self._on_progress(params)
-        elif message["method"] == "notifications/tools/list_changed":
-            with self._relist_lock:
-                if self._relisting:
-                    self._relist_again = True  # one queued, however many arrive meanwhile
-                    return
-                self._relisting = True
-            # Not on this thread: the reply to tools/list arrives through this very thread.
-            threading.Thread(target=self._relist, name=f"mcp-{self.name}-relist", daemon=True).start()
-
-    def _relist(self) -> None:
-        """The one re-list thread: read the tools again while changes keep being announced, spaced out."""
-        interval = RELIST_INTERVAL_S
-        while True:
-            before = self.tools
-            try:
-                self.tools = self.list_tools()
-            except McpError as e:
-                self.log(f"could not read the changed tool list: {e}")
-            else:
-                if self.tools != before and self.on_tools_changed:
-                    self.on_tools_changed(self)
-            interval = RELIST_INTERVAL_S if self.tools != before else min(interval * 2, RELIST_INTERVAL_CAP_S)
-            if self._closed_wait(interval):
-                break
-            with self._relist_lock:
-                if not self._relist_again:
-                    self._relisting = False
-                    return
-                self._relist_again = False
-        with self._relist_lock:
-            self._relisting = False
-
-    def _closed_wait(self, seconds: float) -> bool:
-        """Wait, unless the client is stopped meanwhile (then True, at once)."""
-        deadline = time.monotonic() + seconds
-        while not self._closed and time.monotonic() < deadline:
-            time.sleep(min(0.05, seconds))  # a pause between re-lists; stop() is seen within 50 ms
-        return self._closed
+    # --- what the twin does not have: restarts ----------------------------------------------------
 
     def _restart_if_dead(self) -> None:
         """A server that died is started again by the next call to it: once per death, MAX_RESTARTS in all."""
@@ -368,25 +301,6 @@ class McpClient(mcp.McpClient):
         if self._transport is not None:
             self._transport.stop()
 
-    def _on_progress(self, params: dict) -> None:
-        """Progress of one of our calls: show it, and push that call's deadline out (up to its cap)."""
-        token = params.get("progressToken")
-        with self._lock:
-            found = self._progress.get(token) if type(token) is int else None
-            if found:
-                found[1][0] = min(time.monotonic() + self.cfg.timeout, found[2])
-        if found:
-            done, total, note = params.get("progress"), params.get("total"), params.get("message")
-            text = f"{done:g}" if isinstance(done, (int, float)) else "?"
-            text += f"/{total:g}" if isinstance(total, (int, float)) else ""
-            found[0](text + (f" {shorten(clean(str(note), one_line=True), 80)}" if note else ""))
-
-    def said(self, line: str) -> None:
-        """A line of the server's own (stderr, or a log notification): kept, and shown with --verbose."""
-        self.tail.append(clean(mask_secrets(line), one_line=True))
-        if ECHO_SERVER_OUTPUT:
-            self.log(line)
-
     def log(self, text: str) -> None:
         """Report on our stderr with the server's prefix: secrets masked, control characters made
         visible, one line (so a server cannot forge a line of another's, or the prompt)."""
@@ -394,53 +308,3 @@ class McpClient(mcp.McpClient):
             print(f"[mcp:{self.name}] {clean(mask_secrets(text), one_line=True)}", file=sys.stderr, flush=True)
         except (OSError, ValueError):
             pass  # our own stderr is closed: there is nowhere left to report to
-
-
-def wait_for(waiter: queue.SimpleQueue, deadline: list[float]) -> object:
-    """waiter.get() until deadline[0] (queue.Empty then), which may move meanwhile, in steps short
-    enough to notice signals."""
-    while True:
-        try:
-            return waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, deadline[0] - time.monotonic())))
-        except queue.Empty:
-            if time.monotonic() >= deadline[0]:
-                raise
-
-
-def join_all(threads: list[threading.Thread]) -> None:
-    """Join every thread, in steps short enough that the main thread notices Ctrl-C and SIGTERM."""
-    for thread in threads:
-        while thread.is_alive():
-            thread.join(SIGNAL_CHECK_S)
-
-
-def _loads_or_none(text: str) -> object:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def content_text(result: dict) -> str:
-    """The text of a tools/call result; other content is described; empty gets a placeholder."""
-    parts = [_content_part(item) for item in result.get("content") or [] if isinstance(item, dict)]
-    text = "\n".join(part for part in parts if part)
-    if not text and result.get("structuredContent") is not None:
-        return json.dumps(result["structuredContent"], ensure_ascii=False)  # a result with only structured content
-    return text or "(no content)"
-
-
-def _content_part(item: dict) -> str:
-    """One content item as text: text itself; images, audio, resources and links described."""
-    kind = item.get("type")
-    if kind == "text":
-        return str(item.get("text", ""))
-    if kind in ("image", "audio"):
-        size = len(str(item.get("data", "")).rstrip("=")) * 3 // 4  # base64: 4 characters, 3 bytes
-        return f"[{kind}: {item.get('mimeType', 'unknown type')}, {size} bytes]"
-    if kind == "resource":
-        resource = item.get("resource") or {}
-        return str(resource["text"]) if "text" in resource else f"[resource: {resource.get('uri', '?')}]"
-    if kind == "resource_link":
-        return f"[link: {item.get('uri', '?')}]"
-    return f"[{kind} content]"

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import mcp
 import permissions
-from beyond_client import McpClient, join_all
+from beyond_client import McpClient
+from beyond_stdio import join_all
 from beyond_config import MCP_CONFIG_PATH, load_mcp_config
 from beyond_text import clean, shorten
 from mcp import McpError

@@ -9,6 +9,7 @@ SIGTERM, wait, SIGKILL.
 """
 import json
 import os
+import queue
 import re
 import select
 import signal
@@ -212,6 +213,24 @@ class StdioTransport:
         finally:
             self._write_lock.release()
         return True
+
+
+def wait_for(waiter: queue.SimpleQueue, deadline: list[float]) -> object:
+    """waiter.get() until deadline[0] (queue.Empty then), which may move meanwhile, in steps short
+    enough to notice signals."""
+    while True:
+        try:
+            return waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, deadline[0] - time.monotonic())))
+        except queue.Empty:
+            if time.monotonic() >= deadline[0]:
+                raise
+
+
+def join_all(threads: list[threading.Thread]) -> None:
+    """Join every thread, in steps short enough that the main thread notices Ctrl-C and SIGTERM."""
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(SIGNAL_CHECK_S)
 
 
 def _mb(size: int) -> str:

@@ -5,6 +5,8 @@ message (readline's bracketed paste), a line ending in \\ goes on on the next; h
 across sessions in the user's state directory; Tab completes commands and, after /call, tool names.
 Activity: one line that says what the agent is doing (waiting for the model, or a tool running with
 its seconds and progress), redrawn on a terminal and replaced by what comes next; nothing without one.
+Output: the answer as it streams in, tool lines between, token counts after; shown(): text from a
+server or model, masked and with its control characters made visible.
 """
 import contextlib
 import os
@@ -12,6 +14,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+
+from beyond_text import clean
+from permissions import mask_secrets
 
 # Lines of input kept across sessions.
 HISTORY_LINES = 1000
@@ -144,3 +149,52 @@ class Activity:
             sys.stdout.write(f"\r\033[K{frames[tick % 4]} {text}, {time.monotonic() - began:.0f} s")
             sys.stdout.flush()
             tick += 1
+
+
+class Output:
+    """The answer printed as it streams in, tool lines between, token counts at the end."""
+
+    def __init__(self, activity: Activity, tool_line_chars: int) -> None:
+        self.activity, self.tool_line_chars, self.mid_line = activity, tool_line_chars, False
+        self.tokens_in = self.tokens_out = 0
+
+    def text(self, chunk: str) -> None:
+        self.activity.stop()  # the spinner gives way to the answer
+        sys.stdout.write(shown(chunk))
+        sys.stdout.flush()
+        self.mid_line = not chunk.endswith("\n")
+
+    def tool(self, name: str, result: str) -> None:
+        """The tutorial's [tool name -> result] line, the result shortened to one line."""
+        self.end()
+        line = " ".join(result.split())
+        if len(line) > self.tool_line_chars:
+            line = line[:self.tool_line_chars - 3] + "..."
+        print(style(f"[tool {name} -> {shown(line, one_line=True)}]", "2"))
+
+    def usage(self, usage: dict) -> None:
+        counts = [usage.get(key) for key in ("prompt_tokens", "completion_tokens")]
+        self.tokens_in += counts[0] if type(counts[0]) is int else 0
+        self.tokens_out += counts[1] if type(counts[1]) is int else 0
+
+    def end(self) -> None:
+        if self.mid_line:
+            print()
+            self.mid_line = False
+
+
+# Beyond the tutorial: what a server or model wrote is shown masked, its control characters visible.
+def shown(text: str, one_line: bool = False) -> str:
+    return clean(permissions.mask_secrets(text), one_line)
+
+
+def shown(text: str, one_line: bool = False) -> str:
+    """What a server or model wrote, as the terminal shows it: masked, its control characters visible."""
+    return clean(mask_secrets(text), one_line)
+
+
+def style(text: str, code: str) -> str:
+    """ANSI colour when stdout is a terminal and NO_COLOR is unset; plain text otherwise."""
+    if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        return f"\033[{code}m{text}\033[0m"
+    return text

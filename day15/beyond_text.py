@@ -2,8 +2,10 @@
 
 The tutorial prints what servers and models send as it is, so an escape sequence in a tool name
 or a result could rewrite the permission prompt, hide text or write the clipboard. clean() makes
-every control character and escape sequence visible; shorten() bounds a line.
+every control character and escape sequence visible; shorten() bounds a line. And the tutorial
+keeps only the text parts of a tool result; content_text() describes the others.
 """
+import json
 import re
 
 # An escape sequence: CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), or ESC and one character.
@@ -33,3 +35,35 @@ def shorten(text: str, limit: int = 200) -> str:
     """At most `limit` characters of the stripped text, and how long it was when cut."""
     text = text.strip()
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def loads_or_none(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def content_text(result: dict) -> str:
+    """The text of a tools/call result; other content is described; empty gets a placeholder."""
+    parts = [_content_part(item) for item in result.get("content") or [] if isinstance(item, dict)]
+    text = "\n".join(part for part in parts if part)
+    if not text and result.get("structuredContent") is not None:
+        return json.dumps(result["structuredContent"], ensure_ascii=False)  # a result with only structured content
+    return text or "(no content)"
+
+
+def _content_part(item: dict) -> str:
+    """One content item as text: text itself; images, audio, resources and links described."""
+    kind = item.get("type")
+    if kind == "text":
+        return str(item.get("text", ""))
+    if kind in ("image", "audio"):
+        size = len(str(item.get("data", "")).rstrip("=")) * 3 // 4  # base64: 4 characters, 3 bytes
+        return f"[{kind}: {item.get('mimeType', 'unknown type')}, {size} bytes]"
+    if kind == "resource":
+        resource = item.get("resource") or {}
+        return str(resource["text"]) if "text" in resource else f"[resource: {resource.get('uri', '?')}]"
+    if kind == "resource_link":
+        return f"[link: {item.get('uri', '?')}]"
+    return f"[{kind} content]"

@@ -1,6 +1,5 @@
-"""Beyond the tutorial: a folder's .geekagent/mcp.json and .env take effect only once the user trusts them.
-
-(And the .env file itself: the tutorial takes its settings from the environment only.)
+"""Beyond the tutorial: the project's folder, found upward, and its .geekagent/mcp.json and .env
+taking effect only once the user trusts them (the .env file itself is beyond the tutorial too).
 
 The tutorial starts every server in mcp.json and reads .env, so starting the agent in a cloned
 folder would run that folder's commands, and a .env could send your API key to another host.
@@ -23,6 +22,19 @@ TRUSTED_FILES = (".geekagent/mcp.json", ".env")
 MODEL_SETTINGS = "OPENAI_"
 # A file bigger than this is not a config anyone wrote by hand; it is hashed but not shown.
 MAX_SHOWN_BYTES = 1 << 20
+
+
+def find_project() -> str | None:
+    """The nearest folder (this one or a parent) with a .geekagent/ in it, found as git finds .git;
+    it becomes the working folder, so starting from a subfolder works."""
+    folder = os.getcwd()
+    while not os.path.isdir(os.path.join(folder, ".geekagent")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    os.chdir(folder)  # mcp.json, .env, GeekAgent.json, relative server paths and the built-ins' root
+    return folder
 
 
 def store_path() -> str:

@@ -19,8 +19,7 @@ import beyond_trust
 import chat
 import permissions
 import tools
-from beyond_terminal import Activity, Terminal
-from beyond_text import clean
+from beyond_terminal import Activity, Output, Terminal, shown, style
 from mcp import McpError
 
 VERSION = "GeekAgent Day 15 (Python) 0.2.0"
@@ -63,14 +62,14 @@ def main(argv: list[str] | None = None) -> int:
         import mcp as servers
     else:
         import beyond_mcp as servers
-        import beyond_client
-        beyond_client.ECHO_SERVER_OUTPUT = "--verbose" in args
+        import beyond_from_server
+        beyond_from_server.ECHO_SERVER_OUTPUT = "--verbose" in args
     # Beyond the tutorial: text a server or model sent that the terminal cannot encode (a lone
     # surrogate, say) is shown replaced instead of failing the print.
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(errors="replace")
     _stop_on_signals()
-    root = _project_root()
+    root = beyond_trust.find_project()
     # Beyond the tutorial: the folder's mcp.json and .env take effect only once the user trusts them.
     ask = (lambda question: permissions.ask_on_stdin(question, always=False)) if sys.stdin.isatty() else None
     trusted = beyond_trust.decide(".", "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1", ask)
@@ -101,19 +100,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         servers.stop_mcp_servers()
     return 0
-
-
-# Beyond the tutorial: the project is found as git finds .git, so starting from a subfolder works.
-def _project_root() -> str | None:
-    """The nearest folder (this one or a parent) with a .geekagent/ in it; it becomes the working folder."""
-    folder = os.getcwd()
-    while not os.path.isdir(os.path.join(folder, ".geekagent")):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-    os.chdir(folder)  # mcp.json, .env, GeekAgent.json, relative server paths and the built-ins' root
-    return folder
 
 
 def connect(servers: ModuleType, tutorial: bool) -> bool:
@@ -219,9 +205,13 @@ def chat_turn(session: Session, text: str) -> None:
     if hint:
         print(hint)
         return
-    output = Output(session.activity)
+    output = Output(session.activity, TOOL_LINE_CHARS)
+
+    def on_tool(name: str, result: str) -> None:
+        session.last_result = result
+        output.tool(name, result)
     try:
-        chat.run_turn(session.history, text, on_tool=lambda name, result: output.tool(session, name, result),
+        chat.run_turn(session.history, text, on_tool=on_tool,
                       waiting=session.activity.waiting, on_text=output.text, on_usage=output.usage)
     except chat.ChatError as e:
         output.end()
@@ -231,43 +221,6 @@ def chat_turn(session: Session, text: str) -> None:
         output.end()
     if output.tokens_in or output.tokens_out:
         print(style(f"tokens: {output.tokens_in:,} in, {output.tokens_out:,} out", "2"))
-
-
-class Output:
-    """Beyond the tutorial: the answer printed as it streams in, tool lines between, token counts at the end."""
-
-    def __init__(self, activity: Activity) -> None:
-        self.activity, self.mid_line = activity, False
-        self.tokens_in = self.tokens_out = 0
-
-    def text(self, chunk: str) -> None:
-        self.activity.stop()  # the spinner gives way to the answer
-        sys.stdout.write(shown(chunk))
-        sys.stdout.flush()
-        self.mid_line = not chunk.endswith("\n")
-
-    def tool(self, session: Session, name: str, result: str) -> None:
-        self.end()
-        session.last_result = result
-        line = " ".join(result.split())
-        if len(line) > TOOL_LINE_CHARS:
-            line = line[:TOOL_LINE_CHARS - 3] + "..."
-        print(style(f"[tool {name} -> {shown(line, one_line=True)}]", "2"))
-
-    def usage(self, usage: dict) -> None:
-        counts = [usage.get(key) for key in ("prompt_tokens", "completion_tokens")]
-        self.tokens_in += counts[0] if type(counts[0]) is int else 0
-        self.tokens_out += counts[1] if type(counts[1]) is int else 0
-
-    def end(self) -> None:
-        if self.mid_line:
-            print()
-            self.mid_line = False
-
-
-# Beyond the tutorial: what a server or model wrote is shown masked, its control characters visible.
-def shown(text: str, one_line: bool = False) -> str:
-    return clean(permissions.mask_secrets(text), one_line)
 
 
 # --- slash commands: one small function each -----------------------------------------------
@@ -357,13 +310,6 @@ COMMANDS: dict[str, Callable[[Session, str], None]] = {
     "/help": cmd_help, "/mcp": cmd_mcp, "/tools": cmd_tools, "/call": cmd_call, "/logs": cmd_logs,
     "/history": cmd_history, "/last": cmd_last, "/audit": cmd_audit, "/reset": cmd_reset, "/exit": cmd_exit,
 }
-
-
-def style(text: str, code: str) -> str:
-    """ANSI colour when stdout is a terminal and NO_COLOR is unset; plain text otherwise."""
-    if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
-        return f"\033[{code}m{text}\033[0m"
-    return text
 
 
 if __name__ == "__main__":

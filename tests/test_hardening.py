@@ -25,8 +25,8 @@ def test_other_server_requests_get_method_not_found(started):
 
 def test_log_notification_is_kept_and_shown_when_verbose(started, capfd, monkeypatch):
     """notifications/message is kept with the server's stderr; with --verbose it is printed with the prefix."""
-    import beyond_client
-    monkeypatch.setattr(beyond_client, "ECHO_SERVER_OUTPUT", True)
+    import beyond_from_server
+    monkeypatch.setattr(beyond_from_server, "ECHO_SERVER_OUTPUT", True)
     client = started(fake("normal"))
     assert client.call_tool("log", {}) == "logged"
     assert "warning: disk almost full" in client.tail

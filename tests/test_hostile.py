@@ -199,8 +199,8 @@ def test_at_most_128_tools_are_offered(capfd):
 
 def test_list_changed_flood_costs_one_relist(started, monkeypatch):
     """20,000 list_changed notifications: one re-list thread at a time and a handful of re-lists, not 20,000."""
-    import beyond_client
-    monkeypatch.setattr(beyond_client, "RELIST_INTERVAL_S", 0.2)
+    import beyond_from_server
+    monkeypatch.setattr(beyond_from_server, "RELIST_INTERVAL_S", 0.2)
     client = started(fake("normal"))
     relists = lambda: [t for t in threading.enumerate() if t.name == "mcp-fake-relist"]
     begun = time.monotonic()
@@ -216,8 +216,8 @@ def test_list_changed_flood_costs_one_relist(started, monkeypatch):
 
 def test_server_announcing_changes_forever_is_relisted_ever_more_slowly(started, monkeypatch):
     """A server that announces a change after every list is re-listed with a growing pause, not in a loop."""
-    import beyond_client
-    monkeypatch.setattr(beyond_client, "RELIST_INTERVAL_S", 0.1)
+    import beyond_from_server
+    monkeypatch.setattr(beyond_from_server, "RELIST_INTERVAL_S", 0.1)
     client = started(fake("relist_loop"))
     assert wait_until(lambda: int(client.call_tool("list_count", {})) >= 4)  # 0, 0.1, 0.3, 0.7 s
     begun = time.monotonic()
