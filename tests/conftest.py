@@ -232,11 +232,14 @@ def _take_terminal() -> None:
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
-def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple[str, str]], timeout: float = 20) -> str:
-    """Run a command on a pseudo-terminal; for each (text, keys) wait until `text` appears (after the keys
-    typed last), then type keys.
+def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple], timeout: float = 30) -> str:
+    """Run a command on a pseudo-terminal; for each (text, keys[, again]) wait until `text` appears (after
+    the keys typed last), then type keys. Returns everything the terminal showed.
 
-    Returns everything the terminal showed. Every wait is bounded; the process is killed if it lingers.
+    `again` is typed once more each second the text has not appeared (five times at most): CPython's
+    readline waits in select() for a key, and a Ctrl-C that lands just before it enters select() is
+    seen only at the next key (a real user presses Ctrl-C again). Every wait is bounded; the process
+    is killed if it lingers.
     """
     import pty
     main_fd, child_fd = pty.openpty()
@@ -245,17 +248,31 @@ def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple[str, str
     os.close(child_fd)
     seen, mark, deadline = b"", 0, time.monotonic() + timeout
     try:
-        for text, keys in steps:
-            while text.encode() not in seen[mark:]:  # new output only: what came before the last keys does not count
+        for text, keys, *again in [(None, "", None)] + steps:
+            retries = 0
+            while text is not None and text.encode() not in seen[mark:]:  # new output only
                 left = deadline - time.monotonic()
                 assert left > 0, f"no {text!r} on the terminal within {timeout} s: {seen.decode(errors='replace')}"
-                if select.select([main_fd], [], [], left)[0]:
+                if select.select([main_fd], [], [], min(left, 1.0))[0]:
                     try:
                         seen += os.read(main_fd, 65536)
                     except OSError:  # the program ended and the terminal closed
                         raise AssertionError(f"ended before {text!r}: {seen.decode(errors='replace')}") from None
+                elif again and again[0] and retries < 5:
+                    retries += 1
+                    os.write(main_fd, again[0].encode())
             mark = len(seen)
             os.write(main_fd, keys.encode())
+        retries, again = 0, (steps[-1][2:] or [None])[0]  # the last step's `again`, while the program runs
+        while proc.poll() is None and time.monotonic() < deadline:
+            if select.select([main_fd], [], [], 1.0)[0]:
+                try:
+                    seen += os.read(main_fd, 65536)
+                except OSError:
+                    break
+            elif again and retries < 5:
+                retries += 1
+                os.write(main_fd, again.encode())
         proc.wait(max(0.1, deadline - time.monotonic()))
         while select.select([main_fd], [], [], 0.2)[0]:
             try:

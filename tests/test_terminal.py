@@ -16,7 +16,8 @@ def test_keys_paste_continuation_and_history(tmp_path):
     paste = "\x1b[200~def f(x):\n    return x * 2\x1b[201~\r"
     with FakeOpenAI([answer("first answer"), answer("second answer")]) as model:
         screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
-            ("> ", "half typed\x03"), ("> ", paste), ("first answer", "one \\\r"), ("... ", "two\r"),
+            ("> ", "half typed"), ("half typed", "\x03"), ("> ", paste, "\x03"), ("first answer", "one \\\r"),
+            ("... ", "two\r"),
             ("second answer", "exit\r")])
     users = [[m["content"] for m in r["messages"] if m["role"] == "user"] for r in model.requests]
     assert users[0] == ["def f(x):\n    return x * 2"] and users[1][-1] == "one \ntwo"
@@ -93,6 +94,7 @@ def test_ctrl_c_with_the_tutorials_client_leaves(tmp_path):
     """--tutorial: Ctrl-C leaves as index.ts does (its servers share the terminal's Ctrl-C), and no server is left."""
     from conftest import processes_in, wait_until
     cwd = workdir(tmp_path / "p", {"demo": demo()})
-    screen = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, pty_env(tmp_path), [("> ", "\x03")])
+    screen = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, pty_env(tmp_path), [("> ", "\x03", "\x03")])
+    # (run_in_pty waits for the agent to end: with --tutorial, Ctrl-C is the end)
     assert "client: the tutorial's" in screen
     assert wait_until(lambda: not processes_in(cwd), 5)
