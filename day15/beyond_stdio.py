@@ -39,6 +39,9 @@ REPLY_ID = re.compile(rb'"id"\s*:\s*(\d{1,18})\s*[,}]')
 # One encoder for every message (json.dumps with options would build one per call); NaN and
 # Infinity are not JSON, so a message carrying them is refused rather than sent.
 JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+# A one-try write waits this long for another thread's write to finish (never for the pipe), so
+# a caller preempted while writing does not make the reader drop an answer.
+ONE_TRY_LOCK_WAIT_S = 0.5
 # stop(): after stdin is closed, the server gets this long to exit; after SIGTERM, this long;
 # together with SIGKILL the agent is gone in about 2 s whatever the server does.
 CLOSE_GRACE_S = 0.5
@@ -100,7 +103,10 @@ class StdioTransport:
             data = (JSON_ENCODER.encode(message) + "\n").encode("utf-8")
         except ValueError as e:  # NaN, Infinity, or a lone surrogate: not valid JSON in UTF-8
             raise McpError(f"{what} not sent: {e}", self.name) from None
-        if not self._write_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        # A deadline already past means one try (our answers to the server's requests): the pipe is
+        # not waited for, but another thread's write in progress is, briefly.
+        lock_wait = max(deadline - time.monotonic(), 0.0) or ONE_TRY_LOCK_WAIT_S
+        if not self._write_lock.acquire(timeout=lock_wait):
             raise McpError(f"{what} failed: the server is not reading its input", self.name)
         try:
             self._write_all(data, deadline, what)
