@@ -6,6 +6,7 @@ cancellation, one restart after a crash, answers to the server's own requests, n
 lines, tool-list changes), paginated tools/list, version checks, and content other than text.
 Each override keeps the twin's name, so the two behaviours can be read side by side.
 """
+import itertools
 import json
 import queue
 import sys
@@ -64,9 +65,10 @@ class McpClient(FromServer, mcp.McpClient):
         self._dropped_answers = 0  # answers to the server's requests that could not be written at once
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)  # what the server said last (appends are atomic)
         # _progress maps a call's progress token to its callback, its deadline (a one-item list that
-        # progress pushes out) and the latest that deadline may be; guarded by _lock.
+        # progress pushes out) and the latest that deadline may be. No lock: every touch is one dict
+        # or list operation, which the GIL makes atomic, and a call is cheaper without one.
         self._progress: dict[int, tuple[Callable[[str], None], list[float], float]] = {}
-        self._next_token = 0
+        self._tokens = itertools.count(1)  # next() on a count is atomic too
 
     # --- the twin's public methods, overridden -------------------------------------------------
 
@@ -110,17 +112,13 @@ class McpClient(FromServer, mcp.McpClient):
         the call's deadline out (by its timeout, up to PROGRESS_CAP timeouts in all).
         """
         self._restart_if_dead()
-        deadline = [time.monotonic() + self.cfg.timeout]
-        with self._lock:
-            self._next_token += 1
-            token = self._next_token
-            self._progress[token] = (on_progress, deadline, deadline[0] + (PROGRESS_CAP - 1) * self.cfg.timeout)
+        deadline, token = [time.monotonic() + self.cfg.timeout], next(self._tokens)
+        self._progress[token] = (on_progress, deadline, deadline[0] + (PROGRESS_CAP - 1) * self.cfg.timeout)
         try:
             result = self._request("tools/call", {"name": tool, "arguments": args, "_meta": {"progressToken": token}},
                                    deadline)
         finally:
-            with self._lock:
-                self._progress.pop(token, None)
+            del self._progress[token]
         if not isinstance(result.get("content", []), list):
             raise McpError("tools/call answered \"content\" that is not a list", self.name)
         text = content_text(result)

@@ -95,10 +95,9 @@ class FromServer:
     def _on_progress(self, params: dict) -> None:
         """Progress of one of our calls: show it, and push that call's deadline out (up to its cap)."""
         token = params.get("progressToken")
-        with self._lock:
-            found = self._progress.get(token) if type(token) is int else None
-            if found:
-                found[1][0] = min(time.monotonic() + self.cfg.timeout, found[2])
+        found = self._progress.get(token) if type(token) is int else None
+        if found:
+            found[1][0] = min(time.monotonic() + self.cfg.timeout, found[2])
         if found:
             done, total, note = params.get("progress"), params.get("total"), params.get("message")
             text = f"{done:g}" if isinstance(done, (int, float)) else "?"
