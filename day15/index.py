@@ -70,12 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         stream.reconfigure(errors="replace")
     _stop_on_signals()
     root = beyond_trust.find_project()
-    # Beyond the tutorial: the folder's mcp.json and .env take effect only once the user trusts them.
-    ask = (lambda question: permissions.ask_on_stdin(question, always=False)) if sys.stdin.isatty() else None
-    trusted = beyond_trust.decide(".", "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1", ask)
-    if trusted:
-        beyond_trust.load_dotenv()
     try:
+        # Beyond the tutorial: the folder's mcp.json and .env take effect only once the user trusts them.
+        ask = (lambda question: permissions.ask_on_stdin(question, always=False)) if sys.stdin.isatty() else None
+        trusted = beyond_trust.decide(".", "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1", ask)
+        if trusted:
+            beyond_trust.load_dotenv()
         permissions.load_policies()
         tools.register_builtin_tools()
         audit = None if tutorial else _audit_log()
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     except permissions.PolicyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:  # Ctrl-C while the servers start: leave quietly
+    except KeyboardInterrupt:  # Ctrl-C at the trust question or while the servers start: leave quietly
         print()
         return 130
     finally:
