@@ -31,6 +31,10 @@ DELETE_TIMEOUT_S = 2.0
 ANSWER_TIMEOUT_S = 2.0
 # Of an error body, only the start is read: the server's explanation, not a whole page.
 ERROR_BODY_BYTES = 64 * 1024
+# What _post returns for an answer that says the server forgot our session.
+SESSION_UNKNOWN = "session unknown"
+# The title of an HTML error page, which says more in one line than the page's source.
+HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.DOTALL)
 # A header value that would end the header early and start another: refused, never sent.
 HEADER_BREAK = re.compile(r"[\r\n\0]")
 
@@ -84,11 +88,12 @@ class HttpTransport:
             deadline = max(deadline, time.monotonic() + ANSWER_TIMEOUT_S)
         session = self.session_id
         status = self._post(message, session, deadline)
-        if status == 404 and session and message.get("method") not in (None, "initialize"):
+        if status == SESSION_UNKNOWN and message.get("method") not in (None, "initialize"):
             self._renew_session(session)  # the server forgot our session: initialize again, once
             status = self._post(message, self.session_id, deadline)
-        if status == 404:
-            raise McpError(f"{_what(message)} to {self.shown_url} failed: HTTP 404 (session expired)", self.name)
+        if status == SESSION_UNKNOWN:
+            raise McpError(f"{_what(message)} to {self.shown_url} failed: the server does not know the session "
+                           "even after a new initialize", self.name)
 
     def stop(self) -> None:
         """End the session with DELETE (a 405 means the server does not allow that; fine)."""
@@ -119,8 +124,11 @@ class HttpTransport:
             with guard:
                 connection.request("POST", self._path(), body, self._headers(session))
                 response = connection.getresponse()
-                if response.status == 404 and session:
-                    return 404
+                if response.status >= 400:
+                    body = read_limited(response, ERROR_BODY_BYTES, "an error")
+                    if session and (response.status == 404 or (response.status == 400 and b"session" in body.lower())):
+                        return SESSION_UNKNOWN  # the server forgot it (the specification says 404; some say 400)
+                    raise McpError(self._http_error(message, response, body), self.name)
                 self._read_answer(message, response)
             return response.status
         except (OSError, http.client.HTTPException, ValueError, McpError) as e:
@@ -131,7 +139,7 @@ class HttpTransport:
             if isinstance(e, McpError):
                 raise
             reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
-            raise McpError(f"{_what(message)} to {self.shown_url} failed: {reason}", self.name) from None
+            raise McpError(f"{_what(message)} to {self.shown_url} failed: {reason}{self._hint(0)}", self.name) from None
         finally:
             connection.close()
 
@@ -153,8 +161,6 @@ class HttpTransport:
         return headers
 
     def _read_answer(self, message: dict, response: http.client.HTTPResponse) -> None:
-        if response.status >= 400:
-            raise McpError(self._http_error(message, response), self.name)
         if message.get("method") == "initialize" and response.getheader("Mcp-Session-Id"):
             self.session_id = response.getheader("Mcp-Session-Id")
         if "id" not in message or "method" not in message:
@@ -176,11 +182,26 @@ class HttpTransport:
             self.protocol_version = version if isinstance(version, str) else None
         self.deliver(answer)
 
-    def _http_error(self, message: dict, response: http.client.HTTPResponse) -> str:
-        """HTTP status, with the JSON-RPC error's message when the body carries one."""
-        detail = error_detail(response.read(ERROR_BODY_BYTES), response.reason)
-        hint = " (check the entry's headers)" if response.status in (401, 403) else ""
-        return f"{_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}{hint}"
+    def _http_error(self, message: dict, response: http.client.HTTPResponse, body: bytes) -> str:
+        """One line: HTTP status and the JSON-RPC error's message (or an HTML page's title), and a hint."""
+        title = HTML_TITLE.search(body)
+        if title or body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html")):
+            page = " ".join(title.group(1).decode("utf-8", "replace").split()) if title else "an HTML page"
+            detail = f"{response.reason} ({shorten(page, 120)})"
+        else:
+            detail = error_detail(body, response.reason)
+        return f"{_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}{self._hint(response.status)}"
+
+    def _hint(self, status: int) -> str:
+        """What to check, for the statuses a config can cause."""
+        if status == 401:
+            return " (check the entry's headers)"
+        if status == 403:
+            return (" (the server refuses this client or host; some allow only \"localhost\", not \"127.0.0.1\","
+                    " or the reverse; check the url, then the headers)")
+        if self.url.path.rstrip("/").endswith("/sse"):
+            return " (a url ending in /sse looks like the old HTTP+SSE transport; use the server's Streamable HTTP endpoint, often /mcp)"
+        return ""
 
     def _json_messages(self, body: bytes) -> list[dict]:
         """A JSON body: one message, or a batch of them; anything else is reported, not dropped."""

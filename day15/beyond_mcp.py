@@ -16,7 +16,7 @@ import threading
 import zlib
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import mcp
 import permissions
@@ -81,9 +81,11 @@ def as_registry_tool(server: str, client: McpClient, info: dict, name: str | Non
 
 @dataclass
 class McpStatus(mcp.McpStatus):
-    """The twin's status, plus the running client and whether the entry is disabled."""
+    """The twin's status, plus the running client, whether the entry is disabled, and the tools that
+    need tasks (execution.taskSupport "required"), which this client cannot call and does not offer."""
     client: McpClient | None = None
     disabled: bool = False
+    needs_tasks: list[str] = field(default_factory=list)
 
 
 # _servers_lock guards _statuses, _contested, _pins and the MCP part of the registry: a server's
@@ -145,7 +147,7 @@ def _connected(name: str, client: McpClient | None, error: str | None) -> McpSta
         return McpStatus(name, [], disabled=True)
     if error:
         return McpStatus(name, [], error)
-    return McpStatus(name, _register_all(name, client), client=client)
+    return McpStatus(name, _register_all(name, client), client=client, needs_tasks=_needing_tasks(client))
 
 
 def _sync_tools(client: McpClient) -> None:
@@ -161,6 +163,7 @@ def _sync_tools(client: McpClient) -> None:
                 for tool in other.tools:
                     unregister_tool(tool)
                 other.tools = _register_all(other.server, other.client)
+                other.needs_tasks = _needing_tasks(other.client)
 
 
 def _claim_names(clients: dict[str, McpClient]) -> set[str]:
@@ -193,6 +196,8 @@ def _register_all(server: str, client: McpClient) -> list[str]:
         if not isinstance(info.get("name"), str):
             client.log(f"skipped a tool without a name: {shorten(json.dumps(info))}")
             continue
+        if _needs_tasks(info):
+            continue  # it would always fail here; /mcp lists it
         plain = registry_name(server, info["name"])
         name = registry_name(server, info["name"], hashed=True) if plain in _contested else plain
         try:
@@ -204,6 +209,16 @@ def _register_all(server: str, client: McpClient) -> list[str]:
         _pin(server, name, info)
         names.append(name)
     return names
+
+
+def _needs_tasks(info: dict) -> bool:
+    """A tool that can only run as a task (MCP 2025-11-25), which this client does not support."""
+    execution = info.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+
+
+def _needing_tasks(client: McpClient) -> list[str]:
+    return [str(info.get("name")) for info in client.tools if _needs_tasks(info)]
 
 
 def _pin(server: str, name: str, info: dict) -> None:

@@ -162,7 +162,8 @@ def status_lines(status, with_tools: bool) -> list[str]:
     if status.error:
         return [style(f"x {server}: {shown(status.error, one_line=True)}", "31")]
     head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))})"
-    return [head] + ([f"  {tool}" for tool in status.tools] if with_tools else [])
+    unusable = [f"  {shown(name, one_line=True)}: needs tasks (not supported)" for name in getattr(status, "needs_tasks", [])]
+    return [head] + ([f"  {tool}" for tool in status.tools] + unusable if with_tools else [])
 
 
 def _s(count: int) -> str:

@@ -24,10 +24,10 @@ def events(response, limit: int) -> Iterator[str]:
             if field == "data":
                 data.append(value[1:] if value.startswith(" ") else value)
             continue  # event names, ids, retry hints and comments need nothing from us
-        if data:
+        if "".join(data).strip():  # an event without data (a priming event, a keep-alive) is skipped
             yield "\n".join(data)
-            data = []
-    if data:
+        data = []
+    if "".join(data).strip():
         yield "\n".join(data)  # a stream that ends without the blank line after its last event
 
 

@@ -145,3 +145,33 @@ def test_end_to_end_beside_stdio(tmp_path):
     assert model.violations == []
     assert "Results: from afar (ping answered: True) | 5 characters, 3 words" in done.stdout
     assert "remote (1 tool)\n  mcp_remote_echo\n" in done.stdout
+
+
+def test_session_forgotten_with_a_400_is_renewed(remote):
+    """A 400 saying "No valid session ID provided" (server-everything after a restart) renews the session once."""
+    server, client = remote("expire400")
+    assert client.call_tool("echo", {"text": "again"}) == "again"
+    assert [m.get("method") for _, m in server.posts].count("initialize") == 2
+
+
+def test_html_error_is_one_line_with_a_hosts_hint():
+    """An HTML 403 page becomes its title on one line, with a hint about allowed hosts, not headers."""
+    with FakeHttpMcp("html403") as server:
+        with pytest.raises(McpError) as caught:
+            McpClient("remote", {"url": server.url}).start()
+    message = str(caught.value)
+    assert "HTTP 403: Forbidden (403 Forbidden: Access is only allowed at localhost)" in message
+    assert "<" not in message and "\n" not in message and "localhost" in message and "headers)" in message
+
+
+def test_old_sse_url_gets_a_hint():
+    """A url ending in /sse that fails points at the old HTTP+SSE transport."""
+    with pytest.raises(McpError, match="looks like the old HTTP\\+SSE transport"):
+        McpClient("remote", {"url": "http://127.0.0.1:9/sse"}).start()
+
+
+def test_priming_events_are_skipped_silently(remote, capfd):
+    """Every event comes after an id-only priming event; nothing is reported for them."""
+    server, client = remote("sse")
+    assert client.call_tool("echo", {"text": "streamed"}).startswith("streamed")
+    assert "not JSON" not in capfd.readouterr().err

@@ -246,3 +246,14 @@ def test_tutorial_prompt_and_decline(tmp_path):
     assert re.search(r"About to call MCP tool mcp_demo_dice \(from server demo\)\nAllow\?$", prompts[0])
     assert permissions.policy_for("mcp_demo_dice") == "ask"
     assert tools.get_tool("mcp_demo_dice").description.startswith("[MCP:demo] Roll a six-sided die")
+
+
+def test_tools_that_need_tasks(tmp_path):
+    """A tool with taskSupport "required" is not offered by the full client (it would always fail) and
+    /mcp says why; "optional" is called plainly. The twin registers all of them."""
+    assert {"mcp_t_research", "mcp_t_maybe_task"} <= set(connect_twin(tmp_path, {"t": fake("tasks")})["t"].tools)
+    mcp.stop_mcp_servers()
+    tools._registry.clear()
+    status = connect(tmp_path, {"t": fake("tasks")})["t"]
+    assert "mcp_t_research" not in status.tools and status.needs_tasks == ["research"]
+    assert "mcp_t_maybe_task" in status.tools

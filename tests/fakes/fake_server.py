@@ -31,6 +31,9 @@ if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), o
 # LEAK (from the entry's env) goes into every description: the client must mask it.
 tools = [{"name": n, "description": f"Fake tool {n}. {os.environ.get('LEAK', '')}".strip(),
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}} for n in TOOL_NAMES]
+if MODE == "tasks":  # one tool that can only run as a task, one that may
+    tools += [{"name": "research", "execution": {"taskSupport": "required"}},
+              {"name": "maybe_task", "execution": {"taskSupport": "optional"}}]
 
 out_lock = threading.Lock()
 held: list[dict] = []          # out_of_order: calls kept until enough have arrived

@@ -5,7 +5,9 @@ stream that carries a progress notification and a ping request before the result
 forgets the session once (404) at the first tools/call; "unauthorized" wants
 `Authorization: Bearer good-token` and answers 401 with a JSON-RPC error otherwise; "hang"
 never answers tools/call; "error500" answers tools/call with a 500 and a plain-text body;
-"trickle" answers tools/call with an event stream that sends one byte every 0.1 s and never a newline. Every mode issues session ids and answers 400 to a request without one.
+"trickle" answers tools/call with an event stream that sends one byte every 0.1 s and never a newline;
+"expire400" forgets the session once and says so with a 400, as some servers do; "html403" answers
+everything with an HTML 403 page. Every event of a stream comes after a priming event without data. Every mode issues session ids and answers 400 to a request without one.
 """
 import json
 import threading
@@ -58,6 +60,14 @@ class FakeHttpMcp:
             return self.send(handler, 401, {"jsonrpc": "2.0", "id": message.get("id"),
                                             "error": {"code": -32001, "message": "invalid token"}})
         method = message.get("method")
+        if self.mode == "html403":
+            page = b"<!DOCTYPE html>\n<html><head><title>403 Forbidden: Access is only allowed at localhost</title>" \
+                   b"</head>\n<body><h1>Forbidden</h1>\n<p>nope</p></body></html>"
+            handler.send_response(403)
+            handler.send_header("Content-Type", "text/html")
+            handler.send_header("Content-Length", str(len(page)))
+            handler.end_headers()
+            return handler.wfile.write(page)
         if method == "initialize":
             session = uuid.uuid4().hex
             self.sessions.add(session)
@@ -76,9 +86,12 @@ class FakeHttpMcp:
         return self.call(handler, message, session)
 
     def call(self, handler, message: dict, session: str) -> None:
-        if self.mode == "expire" and not self.expired_once:
+        if self.mode in ("expire", "expire400") and not self.expired_once:
             self.expired_once = True
             self.sessions.discard(session)
+            if self.mode == "expire400":  # as server-everything answers after a restart
+                return self.send(handler, 400, {"jsonrpc": "2.0", "id": None, "error": {
+                    "code": -32000, "message": "Bad Request: No valid session ID provided"}})
             return self.send(handler, 404, {"error": "session expired"})
         if self.mode == "hang":
             self.release.wait(30)
@@ -133,6 +146,7 @@ class FakeHttpMcp:
 
     @staticmethod
     def event(handler, message: dict) -> None:
+        handler.wfile.write(b"id: priming-1\ndata: \n\n")  # an event store's priming event: no data
         handler.wfile.write(f"event: message\ndata: {json.dumps(message)}\n\n".encode())
         handler.wfile.flush()
 
