@@ -49,6 +49,7 @@ class McpClient(FromServer, mcp.McpClient):
                  on_tools_changed: Callable[["McpClient"], None] | None = None) -> None:
         super().__init__(name, cfg if isinstance(cfg, ServerConfig) else parse_server_config(name, cfg))
         self.tools: list[dict] = []
+        self.capabilities: dict = {}  # what the server declared in its handshake
         # Called (from a helper thread) after the server's tool list changed and was read again.
         self.on_tools_changed = on_tools_changed
         self._transport = None
@@ -86,24 +87,51 @@ class McpClient(FromServer, mcp.McpClient):
 
     def list_tools(self) -> list[dict]:
         """tools/list, following nextCursor; a server that answers "method not found" has no tools."""
+        return self._list_all("tools/list", "tools")
+
+    # Resources and prompts: tutorial sections 3.1 and 6 leave them out.
+    def list_resources(self) -> list[dict]:
+        return self._list_all("resources/list", "resources")
+
+    def list_resource_templates(self) -> list[dict]:
+        return self._list_all("resources/templates/list", "resourceTemplates")
+
+    def read_resource(self, uri: str) -> str:
+        """resources/read: text as it is, anything else described."""
+        result = self._request("resources/read", {"uri": uri})
+        contents = result.get("contents") if isinstance(result.get("contents"), list) else []
+        return content_text({"content": [{"type": "resource", "resource": c} for c in contents]})
+
+    def list_prompts(self) -> list[dict]:
+        return self._list_all("prompts/list", "prompts")
+
+    def get_prompt(self, name: str, arguments: dict[str, str]) -> list[dict]:
+        """prompts/get: the prompt's messages, each {"role", "text"}."""
+        result = self._request("prompts/get", {"name": name, "arguments": arguments})
+        messages = result.get("messages") if isinstance(result.get("messages"), list) else []
+        return [{"role": m.get("role") if m.get("role") in ("user", "assistant") else "user",
+                 "text": content_text({"content": [m.get("content")]})} for m in messages if isinstance(m, dict)]
+
+    def _list_all(self, method: str, key: str) -> list[dict]:
+        """A list request, following nextCursor (at most MAX_TOOL_PAGES pages); "method not found" is none."""
         found, params = [], {}
         for _ in range(MAX_TOOL_PAGES):
             try:
-                result = self._request("tools/list", params)
+                result = self._request(method, params)
             except McpError as e:
                 if e.code == METHOD_NOT_FOUND:
                     return found
                 raise
-            tools = result.get("tools", [])
-            if not isinstance(tools, list):
-                raise McpError(f"tools/list answered \"tools\" that is not a list: {shorten(json.dumps(tools))}",
+            items = result.get(key, [])
+            if not isinstance(items, list):
+                raise McpError(f"{method} answered \"{key}\" that is not a list: {shorten(json.dumps(items))}",
                                self.name)
-            found += [t for t in tools if isinstance(t, dict)]
+            found += [item for item in items if isinstance(item, dict)]
             cursor = result.get("nextCursor")
             if not cursor:
                 return found
             params = {"cursor": cursor}
-        raise McpError(f"tools/list still had more pages after {MAX_TOOL_PAGES}", self.name)
+        raise McpError(f"{method} still had more pages after {MAX_TOOL_PAGES}", self.name)
 
     def call_tool(self, tool: str, args: dict, on_progress: Callable[[str], None] = lambda text: None) -> str:
         """Call one tool by the server's own name; every kind of content becomes text.
@@ -153,6 +181,7 @@ class McpClient(FromServer, mcp.McpClient):
             raise McpError(f"unsupported protocol version {init.get('protocolVersion')!r} "
                            f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", self.name)
         self._notify("notifications/initialized")
+        self.capabilities = init.get("capabilities") if isinstance(init.get("capabilities"), dict) else {}
         return init
 
     def _accept(self, line: bytes | str) -> None:

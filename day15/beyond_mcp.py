@@ -25,7 +25,7 @@ from beyond_stdio import join_all
 from beyond_config import MCP_CONFIG_PATH, load_mcp_config
 from beyond_text import clean, shorten
 from mcp import McpError
-from tools import Tool, register_tool, unregister_tool
+from tools import Tool, get_tool, register_tool, unregister_tool
 
 __all__ = ["McpClient", "McpError", "McpStatus", "connect_mcp_servers", "mcp_statuses", "stop_mcp_servers"]
 
@@ -208,7 +208,31 @@ def _register_all(server: str, client: McpClient) -> list[str]:
         permissions.ensure_tool_policy(name, "ask")
         _pin(server, name, info)
         names.append(name)
+    if "resources" in client.capabilities:
+        names += _register_resource_reader(server, client)
     return names
+
+
+def _register_resource_reader(server: str, client: McpClient) -> list[str]:
+    """mcp_<server>_read_resource, so the model can open the links and resources tool results point to;
+    it asks like any MCP tool. Caller holds _servers_lock."""
+    name = registry_name(server, "read_resource")
+    if get_tool(name):  # the server has a tool of that name: this one gets a hashed name
+        name = registry_name(server, "read_resource", hashed=True)
+
+    def run(args: dict) -> str:
+        uri = str(args.get("uri", ""))
+        shown = clean(shorten(permissions.mask_secrets(uri), PROMPT_ARGS_CHARS), one_line=True)
+        if not permissions.authorize(name, f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?"):
+            return f"call cancelled: the user declined {name}."
+        return client.read_resource(uri)
+
+    schema = {"type": "object", "properties": {"uri": {"type": "string", "description": "the resource's URI"}},
+              "required": ["uri"]}
+    register_tool(Tool(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
+                             "link to them: [link: ...], [resource: ...]).", schema, run, authorizes=True))
+    permissions.ensure_tool_policy(name, "ask")
+    return [name]
 
 
 def _needs_tasks(info: dict) -> bool:

@@ -15,6 +15,7 @@ import signal
 from collections.abc import Callable
 from types import ModuleType
 
+import beyond_resources
 import beyond_trust
 import chat
 import permissions
@@ -206,6 +207,7 @@ def chat_turn(session: Session, text: str) -> None:
     if hint:
         print(hint)
         return
+    text = beyond_resources.attach_mentions(session, text)  # Beyond the tutorial: @server:uri
     output = Output(session.activity, TOOL_LINE_CHARS)
 
     def on_tool(name: str, result: str) -> None:
@@ -284,6 +286,13 @@ def cmd_last(session: Session, arg: str) -> None:
     print(shown(session.last_result) or "(no tool has run yet)")
 
 
+def cmd_prompt(session: Session, arg: str) -> None:
+    """<server> <name> [key=value ...]: send a server's prompt as the next message"""
+    text = beyond_resources.prompt_turn(session, arg)
+    if text:
+        chat_turn(session, text)
+
+
 def cmd_audit(session: Session, arg: str) -> None:
     """the last 20 tool calls (.geekagent/audit.jsonl)"""
     if session.audit is None:
@@ -309,7 +318,9 @@ def unknown_command(session: Session, arg: str) -> None:
 
 COMMANDS: dict[str, Callable[[Session, str], None]] = {
     "/help": cmd_help, "/mcp": cmd_mcp, "/tools": cmd_tools, "/call": cmd_call, "/logs": cmd_logs,
-    "/history": cmd_history, "/last": cmd_last, "/audit": cmd_audit, "/reset": cmd_reset, "/exit": cmd_exit,
+    "/history": cmd_history, "/last": cmd_last, "/audit": cmd_audit, "/resources": beyond_resources.cmd_resources,
+    "/read": beyond_resources.cmd_read, "/prompts": beyond_resources.cmd_prompts, "/prompt": cmd_prompt,
+    "/reset": cmd_reset, "/exit": cmd_exit,
 }
 
 

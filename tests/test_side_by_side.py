@@ -257,3 +257,15 @@ def test_tools_that_need_tasks(tmp_path):
     status = connect(tmp_path, {"t": fake("tasks")})["t"]
     assert "mcp_t_research" not in status.tools and status.needs_tasks == ["research"]
     assert "mcp_t_maybe_task" in status.tools
+
+
+def test_resources_and_prompts(tmp_path):
+    """Section 6, resources and prompts: the twin sees a server's tools only; the full client also offers
+    its resources to the model (through a tool that asks) and its prompts to the user."""
+    assert "mcp_ctx_read_resource" not in connect_twin(tmp_path, {"ctx": fake("context")})["ctx"].tools
+    mcp.stop_mcp_servers()
+    tools._registry.clear()
+    status = connect(tmp_path, {"ctx": fake("context")})["ctx"]
+    assert "mcp_ctx_read_resource" in status.tools and permissions.policy_for("mcp_ctx_read_resource") == "ask"
+    assert [p["name"] for p in status.client.list_prompts()] == ["review"]
+    assert status.client.read_resource("demo://notes/today") == "Buy milk. Call Ada."

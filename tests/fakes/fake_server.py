@@ -78,6 +78,8 @@ def on_initialize(request: dict) -> None:
         sys.stderr.flush()
     version = "1999-01-01" if MODE == "bad_version" else request["params"]["protocolVersion"]
     capabilities = {} if MODE == "no_tools" else {"tools": {"listChanged": True}}
+    if MODE == "context":  # resources and prompts too
+        capabilities.update({"resources": {}, "prompts": {}})
     reply(request, {"protocolVersion": version, "capabilities": capabilities,
                     "serverInfo": {"name": "fake", "version": "1"}})
 
@@ -269,7 +271,31 @@ def rendezvous(folder: str, count: int = 3) -> None:
         time.sleep(0.01)
 
 
+RESOURCES = {"demo://notes/today": {"mimeType": "text/plain", "text": "Buy milk. Call Ada."},
+             "demo://logo.png": {"mimeType": "image/png", "blob": "iVBORw0KGgo="}}
+
+
+def read_resource(request: dict) -> None:
+    uri = request["params"]["uri"]
+    if uri not in RESOURCES:
+        return send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32002, "message": f"no resource {uri}"}})
+    reply(request, {"contents": [{"uri": uri, **RESOURCES[uri]}]})
+
+
+def get_prompt(request: dict) -> None:
+    args = request["params"].get("arguments") or {}
+    reply(request, {"messages": [{"role": "user", "content": {
+        "type": "text", "text": f"Review this code for {args.get('focus', 'anything')}: {args['code']}"}}]})
+
+
 HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on_list,
+            "resources/list": lambda r: reply(r, {"resources": [{"uri": u, "name": u.rsplit("/", 1)[-1]} for u in RESOURCES]}),
+            "resources/templates/list": lambda r: reply(r, {"resourceTemplates": [
+                {"uriTemplate": "demo://notes/{day}", "name": "notes of a day"}]}),
+            "resources/read": read_resource,
+            "prompts/list": lambda r: reply(r, {"prompts": [{"name": "review", "description": "Review code.",
+                "arguments": [{"name": "code", "required": True}, {"name": "focus"}]}]}),
+            "prompts/get": get_prompt,
             "ping": lambda request: reply(request, {})}
 
 

@@ -1,0 +1,39 @@
+"""Resources and prompts (tutorial sections 3.1 and 6 leave them out): listed, read, attached, used."""
+from conftest import agent_env, fake, run_agent, workdir
+from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_calls
+
+
+def test_resources_listed_read_and_attached(tmp_path):
+    """/resources lists resources and templates; /read shows text and describes a blob; @server:uri attaches."""
+    cwd = workdir(tmp_path, {"ctx": fake("context")})
+    with FakeOpenAI([answer("noted")]) as model:
+        done = run_agent(cwd, ["/resources", "/read ctx demo://notes/today", "/read ctx demo://logo.png",
+                               "/read ctx demo://nope", "what is on @ctx:demo://notes/today ?", "/exit"],
+                         agent_env(model.base_url))
+    assert "ctx (3)" in done.stdout and "demo://notes/{day}  (template)" in done.stdout
+    assert "Buy milk. Call Ada." in done.stdout and "[resource: demo://logo.png]" in done.stdout
+    assert "no resource demo://nope" in done.stdout
+    (user,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
+    assert user.endswith("[resource ctx:demo://notes/today]\nBuy milk. Call Ada.")
+
+
+def test_model_reads_a_resource_through_a_tool_that_asks(tmp_path):
+    """A server with resources gets mcp_<server>_read_resource; it asks before reading."""
+    cwd = workdir(tmp_path, {"ctx": fake("context")})
+    script = [tool_calls(("mcp_ctx_read_resource", {"uri": "demo://notes/today"})), answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["read my notes", "y", "/exit"], agent_env(model.base_url))
+    assert "read resource demo://notes/today? Allow?" in done.stdout
+    assert "Results: Buy milk. Call Ada." in done.stdout
+
+
+def test_prompts_listed_checked_and_sent(tmp_path):
+    """/prompts shows arguments; a missing required one gets a usage line; a complete one is the next turn."""
+    cwd = workdir(tmp_path, {"ctx": fake("context")})
+    with FakeOpenAI([answer("looks fine")]) as model:
+        done = run_agent(cwd, ["/prompts", "/prompt ctx review", "/prompt ctx review code=x+1 focus=bugs", "/exit"],
+                         agent_env(model.base_url))
+    assert "review code=... [focus=...]" in done.stdout and "(missing: code)" in done.stdout
+    assert [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"] == [
+        "Review this code for bugs: x+1"]
+    assert "looks fine" in done.stdout
