@@ -1,4 +1,5 @@
 """Resources and prompts (tutorial sections 3.1 and 6 leave them out): listed, read, attached, used."""
+
 from conftest import agent_env, fake, run_agent, workdir
 from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_calls
 
