@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import mcp
 import permissions
 from beyond_client import McpClient
-from beyond_stdio import join_all
+from beyond_stdio import run_all
 from beyond_config import MCP_CONFIG_PATH, load_mcp_config
 from beyond_text import clean, shorten
 from mcp import McpError
@@ -112,13 +112,10 @@ def connect_mcp_servers(path: str = MCP_CONFIG_PATH, on_start: Callable[[int], N
     def start(client: McpClient) -> None:
         errors[client.name] = error = _start(client)
         on_ready(McpStatus(client.name, [str(t.get("name")) for t in client.tools] if not error else [], error))
-    threads = [threading.Thread(target=start, args=(c,), name=f"mcp-{c.name}-connect") for c in clients.values()]
     if clients:
         on_start(len(clients))
     try:
-        for thread in threads:
-            thread.start()
-        join_all(threads)
+        run_all([(f"mcp-{c.name}-connect", lambda c=c: start(c)) for c in clients.values()])
         with _servers_lock:
             _claim_names({c.name: c for c in clients.values() if errors.get(c.name) is None})
             for name in configs:  # registered in config order, so names are stable
@@ -286,7 +283,4 @@ def stop_mcp_servers() -> None:
 
 def stop_all(clients: list[McpClient]) -> None:
     """client.stop() for each, side by side; each stop is bounded, so the joins are too."""
-    threads = [threading.Thread(target=client.stop, name=f"mcp-{client.name}-stop") for client in clients]
-    for thread in threads:
-        thread.start()
-    join_all(threads)
+    run_all([(f"mcp-{client.name}-stop", client.stop) for client in clients])

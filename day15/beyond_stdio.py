@@ -232,11 +232,26 @@ def wait_for(waiter: queue.SimpleQueue, deadline: list[float]) -> object:
                 raise
 
 
-def join_all(threads: list[threading.Thread]) -> None:
-    """Join every thread, in steps short enough that the main thread notices Ctrl-C and SIGTERM."""
-    for thread in threads:
-        while thread.is_alive():
-            thread.join(SIGNAL_CHECK_S)
+def run_all(jobs: list[tuple[str, Callable[[], None]]]) -> None:
+    """Run each (name, job) on a thread of its own and wait until all are done, in steps short enough
+    that the main thread notices Ctrl-C and SIGTERM.
+
+    Not Thread.join(): on Python 3.11 a join that a signal handler's exception interrupts marks the
+    running thread as stopped, and the interpreter then exits without waiting for it, so a server
+    that thread was stopping would be left running. A semaphore has no such side effect.
+    """
+    done = threading.Semaphore(0)
+
+    def run(job: Callable[[], None]) -> None:
+        try:
+            job()
+        finally:
+            done.release()
+    for name, job in jobs:
+        threading.Thread(target=run, args=(job,), name=name).start()
+    for _ in jobs:
+        while not done.acquire(timeout=SIGNAL_CHECK_S):
+            pass
 
 
 def _mb(size: int) -> str:
