@@ -134,7 +134,7 @@ class Activity:
             thread, self._thread, self._text = self._thread, None, None
         if thread:
             self._stop.set()
-            thread.join()
+            thread.join(1.0)  # it wakes every REDRAW_S; bounded all the same
             sys.stdout.write("\r\033[K")
             sys.stdout.flush()
 

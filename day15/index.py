@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             servers.set_activity(session.activity.tool)  # a running MCP tool shows its seconds and progress
         repl(session)
     except permissions.PolicyError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {shown(str(e), one_line=True)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C at the trust question or while the servers start: leave quietly
         print()
@@ -112,10 +112,10 @@ def connect(servers: ModuleType, tutorial: bool) -> bool:
             servers.connect_mcp_servers(on_start=lambda count: print(f"starting {count} server{_s(count)}..."),
                                         on_ready=lambda status: print("  " + status_lines(status, False)[0]))
     except McpError as e:  # the full client names the file and the key
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {shown(str(e), one_line=True)}", file=sys.stderr)
         return False
     except Exception as e:  # as index.ts: whatever stops the tutorial's client from reading the file
-        print(f"error: cannot use .geekagent/mcp.json: {e}", file=sys.stderr)
+        print(f"error: cannot use .geekagent/mcp.json: {shown(str(e), one_line=True)}", file=sys.stderr)
         return False
     return True
 

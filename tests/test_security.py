@@ -245,3 +245,11 @@ def test_dotenv_edge_cases(tmp_path):
     path.write_bytes(b"OK=1\nBAD=\xff\n")
     assert beyond_trust.read_dotenv(str(path)) == ({}, [f"{path}:2: not UTF-8; the file is ignored"])
     assert "cannot be read" in beyond_trust.read_dotenv(str(tmp_path))[1][0]
+
+
+def test_config_errors_are_shown_cleaned(tmp_path):
+    """A policy key carrying escape sequences (the folder's GeekAgent.json) is shown, not obeyed, in the error."""
+    (tmp_path / ".geekagent").mkdir()
+    (tmp_path / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": {"x\x1b[2J": "maybe"}}))
+    done = run_agent(tmp_path, ["/exit"], agent_env(key=None))
+    assert done.returncode == 1 and "\x1b" not in done.stderr and "\\x1b[2J" in done.stderr
