@@ -3,7 +3,8 @@
 The tutorial's client speaks only stdio (its section 6 names this first). Every JSON-RPC message
 is a POST to the server's URL; the answer is 202 (nothing), one JSON body, or a stream of
 Server-Sent Events whose messages may include server requests and notifications before the
-response. Each message goes to the full client (beyond_client.py) exactly as on stdio.
+response. What the server sends unasked (list changes, log lines, pings) comes on a GET stream
+opened after the handshake. Each message goes to the full client (beyond_client.py) exactly as on stdio.
 """
 import base64
 import http.client
@@ -37,6 +38,14 @@ SESSION_UNKNOWN = "session unknown"
 HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.DOTALL)
 # A header value that would end the header early and start another: refused, never sent.
 HEADER_BREAK = re.compile(r"[\r\n\0]")
+# The GET stream of what the server sends unasked: after it drops it is opened again once, after
+# this pause, doubled each time a stream ended without bringing a message (up to the cap), so a
+# server that closes it at once, forever, costs a GET every few minutes. A failed reopening ends it
+# until the next session.
+REOPEN_INTERVAL_S = 1.0
+REOPEN_INTERVAL_CAP_S = 300.0
+# An event id longer than this is not kept to resume from (it goes back to the server as a header).
+MAX_EVENT_ID_CHARS = 1024
 
 
 class HttpTransport:
@@ -54,10 +63,14 @@ class HttpTransport:
         # session_id and protocol_version come from the handshake; each is replaced whole.
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-        # _renew_lock guards _renewing: set while one thread initializes an expired session again,
-        # so the others wait for that renewal instead of starting their own. Never held across I/O.
-        self._renew_lock = threading.Lock()
+        # _lock guards three fields, and is never held across I/O. _renewing is set while one thread
+        # initializes an expired session again, so the others wait for that renewal instead of
+        # starting their own; _listening is set to end the current GET stream's thread (stop(), or a
+        # new session); _stream is that stream's guard, whose cut() ends a read in progress.
+        self._lock = threading.Lock()
         self._renewing: threading.Event | None = None
+        self._listening = threading.Event()
+        self._stream: Deadline | None = None
 
     def start(self) -> None:
         """Expand and check the URL and headers; there is nothing to connect until the first request."""
@@ -94,9 +107,12 @@ class HttpTransport:
         if status == SESSION_UNKNOWN:
             raise McpError(f"{_what(message)} to {self.shown_url} failed: the server does not know the session "
                            "even after a new initialize", self.name)
+        if message.get("method") == "notifications/initialized":
+            self._listen()  # the session is ready: open the stream of what the server sends unasked
 
     def stop(self) -> None:
-        """End the session with DELETE (a 405 means the server does not allow that; fine)."""
+        """Close the GET stream, then end the session with DELETE (a 405 means the server does not allow that; fine)."""
+        self._end_listening(threading.Event())
         session, self.session_id = self.session_id, None
         if not session:
             return
@@ -138,8 +154,7 @@ class HttpTransport:
                 raise McpError(f"no answer to {_what(message)} in time", self.name) from None
             if isinstance(e, McpError):
                 raise
-            reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
-            raise McpError(f"{_what(message)} to {self.shown_url} failed: {reason}{self._hint(0)}", self.name) from None
+            raise McpError(f"{_what(message)} to {self.shown_url} failed: {_reason(e)}{self._hint(0)}", self.name) from None
         finally:
             connection.close()
 
@@ -219,7 +234,7 @@ class HttpTransport:
 
     def _renew_session(self, stale: str) -> None:
         """One new handshake for all the threads that found the same session expired."""
-        with self._renew_lock:
+        with self._lock:
             renewal, mine = self._renewing, self._renewing is None
             if mine:
                 if self.session_id != stale:
@@ -233,10 +248,91 @@ class HttpTransport:
             self.log("the session expired; initializing again")
             self.handshake()
         finally:
-            with self._renew_lock:
+            with self._lock:
                 self._renewing = None
             renewal.set()
 
 
+    # --- the GET stream: what the server sends unasked ---------------------------------------------
+
+    def _listen(self) -> None:
+        """A thread for this session's GET stream; the previous session's stream is closed."""
+        stopped = threading.Event()
+        self._end_listening(stopped)
+        threading.Thread(target=self._listener, args=(stopped,), name=f"mcp-{self.name}-listen", daemon=True).start()
+
+    def _end_listening(self, successor: threading.Event) -> None:
+        """End the current stream's thread (cutting its read) and let `successor` be the current one."""
+        with self._lock:
+            self._listening.set()
+            self._listening, stream, self._stream = successor, self._stream, None
+        if stream:
+            stream.cut()
+
+    def _listener(self, stopped: threading.Event) -> None:
+        """Open the stream and read it; after a drop, open it again once (see REOPEN_INTERVAL_S)."""
+        last_id: list[str] = []  # the last event id the server gave, to resume from
+        pause = REOPEN_INTERVAL_S
+        while True:
+            try:
+                brought = self._read_stream(stopped, last_id)
+            except (OSError, http.client.HTTPException, ValueError, McpError) as e:
+                if not stopped.is_set():
+                    self.log(f"no stream of server messages until the next session: {_reason(e)}")
+                return
+            if brought is None:
+                return  # the server offers no stream (405), or we stopped listening
+            pause = REOPEN_INTERVAL_S if brought else min(pause * 2, REOPEN_INTERVAL_CAP_S)
+            if stopped.wait(pause):
+                return
+
+    def _read_stream(self, stopped: threading.Event, last_id: list[str]) -> int | None:
+        """Open one GET stream (errors raised) and route its messages as on stdio until it ends (a drop
+        is no error): the number of messages it brought; None if there is no stream to read."""
+        headers = {k: v for k, v in self._headers(self.session_id).items() if k != "Content-Type"}  # no body
+        headers.update({"Accept": "text/event-stream", **({"Last-Event-ID": last_id[0]} if last_id else {})})
+        connection = self._connection(self.config.timeout)
+        guard = Deadline(connection, time.monotonic() + self.config.timeout)  # up to the answer's headers
+        with self._lock:
+            if stopped.is_set():
+                return None
+            self._stream = guard
+        brought, opened = 0, False
+        try:
+            with guard:
+                connection.request("GET", self._path(), headers=headers)
+                response = connection.getresponse()
+            if response.status == 405:
+                return None
+            if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
+                body = read_limited(response, ERROR_BODY_BYTES, "an error") if response.status >= 400 else b""
+                raise McpError(self._http_error({"method": "GET"}, response, body), self.name)
+            opened = True
+            guard.sock.settimeout(None)  # a stream may be quiet for hours; stop() or a new session cuts it
+            for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: self._keep_id(event_id, last_id)):
+                for message in self._json_messages(data.encode()):
+                    brought += 1
+                    self.deliver(message)
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            if stopped.is_set():
+                return None  # cut on purpose
+            if not opened:
+                raise
+            self.log(f"the stream of server messages dropped: {_reason(e)}")
+        finally:
+            connection.close()
+        return None if stopped.is_set() else brought
+
+    @staticmethod
+    def _keep_id(event_id: str, last_id: list[str]) -> None:
+        if len(event_id) <= MAX_EVENT_ID_CHARS and not HEADER_BREAK.search(event_id):
+            last_id[:] = [event_id]
+
+
 def _what(message: dict) -> str:
     return message.get("method", "reply")
+
+
+def _reason(e: Exception) -> str:
+    """An exception in a few words: an OS error's own words, else its text, else its type."""
+    return getattr(e, "strerror", None) or str(e) or type(e).__name__

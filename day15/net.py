@@ -27,27 +27,28 @@ class Deadline:
     """A whole-exchange deadline for one http.client connection: entering connects (bounded by the
     connection's timeout); at `at` (time.monotonic()) the socket is shut down, so no header, body or
     stream read outlives it (a socket timeout only bounds each read, and a server may trickle one
-    byte per read forever)."""
+    byte per read forever). Reads after the `with` block have no deadline; cut() still ends them."""
 
     def __init__(self, connection, at: float) -> None:
         self.connection, self.at, self.expired = connection, at, False
-        self._sock = None
-        self._timer = threading.Timer(max(0.0, at - time.monotonic()), self._expire)
+        self.sock = None
+        self._timer = threading.Timer(max(0.0, at - time.monotonic()), self.cut)
         self._timer.daemon = True
 
     def __enter__(self) -> "Deadline":
         self.connection.connect()
-        self._sock = self.connection.sock  # kept: http.client forgets it once a reply will close it
+        self.sock = self.connection.sock  # kept: http.client forgets it once a reply will close it
         self._timer.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self._timer.cancel()
 
-    def _expire(self) -> None:
+    def cut(self) -> None:
+        """End the exchange now, from any thread: a blocked read returns at once."""
         self.expired = True
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(2)  # socket.SHUT_RDWR: a blocked read returns at once
+        with contextlib.suppress(OSError, AttributeError):  # AttributeError: not connected yet
+            self.sock.shutdown(2)  # socket.SHUT_RDWR
 
 
 class TooBig(ValueError):

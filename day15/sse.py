@@ -4,16 +4,17 @@ A model streams its reply as events (chat.py, as chat.ts does); a remote MCP ser
 request with a stream of them (beyond_http.py). events() is the one reader for both, with a size
 limit per event; StreamedReply turns a model's chunks into one assistant message.
 """
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from net import TooBig
 
 
-def events(response, limit: int) -> Iterator[str]:
+def events(response, limit: int, on_id: Callable[[str], None] = lambda event_id: None) -> Iterator[str]:
     """The data of each event as it completes (events without data, such as keep-alives, are skipped);
-    TooBig once one event passes `limit` bytes."""
+    TooBig once one event passes `limit` bytes. An event's id goes to on_id when the event completes,
+    data or not (a priming event brings only an id, to resume from)."""
     data: list[str] = []
-    size = 0
+    size, event_id = 0, None
     while raw := response.readline(limit + 1):
         size = 0 if raw in (b"\n", b"\r\n") else size + len(raw)
         if size > limit:
@@ -21,9 +22,15 @@ def events(response, limit: int) -> Iterator[str]:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if line:
             field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
             if field == "data":
-                data.append(value[1:] if value.startswith(" ") else value)
-            continue  # event names, ids, retry hints and comments need nothing from us
+                data.append(value)
+            elif field == "id":
+                event_id = value
+            continue  # event names, retry hints and comments need nothing from us
+        if event_id is not None:
+            on_id(event_id)
+            event_id = None
         if "".join(data).strip():  # an event without data (a priming event, a keep-alive) is skipped
             yield "\n".join(data)
         data = []

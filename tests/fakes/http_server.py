@@ -7,10 +7,16 @@ forgets the session once (404) at the first tools/call; "unauthorized" wants
 never answers tools/call; "error500" answers tools/call with a 500 and a plain-text body;
 "trickle" answers tools/call with an event stream that sends one byte every 0.1 s and never a newline;
 "expire400" forgets the session once and says so with a 400, as some servers do; "html403" answers
-everything with an HTML 403 page. Every event of a stream comes after a priming event without data. Every mode issues session ids and answers 400 to a request without one.
+everything with an HTML 403 page; "push" offers a GET stream, on which the test sends messages with
+push(), and which it ends with drop() (other modes answer GET with 405). Every event of a stream
+comes after a priming event without data. Every mode issues session ids and answers 400 to a
+request without one.
 """
 import json
+import queue
+import select
 import threading
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -31,6 +37,12 @@ class FakeHttpMcp:
         self.deletes: list[str] = []               # session ids ended with DELETE
         self.cancelled: list[dict] = []
         self.client_replies: dict = {}
+        self.tools = list(TOOLS)                   # what tools/list answers; a test may change it
+        self.gets: list[tuple[float, dict]] = []   # (time.monotonic(), headers) of every GET
+        self.get_status: int | None = None         # "push": answer GETs with this status instead of a stream
+        self.close_streams_at_once = False         # "push": end every GET stream right after its priming event
+        self.streams_opened = self.streams_closed_by_client = 0
+        self.outbox: queue.SimpleQueue = queue.SimpleQueue()  # messages for the open GET stream
         self.changed = threading.Condition()       # notified on every POST, for bounded waits
         self.release = threading.Event()           # lets "hang" requests go when the test ends
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -82,8 +94,52 @@ class FakeHttpMcp:
         if "method" not in message or "id" not in message:
             return self.accepted(handler, message)
         if method == "tools/list":
-            return self.send(handler, 200, self.result(message, {"tools": TOOLS}))
+            return self.send(handler, 200, self.result(message, {"tools": self.tools}))
         return self.call(handler, message, session)
+
+    def listen(self, handler) -> None:
+        """A GET: in "push" mode, an event stream that carries what push() sends until drop() or the client closes it."""
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        with self.changed:
+            self.gets.append((time.monotonic(), headers))
+            self.changed.notify_all()
+        if self.mode != "push" or self.get_status:
+            return self.send(handler, self.get_status or 405, {"error": "no stream here"})
+        if headers.get("mcp-session-id") not in self.sessions:
+            return self.send(handler, 404, {"error": "unknown session"})
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.end_headers()
+        handler.wfile.write(f"id: get-{len(self.gets)}-0\ndata: \n\n".encode())
+        handler.wfile.flush()
+        handler.close_connection = True
+        with self.changed:
+            self.outbox = outbox = queue.SimpleQueue()
+            self.streams_opened += 1
+            self.changed.notify_all()
+        while not self.close_streams_at_once and not self.release.is_set():
+            try:
+                item = outbox.get(timeout=0.05)
+            except queue.Empty:
+                if select.select([handler.connection], [], [], 0)[0] and not handler.connection.recv(1):
+                    with self.changed:  # the client hung up
+                        self.streams_closed_by_client += 1
+                        self.changed.notify_all()
+                    return
+                continue
+            if item is None:
+                return  # drop()
+            message, event_id = item
+            handler.wfile.write((f"id: {event_id}\n" if event_id else "").encode()
+                                + f"data: {json.dumps(message)}\n\n".encode())
+            handler.wfile.flush()
+
+    def push(self, message: dict, event_id: str | None = None) -> None:
+        self.outbox.put((message, event_id))
+
+    def drop(self) -> None:
+        """End the open GET stream from the server's side."""
+        self.outbox.put(None)
 
     def call(self, handler, message: dict, session: str) -> None:
         if self.mode in ("expire", "expire400") and not self.expired_once:
@@ -167,12 +223,24 @@ class FakeHttpMcp:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def handle(self):
+                try:
+                    super().handle()
+                except ConnectionError:
+                    pass  # the client cut the connection (a deadline, or stop() closing a stream)
+
             def do_POST(self):
                 message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 try:
                     fake.answer(self, message)
                 except OSError:
                     pass  # the client gave up (a timeout test); nothing left to answer
+
+            def do_GET(self):
+                try:
+                    fake.listen(self)
+                except OSError:
+                    pass  # the client went away mid-stream
 
             def do_DELETE(self):
                 fake.deletes.append(self.headers.get("Mcp-Session-Id"))
