@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import mcp
 from beyond_config import ServerConfig, parse_server_config
-from beyond_from_server import METHOD_NOT_FOUND, FromServer
+from beyond_from_server import ANSWERS_PER_S, METHOD_NOT_FOUND, FromServer
 from beyond_stdio import StdioTransport, wait_for
 from beyond_text import clean, content_text, loads_or_none, shorten
 from mcp import McpError
@@ -63,7 +63,8 @@ class McpClient(FromServer, mcp.McpClient):
         self._relist_lock = threading.Lock()
         self._relisting = False
         self._relist_again = False
-        self._dropped_answers = 0  # answers to the server's requests that could not be written at once
+        self._dropped_answers = 0  # answers to the server's requests not given (not writable at once, or too many)
+        self._answer_budget, self._answer_time = ANSWERS_PER_S, time.monotonic()  # answers allowed now, and when
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)  # what the server said last (appends are atomic)
         # _progress maps a call's progress token to its callback, its deadline (a one-item list that
         # progress pushes out) and the latest that deadline may be. No lock: every touch is one dict

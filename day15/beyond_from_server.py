@@ -22,6 +22,10 @@ METHOD_NOT_FOUND = -32601
 # itself forever then costs a tools/list every few minutes.
 RELIST_INTERVAL_S = 1.0
 RELIST_INTERVAL_CAP_S = 300.0
+# A server's requests are answered at most this many a second, in bursts of as many; the rest are
+# dropped and counted, so a server that floods requests (each answer over HTTP is a POST) costs the
+# client little more than reading them.
+ANSWERS_PER_S = 20.0
 # Print the server's words as they come, with the [mcp:name] prefix (index.py --verbose), as the
 # tutorial does; otherwise they are kept, not shouted.
 ECHO_SERVER_OUTPUT = False
@@ -31,8 +35,14 @@ class FromServer:
     """Mixed into beyond_client.McpClient: the handlers of what the server sends unasked."""
 
     def _answer_server_request(self, message: dict) -> None:
-        """ping gets {}; any other method gets -32601, so a server never waits on us."""
+        """ping gets {}; any other method gets -32601, so a server never waits on us (within ANSWERS_PER_S)."""
         method = shorten(str(message["method"]), 100)
+        now = time.monotonic()
+        self._answer_budget = min(ANSWERS_PER_S, self._answer_budget + (now - self._answer_time) * ANSWERS_PER_S)
+        self._answer_time = now
+        if self._answer_budget < 1:
+            return self._drop_answer(method, f"over {ANSWERS_PER_S:g} requests a second")
+        self._answer_budget -= 1
         if method == "ping":
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
         else:
@@ -41,9 +51,13 @@ class FromServer:
         try:
             self._send(reply, time.monotonic())  # one try: the reader never waits on a server that does not read
         except McpError as e:
-            self._dropped_answers += 1  # only this reader thread counts them
-            if self._dropped_answers in (1, 10, 100, 1000) or self._dropped_answers % 10000 == 0:
-                self.log(f"could not answer {method} ({self._dropped_answers} answers dropped so far): {e}")
+            self._drop_answer(method, str(e))
+
+    def _drop_answer(self, method: str, why: str) -> None:
+        """Count an answer not given; say so at the 1st, 10th, 100th, 1000th and every 10000th."""
+        self._dropped_answers += 1  # the count is a report, so a rare lost update between readers is harmless
+        if self._dropped_answers in (1, 10, 100, 1000) or self._dropped_answers % 10000 == 0:
+            self.log(f"could not answer {method} ({self._dropped_answers} answers dropped so far): {why}")
 
     def _on_notification(self, message: dict) -> None:
         """Log messages are shown and a changed tool list is read again; other notifications are ignored."""

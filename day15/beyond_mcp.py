@@ -148,11 +148,12 @@ def _connected(name: str, client: McpClient | None, error: str | None) -> McpSta
 
 
 def _sync_tools(client: McpClient) -> None:
-    """Replace a server's registered tools by its current list; policies stay."""
+    """Replace a server's registered tools by its current list, and say what changed; policies stay."""
     with _servers_lock:
         status = _statuses.get(client.name)
         if status is None or status.client is not client:
             return  # stopped meanwhile
+        before = set(status.tools)
         running = {s.server: s.client for s in _statuses.values() if s.client}
         newly = _claim_names(running)
         for other in _statuses.values():  # a name now contested is taken from the tool that had it
@@ -161,6 +162,10 @@ def _sync_tools(client: McpClient) -> None:
                     unregister_tool(tool)
                 other.tools = _register_all(other.server, other.client)
                 other.needs_tasks = _needing_tasks(other.client)
+        added, removed = sorted(set(status.tools) - before), sorted(before - set(status.tools))
+    if added or removed:
+        change = "; ".join(f"{what} {', '.join(names)}" for what, names in (("added", added), ("removed", removed)) if names)
+        client.log(f"tools changed: {shorten(change, 400)}")
 
 
 def _claim_names(clients: dict[str, McpClient]) -> set[str]:

@@ -54,16 +54,22 @@ def content_text(result: dict) -> str:
 
 
 def _content_part(item: dict) -> str:
-    """One content item as text: text itself; images, audio, resources and links described."""
+    """One content item as text: text itself; images, audio, binary resources and links described."""
     kind = item.get("type")
     if kind == "text":
         return str(item.get("text", ""))
     if kind in ("image", "audio"):
-        size = len(str(item.get("data", "")).rstrip("=")) * 3 // 4  # base64: 4 characters, 3 bytes
-        return f"[{kind}: {item.get('mimeType', 'unknown type')}, {size} bytes]"
+        return f"[{kind}: {_binary(item, 'data')}]"
     if kind == "resource":
-        resource = item.get("resource") or {}
-        return str(resource["text"]) if "text" in resource else f"[resource: {resource.get('uri', '?')}]"
+        resource = item.get("resource") if isinstance(item.get("resource"), dict) else {}
+        if "text" in resource:
+            return str(resource["text"])
+        return f"[resource: {resource.get('uri', '?')}" + (f", {_binary(resource, 'blob')}]" if "blob" in resource else "]")
     if kind == "resource_link":
         return f"[link: {item.get('uri', '?')}]"
     return f"[{kind} content]"
+
+
+def _binary(item: dict, key: str) -> str:
+    """Base64 content as its type and size: 4 characters hold 3 bytes."""
+    return f"{item.get('mimeType', 'unknown type')}, {len(str(item.get(key, '')).rstrip('=')) * 3 // 4} bytes"

@@ -38,8 +38,8 @@ def test_pagination_follows_next_cursor(started):
     assert [t["name"] for t in started(fake("paginate")).tools] == [f"tool{i}" for i in range(5)]
 
 
-def test_list_changed_updates_registry(tmp_path):
-    """After tools/list_changed, the new tool is registered and the removed one is gone; policies stay."""
+def test_list_changed_updates_registry(tmp_path, capfd):
+    """After tools/list_changed, the new tool is registered and the removed one is gone, and that is said; policies stay."""
     permissions.set_policy("mcp_fake_echo", "allow")
     permissions.set_policy("mcp_fake_change_tools", "allow")
     connect(tmp_path, {"fake": fake("normal")})
@@ -50,6 +50,7 @@ def test_list_changed_updates_registry(tmp_path):
     assert "mcp_fake_extra" in beyond_mcp.mcp_statuses()[0].tools
     assert permissions.policy_for("mcp_fake_echo") == "allow"
     assert permissions.policy_for("mcp_fake_extra") == "ask"
+    assert "[mcp:fake] tools changed: added mcp_fake_extra; removed mcp_fake_child_pid" in capfd.readouterr().err
 
 
 def test_bad_protocol_version_stops_only_that_server(tmp_path):
@@ -68,7 +69,7 @@ def test_rich_content_is_described(started):
     """Image, audio, resources and links become readable text."""
     assert started(fake("normal")).call_tool("rich", {}).splitlines() == [
         "[image: image/png, 8 bytes]", "[audio: audio/wav, 4 bytes]", "inside a.txt",
-        "[resource: file:///b.bin]", "[link: file:///c.md]"]
+        "[resource: file:///b.bin, unknown type, 3 bytes]", "[link: file:///c.md]"]
 
 
 def test_structured_content_only(started):

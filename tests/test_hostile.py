@@ -12,6 +12,7 @@ import beyond_mcp
 import chat
 import permissions
 import tools
+from beyond_from_server import ANSWERS_PER_S
 from beyond_mcp import McpError
 from conftest import INDEX, agent_env, connect, fake, processes_in, wait_until, workdir
 
@@ -69,6 +70,17 @@ def test_reader_never_blocks_on_answers(started, capfd):
     client = started(fake("normal", timeout=20))
     assert client.call_tool("ping_flood", {"count": 20000}) == "flooded"
     assert "answers dropped so far" in capfd.readouterr().err
+
+
+def test_requests_are_answered_at_a_bounded_rate(started, capfd):
+    """1000 pings at once from a server that reads: a burst is answered, the rest dropped and counted."""
+    client = started(fake("normal"))
+    begun = time.monotonic()
+    answered = int(client.call_tool("ping_storm", {"count": 1000}))
+    allowed = ANSWERS_PER_S * (1 + time.monotonic() - begun)  # the burst, and what the elapsed time refilled
+    assert 1 <= answered <= allowed < 500
+    assert "answers dropped so far): over 20 requests a second" in capfd.readouterr().err
+    assert client.call_tool("echo", {"text": "still fine"}) == "still fine"
 
 
 def test_agent_leaves_promptly_whatever_the_server_does(tmp_path, start_agent):

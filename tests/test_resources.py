@@ -12,7 +12,7 @@ def test_resources_listed_read_and_attached(tmp_path):
                                "/read ctx demo://nope", "what is on @ctx:demo://notes/today ?", "/exit"],
                          agent_env(model.base_url))
     assert "ctx (3)" in done.stdout and "demo://notes/{day}  (template)" in done.stdout
-    assert "Buy milk. Call Ada." in done.stdout and "[resource: demo://logo.png]" in done.stdout
+    assert "Buy milk. Call Ada." in done.stdout and "[resource: demo://logo.png, image/png, 8 bytes]" in done.stdout
     assert "no resource demo://nope" in done.stdout
     (user,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
     assert user.endswith("[resource ctx:demo://notes/today]\nBuy milk. Call Ada.")
@@ -38,3 +38,14 @@ def test_prompts_listed_checked_and_sent(tmp_path):
     assert [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"] == [
         "Review this code for bugs: x+1"]
     assert "looks fine" in done.stdout
+
+
+def test_list_changes_are_seen_at_once(tmp_path):
+    """Resources and prompts are listed live: after the server announces a change, /resources and
+    /prompts show the new ones."""
+    cwd = workdir(tmp_path, {"ctx": fake("context")})
+    done = run_agent(cwd, ["/call mcp_ctx_more_context {}", "y", "/resources", "/prompts", "/exit"],
+                     agent_env(key=None))
+    assert "added" in done.stdout
+    assert "ctx (4)" in done.stdout and "demo://notes/tomorrow" in done.stdout
+    assert "summarize [text=...]" in done.stdout

@@ -105,7 +105,7 @@ def test_content_other_than_text(twin, started):
     assert client.call_tool("rich", {}) == "(no content)"
     assert started(fake("normal")).call_tool("rich", {}).splitlines() == [
         "[image: image/png, 8 bytes]", "[audio: audio/wav, 4 bytes]", "inside a.txt",
-        "[resource: file:///b.bin]", "[link: file:///c.md]"]
+        "[resource: file:///b.bin, unknown type, 3 bytes]", "[link: file:///c.md]"]
 
 
 def test_long_and_colliding_names(tmp_path):

@@ -23,7 +23,7 @@ TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_too
               "bad_utf8", "ping_first", "ask_sampling", "rich", "structured", "log", "cwd", "garbage",
               "refuse", "rpc_error", "empty", "stop_reading", "ping_flood", "big_line", "long_stderr", "deep",
               "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error",
-              "escapes", "redescribe", "progress"]
+              "escapes", "redescribe", "progress", "more_context", "ping_storm"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), or @file holding one
@@ -143,6 +143,17 @@ def ping_flood(request: dict, args: dict) -> None:
     reply(request, text_result("flooded"))
 
 
+def ping_storm(request: dict, args: dict) -> None:
+    """Send `count` pings while reading; reply with how many were answered within a second of the last."""
+    count = int(args.get("count", 1000))
+    for i in range(count):
+        send({"jsonrpc": "2.0", "id": f"storm-{i}", "method": "ping"})
+    with replied:
+        replied.wait_for(lambda: sum(str(k).startswith("storm-") for k in client_replies) == count, 1.0)
+        answered = sum(str(k).startswith("storm-") for k in client_replies)
+    reply(request, text_result(str(answered)))
+
+
 def big_line(request: dict, args: dict) -> None:
     """A reply of `size` bytes, with or without the newline that ends it (without: the server waits)."""
     text = b"x" * int(args.get("size", 0))
@@ -220,9 +231,11 @@ TOOL_BEHAVIOURS = {
     "garbage": garbage,
     "escapes": escapes,
     "progress": progress,
+    "more_context": lambda r, a: more_context(r, a),  # defined below, beside the resources
     "redescribe": redescribe,
     "stop_reading": lambda r, a: (reading.clear(), reply(r, text_result("no longer reading"))),
     "ping_flood": ping_flood,
+    "ping_storm": ping_storm,
     "big_line": big_line,
     "long_stderr": lambda r, a: (sys.stderr.write("e" * int(a.get("size", 1000000)) + " end\n"), sys.stderr.flush(),
                                  reply(r, text_result("written"))),
@@ -282,6 +295,19 @@ def read_resource(request: dict) -> None:
     reply(request, {"contents": [{"uri": uri, **RESOURCES[uri]}]})
 
 
+PROMPTS = [{"name": "review", "description": "Review code.",
+            "arguments": [{"name": "code", "required": True}, {"name": "focus"}]}]
+
+
+def more_context(request: dict, args: dict) -> None:
+    """A resource and a prompt more, announced as list changes before the reply."""
+    RESOURCES["demo://notes/tomorrow"] = {"mimeType": "text/plain", "text": "Rest."}
+    PROMPTS.append({"name": "summarize", "description": "Summarize a text.", "arguments": [{"name": "text"}]})
+    send({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"})
+    send({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"})
+    reply(request, text_result("added"))
+
+
 def get_prompt(request: dict) -> None:
     args = request["params"].get("arguments") or {}
     reply(request, {"messages": [{"role": "user", "content": {
@@ -293,8 +319,7 @@ HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on
             "resources/templates/list": lambda r: reply(r, {"resourceTemplates": [
                 {"uriTemplate": "demo://notes/{day}", "name": "notes of a day"}]}),
             "resources/read": read_resource,
-            "prompts/list": lambda r: reply(r, {"prompts": [{"name": "review", "description": "Review code.",
-                "arguments": [{"name": "code", "required": True}, {"name": "focus"}]}]}),
+            "prompts/list": lambda r: reply(r, {"prompts": PROMPTS}),
             "prompts/get": get_prompt,
             "ping": lambda request: reply(request, {})}
 
