@@ -31,10 +31,11 @@ INTEROP := .interop
 interop: $(VENV)/.pytest-installed $(INTEROP)/.installed
 	$(VPY) -m pytest -q tests/interop_servers.py
 
-$(INTEROP)/.installed:
+$(INTEROP)/.installed: Makefile
 	$(PYTHON) -m venv $(INTEROP)/venv
 	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time mcp
-	npm install --silent --no-audit --no-fund --prefix $(INTEROP)/node @modelcontextprotocol/server-filesystem
+	npm install --silent --no-audit --no-fund --prefix $(INTEROP)/node @modelcontextprotocol/server-filesystem \
+		@modelcontextprotocol/server-everything
 	touch $@
 
 # The benchmark: stdlib only, prints a table and writes .bench/results.md (see tests/bench/bench.py).

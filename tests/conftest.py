@@ -213,9 +213,9 @@ def start_agent():
                 agent.communicate(timeout=10)
 
 
-def wait_for_output(agent: subprocess.Popen, text: str, timeout: float = 10.0) -> str:
-    """Read the agent's stdout until `text` appears, at most `timeout` seconds."""
-    seen, deadline, fd = b"", time.monotonic() + timeout, agent.stdout.fileno()
+def wait_for_output(agent: subprocess.Popen, text: str, timeout: float = 10.0, stream: str = "stdout") -> str:
+    """Read the agent's stdout (or stderr) until `text` appears, at most `timeout` seconds."""
+    seen, deadline, fd = b"", time.monotonic() + timeout, getattr(agent, stream).fileno()
     while text.encode() not in seen:
         left = deadline - time.monotonic()
         assert left > 0 and select.select([fd], [], [], left)[0], f"no {text!r} within {timeout} s: {seen!r}"

@@ -11,12 +11,13 @@ import time
 
 import pytest
 
-from conftest import ROOT, agent_env, run_agent, workdir
-from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
+from conftest import ROOT, agent_env, run_agent, wait_for_output, workdir
+from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_calls
 
 INTEROP = ROOT / ".interop"
 TIME_SERVER = INTEROP / "venv" / "bin" / "mcp-server-time"
 FILESYSTEM_SERVER = INTEROP / "node" / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+EVERYTHING_SERVER = INTEROP / "node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # Real servers start slower than our fakes (the time server imports pydantic; node loads its modules).
 SLOW_START = {"timeout": 30}
@@ -24,7 +25,7 @@ SLOW_START = {"timeout": 30}
 
 @pytest.fixture(autouse=True)
 def installed():
-    if not TIME_SERVER.exists() or not FILESYSTEM_SERVER.exists():
+    if not all(server.exists() for server in (TIME_SERVER, FILESYSTEM_SERVER, EVERYTHING_SERVER)):
         pytest.fail("the interop servers are not installed: run `make interop`")
 
 
@@ -104,4 +105,37 @@ def test_model_calls_sdk_server_over_http(tmp_path, sdk_http_server):
     assert model.violations == []
     assert "[tool mcp_sdk_add -> 42]" in done.stdout and "Results: 42" in done.stdout
     # The SDK declares the resources capability, so the model also gets the resource reader.
-    assert listed_tools(done.stdout, "sdk") == ["mcp_sdk_add", "mcp_sdk_read_resource"]
+    assert listed_tools(done.stdout, "sdk") == ["mcp_sdk_add", "mcp_sdk_unlock", "mcp_sdk_read_resource"]
+
+
+def test_sdk_server_announces_a_new_tool_on_its_get_stream(tmp_path, sdk_http_server, start_agent):
+    """`unlock` makes the SDK server add a tool and announce it, which only the GET stream carries:
+    the agent says so, /mcp lists it, and the model calls it."""
+    cwd = workdir(tmp_path, {"sdk": {"type": "http", "url": sdk_http_server, **SLOW_START}})
+    with FakeOpenAI([tool_calls(("mcp_sdk_secret", {"word": "stream"})), answer_from_tools]) as model:
+        agent = start_agent(cwd, agent_env(model.base_url))
+        wait_for_output(agent, "Type a message", timeout=60)
+        agent.stdin.write("/call mcp_sdk_unlock {}\ny\n")
+        agent.stdin.flush()
+        wait_for_output(agent, "[mcp:sdk] tools changed: added mcp_sdk_secret", timeout=30, stream="stderr")
+        agent.stdin.write("/mcp\nsay stream backwards\ny\n/exit\n")
+        done, _ = agent.communicate(timeout=60)
+    assert model.violations == []
+    assert "mcp_sdk_secret" in listed_tools(done, "sdk")
+    assert "Results: maerts" in done
+
+
+def test_everything_server_resources_and_prompts(tmp_path):
+    """server-everything over stdio: its resources and templates listed, one read, a prompt sent as the next turn."""
+    cwd = workdir(tmp_path, {"everything": {"command": "node", "args": [str(EVERYTHING_SERVER), "stdio"], **SLOW_START}})
+    with FakeOpenAI([answer("noted")]) as model:
+        done = run_agent(cwd, ["/resources", "/read everything demo://resource/dynamic/text/7", "/prompts",
+                               "/prompt everything args-prompt city=Ouagadougou", "/exit"],
+                         agent_env(model.base_url), timeout=90)
+    listing = re.search(r"^(?:> )?everything \((\d+)\)\n((?:  \S+.*\n)*)", done.stdout, re.M)
+    assert listing and int(listing.group(1)) == len(listing.group(2).splitlines()) >= 3, done.stdout
+    assert "(template)" in listing.group(2)
+    assert re.search(r"^(?:> )?Resource 7\b", done.stdout, re.M), done.stdout
+    assert re.search(r"^  args-prompt city=\.\.\.", done.stdout, re.M), done.stdout
+    (user,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
+    assert "Ouagadougou" in user and "noted" in done.stdout

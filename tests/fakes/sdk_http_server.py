@@ -1,13 +1,14 @@
 """A small server built with the official MCP Python SDK, served over Streamable HTTP.
 
 For `make interop` only: run with the interop venv's Python, `python sdk_http_server.py PORT`.
+`unlock` adds the tool `secret` at run time and announces it, which reaches a client on its GET stream.
 """
 import sys
 
 try:
-    from mcp.server.mcpserver import MCPServer as Server  # SDK 2.x
+    from mcp.server.mcpserver import Context, MCPServer as Server  # SDK 2.x
 except ImportError:
-    from mcp.server.fastmcp import FastMCP as Server  # SDK 1.x
+    from mcp.server.fastmcp import Context, FastMCP as Server  # SDK 1.x
 
 PORT = int(sys.argv[1])
 server = Server("interop-http")
@@ -17,6 +18,19 @@ server = Server("interop-http")
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
+
+
+def secret(word: str) -> str:
+    """Say a word back, reversed."""
+    return word[::-1]
+
+
+@server.tool()
+async def unlock(ctx: Context) -> str:
+    """Add the tool `secret` and tell the client its tool list changed."""
+    server.add_tool(secret)
+    await ctx.session.send_tool_list_changed()
+    return "unlocked"
 
 
 if __name__ == "__main__":
