@@ -3,7 +3,8 @@
 Lifts the limits tutorial section 6 names and those real servers run into: a transport seam
 (hardened stdio in beyond_stdio.py, Streamable HTTP in beyond_http.py), per-server timeouts and
 cancellation, one restart after a crash, answers to the server's own requests, notifications (log
-lines, tool-list changes), paginated tools/list, version checks, and content other than text.
+lines, tool-list changes), paginated tools/list, version checks, and content other than text; and
+the 2026-07-28 revision, which has no handshake (beyond_modern.py).
 Each override keeps the twin's name, so the two behaviours can be read side by side.
 """
 import itertools
@@ -18,6 +19,7 @@ from collections.abc import Callable
 import mcp
 from beyond_config import ServerConfig, parse_server_config
 from beyond_from_server import ANSWERS_PER_S, METHOD_NOT_FOUND, FromServer
+from beyond_modern import UNSUPPORTED_VERSION, Revisions
 from beyond_stdio import StdioTransport, wait_for
 from beyond_text import clean, content_text, loads_or_none, shorten
 from mcp import McpError
@@ -28,6 +30,8 @@ from permissions import mask_secrets
 PROTOCOL_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
+# These requests wait startupTimeout; the others timeout.
+STARTUP_METHODS = ("initialize", "server/discover", "tools/list")
 # tools/list follows nextCursor, at most this many pages (a loop guard against a cycling server).
 MAX_TOOL_PAGES = 100
 # A crashed server is started again once per crash, and at most this many times in a session.
@@ -38,18 +42,29 @@ TAIL_LINES = 200
 PROGRESS_CAP = 10
 
 
-class McpClient(FromServer, mcp.McpClient):
+class ReplyError(McpError):
+    """An error reply of the server: its message and code, and its data (for -32022, the versions it speaks)."""
+
+    def __init__(self, message: str, server: str, code: int | None, data: object = None) -> None:
+        super().__init__(message, server, code)
+        self.data = data
+
+
+class McpClient(FromServer, Revisions, mcp.McpClient):
     """One MCP server over a transport, with the same constructor and public methods as the twin's.
 
     What the server sends on its own (requests, notifications, progress, log lines) is handled by
-    the FromServer part (beyond_from_server.py); the rest is here, each override under the twin's name.
+    the FromServer part (beyond_from_server.py), the revision spoken by the Revisions part
+    (beyond_modern.py); the rest is here, each override under the twin's name.
     """
+
+    client_info = CLIENT_INFO
 
     def __init__(self, name: str, cfg: dict | ServerConfig,
                  on_tools_changed: Callable[["McpClient"], None] | None = None) -> None:
         super().__init__(name, cfg if isinstance(cfg, ServerConfig) else parse_server_config(name, cfg))
         self.tools: list[dict] = []
-        self.capabilities: dict = {}  # what the server declared in its handshake
+        self.capabilities: dict = {}  # what the server declared in its handshake (or server/discover)
         # Called (from a helper thread) after the server's tool list changed and was read again.
         self.on_tools_changed = on_tools_changed
         self._transport = None
@@ -75,11 +90,11 @@ class McpClient(FromServer, mcp.McpClient):
     # --- the twin's public methods, overridden -------------------------------------------------
 
     def start(self) -> list[dict]:
-        """Start the transport, run the handshake and list the tools; on failure, shut it down."""
+        """Start the transport, agree on a revision (the handshake, or not) and list the tools; on failure, shut it down."""
         try:
             self._transport = self._new_transport()
             self._transport.start()
-            self._handshake()
+            self._open()
             self.tools = self.list_tools()
             return self.tools
         except McpError as e:
@@ -181,6 +196,7 @@ class McpClient(FromServer, mcp.McpClient):
         if init.get("protocolVersion") not in SUPPORTED_VERSIONS:
             raise McpError(f"unsupported protocol version {init.get('protocolVersion')!r} "
                            f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", self.name)
+        self.revision = init["protocolVersion"]
         self._notify("notifications/initialized")
         self.capabilities = init.get("capabilities") if isinstance(init.get("capabilities"), dict) else {}
         return init
@@ -223,7 +239,8 @@ class McpClient(FromServer, mcp.McpClient):
         elif "error" in message:
             error = message["error"] if isinstance(message["error"], dict) else {"message": str(message["error"])}
             code = error.get("code") if type(error.get("code")) is int else None
-            waiter.put(McpError(shorten(str(error.get("message", "unknown error")), 2000), self.name, code))
+            waiter.put(ReplyError(shorten(str(error.get("message", "unknown error")), 2000), self.name, code,
+                                  error.get("data")))
         elif not isinstance(message.get("result"), dict):
             waiter.put(McpError(f"the reply's result is not an object: {shorten(json.dumps(message.get('result')), 80)}",
                                 self.name))
@@ -237,9 +254,25 @@ class McpClient(FromServer, mcp.McpClient):
         if waiter is not None:
             waiter.put(McpError(reason, self.name))
 
-    def _request(self, method: str, params: dict, deadline: list[float] | None = None) -> dict:
-        """The twin's _request with the server's own timeouts, a deadline progress can push out
-        (a one-item list), and a cancel for what we give up on."""
+    def _request(self, method: str, params: dict, deadline: list[float] | None = None,
+                 timeout: float | None = None) -> dict:
+        """The twin's _request with the server's own timeouts (or `timeout`), a deadline progress can
+        push out (a one-item list), a cancel for what we give up on, and for a 2026-07-28 server
+        _meta on every request and one retry in another version when it refuses this one."""
+        try:
+            return self._request_once(method, params, deadline, timeout)
+        except ReplyError as e:
+            if e.code != UNSUPPORTED_VERSION or not self.modern:
+                raise
+            other = self._other_version(e)
+            if other is None:
+                data = e.data if isinstance(e.data, dict) else {}
+                raise McpError(f"{method} failed: {self._versions_differ(data.get('supported'))}",
+                               self.name, e.code) from None
+            self.revision = other
+            return self._request_once(method, params, deadline, timeout)
+
+    def _request_once(self, method: str, params: dict, deadline: list[float] | None, timeout: float | None) -> dict:
         waiter: queue.SimpleQueue = queue.SimpleQueue()
         with self._lock:
             if self._dead:
@@ -247,10 +280,12 @@ class McpClient(FromServer, mcp.McpClient):
             request_id = self._next_id
             self._next_id += 1
             self._pending[request_id] = waiter
-        timeout = self.cfg.startup_timeout if method in ("initialize", "tools/list") else self.cfg.timeout
+        if timeout is None:
+            timeout = self.cfg.startup_timeout if method in STARTUP_METHODS else self.cfg.timeout
         deadline = deadline or [time.monotonic() + timeout]  # the write and the wait share it
         try:
-            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, deadline[0])
+            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": self._with_meta(params)},
+                       deadline[0])
             reply = wait_for(waiter, deadline)
         except (queue.Empty, TimeoutError):  # TimeoutError: an HTTP transport waited for the answer itself
             self._cancel(request_id, method, f"no reply within {timeout:g} s")
@@ -263,13 +298,16 @@ class McpClient(FromServer, mcp.McpClient):
                 self._pending.pop(request_id, None)  # a late reply now finds no one and is dropped
         if isinstance(reply, McpError):
             code = "" if reply.code is None else f" (code {reply.code})"
-            raise McpError(f"{method} failed: {reply}{code}", self.name, reply.code)
+            raise ReplyError(f"{method} failed: {reply}{code}", self.name, reply.code, getattr(reply, "data", None))
+        self._result_kind(method, reply)
         return reply
 
     def _cancel(self, request_id: int, method: str, reason: str) -> None:
         """Tell the server to stop working on a request we gave up on."""
-        if method == "initialize":
-            return  # the specification forbids cancelling the handshake
+        if method in ("initialize", "server/discover"):
+            return  # the specification forbids cancelling the handshake; a probe is left alone as well
+        if self.modern and self.cfg.kind != "stdio":
+            return  # over HTTP in 2026-07-28 the closed answer stream is the cancel
         message = {"jsonrpc": "2.0", "method": "notifications/cancelled",
                    "params": {"requestId": request_id, "reason": reason}}
         try:

@@ -28,6 +28,9 @@ STARTUP_TIMEOUT_S = 30.0   # "startupTimeout": initialize and tools/list
 # The longest request timeout an entry may set: an hour is longer than any tool should take, and
 # larger numbers overflow the waits they are given to.
 MAX_TIMEOUT_S = 3600.0
+# "protocol": the handshake of revisions up to 2025-11-25 ("legacy"), the stateless 2026-07-28
+# revision only, or "auto": a probe that picks (beyond_modern.py).
+PROTOCOLS = ("legacy", "2026-07-28", "auto")
 # ${VAR} or ${VAR:-default}, as in shells and in Claude Code's configs.
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -43,6 +46,7 @@ class ServerConfig(McpServerConfig):
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     allow_insecure: bool = False        # plain http to another host, only when the entry says so
+    protocol: str = "legacy"            # one of PROTOCOLS
 
 
 def load_mcp_config(path: str = MCP_CONFIG_PATH) -> dict[str, ServerConfig]:
@@ -67,7 +71,8 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
                           startup_timeout=entry.get("startupTimeout", STARTUP_TIMEOUT_S),
                           cwd=entry.get("cwd"), disabled=entry.get("disabled", False), url=entry.get("url"),
                           kind=entry.get("type", "http" if "url" in entry else "stdio"),
-                          headers=entry.get("headers", {}), allow_insecure=entry.get("allowInsecure", False))
+                          headers=entry.get("headers", {}), allow_insecure=entry.get("allowInsecure", False),
+                          protocol=entry.get("protocol", "legacy"))
     problem = _problem(config)
     if problem:
         raise McpError(f"{where}: {problem}")
@@ -95,6 +100,8 @@ def _problem(c: ServerConfig) -> str | None:
          f"\"startupTimeout\" must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"),
         (c.cwd is None or isinstance(c.cwd, str), "\"cwd\" must be a string"),
         (isinstance(c.disabled, bool), "\"disabled\" must be true or false"),
+        (c.protocol in PROTOCOLS, "\"protocol\" must be " + ", ".join(f'"{p}"' for p in PROTOCOLS[:-1])
+         + f' or "{PROTOCOLS[-1]}"'),
     ]
     return next((message for ok, message in checks if not ok), None)
 

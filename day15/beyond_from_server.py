@@ -37,6 +37,8 @@ class FromServer:
     def _answer_server_request(self, message: dict) -> None:
         """ping gets {}; any other method gets -32601, so a server never waits on us (within ANSWERS_PER_S)."""
         method = shorten(str(message["method"]), 100)
+        if self.modern:
+            return self._drop_answer(method, "in MCP 2026-07-28 a server sends no requests")
         now = time.monotonic()
         self._answer_budget = min(ANSWERS_PER_S, self._answer_budget + (now - self._answer_time) * ANSWERS_PER_S)
         self._answer_time = now

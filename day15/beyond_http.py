@@ -5,6 +5,8 @@ is a POST to the server's URL; the answer is 202 (nothing), one JSON body, or a 
 Server-Sent Events whose messages may include server requests and notifications before the
 response. What the server sends unasked (list changes, log lines, pings) comes on a GET stream
 opened after the handshake. Each message goes to the full client (beyond_client.py) exactly as on stdio.
+In the 2026-07-28 revision (beyond_modern.py) there is no session and no GET stream; each POST
+names its version, method and (for a call, a read or a prompt) the target in headers.
 """
 import base64
 import http.client
@@ -16,8 +18,10 @@ import urllib.parse
 from collections.abc import Callable
 
 from beyond_config import ServerConfig, expand
+from beyond_from_server import METHOD_NOT_FOUND
+from beyond_modern import META
 from beyond_stdio import MAX_MESSAGE_BYTES
-from beyond_text import shorten
+from beyond_text import loads_or_none, shorten
 from mcp import McpError
 from net import Deadline, error_detail, read_limited
 from permissions import URL_PASSWORD
@@ -44,6 +48,8 @@ HEADER_BREAK = re.compile(r"[\r\n\0]")
 # until the next session.
 REOPEN_INTERVAL_S = 1.0
 REOPEN_INTERVAL_CAP_S = 300.0
+# 2026-07-28: the request parameter each method's Mcp-Name header repeats.
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 # An event id longer than this is not kept to resume from (it goes back to the server as a header).
 MAX_EVENT_ID_CHARS = 1024
 
@@ -138,10 +144,14 @@ class HttpTransport:
         guard = Deadline(connection, deadline)
         try:
             with guard:
-                connection.request("POST", self._path(), body, self._headers(session))
+                connection.request("POST", self._path(), body, self._headers(session, message))
                 response = connection.getresponse()
                 if response.status >= 400:
                     body = read_limited(response, ERROR_BODY_BYTES, "an error")
+                    error = self._error_reply(message, response.status, body)
+                    if error and (error["error"]["code"] == METHOD_NOT_FOUND or _version(message)):
+                        self.deliver(error)  # the reply: an unknown method (a 2026-07-28 404), or any 2026-07-28 error
+                        return response.status
                     if session and (response.status == 404 or (response.status == 400 and b"session" in body.lower())):
                         return SESSION_UNKNOWN  # the server forgot it (the specification says 404; some say 400)
                     raise McpError(self._http_error(message, response, body), self.name)
@@ -166,14 +176,29 @@ class HttpTransport:
     def _path(self) -> str:
         return (self.url.path or "/") + (f"?{self.url.query}" if self.url.query else "")
 
-    def _headers(self, session: str | None) -> dict:
+    def _headers(self, session: str | None, message: dict | None = None) -> dict:
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                    **self.headers}
         if session:
             headers["Mcp-Session-Id"] = session
-        if self.protocol_version:
+        version = _version(message or {})
+        if version:  # 2026-07-28: the version the body declares, the method, and what it names
+            headers.update({"MCP-Protocol-Version": version, "Mcp-Method": message["method"]})
+            named = message["params"].get(NAMED_BY.get(message["method"], ""))
+            if isinstance(named, str):
+                headers["Mcp-Name"] = _header_value(named)
+        elif self.protocol_version:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
+
+    @staticmethod
+    def _error_reply(message: dict, status: int, body: bytes) -> dict | None:
+        """A 400 or 404 whose body is a JSON-RPC error, as the reply to this request; else None."""
+        data = loads_or_none(body.decode("utf-8", "replace")) if status in (400, 404) else None
+        error = data.get("error") if isinstance(data, dict) else None
+        if "id" not in message or not isinstance(error, dict) or type(error.get("code")) is not int:
+            return None
+        return {"jsonrpc": "2.0", "id": message["id"], "error": error}
 
     def _read_answer(self, message: dict, response: http.client.HTTPResponse) -> None:
         if message.get("method") == "initialize" and response.getheader("Mcp-Session-Id"):
@@ -331,6 +356,21 @@ class HttpTransport:
 
 def _what(message: dict) -> str:
     return message.get("method", "reply")
+
+
+def _version(message: dict) -> str | None:
+    """The 2026-07-28 protocol version a message declares in params._meta, or None (earlier revisions)."""
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    version = meta.get(f"{META}protocolVersion")
+    return version if isinstance(version, str) else None
+
+
+def _header_value(text: str) -> str:
+    """A header value as 2026-07-28 writes it: plain printable ASCII as it is, anything else =?base64?...?=."""
+    plain = all(" " <= c <= "~" for c in text) and text == text.strip() \
+        and not (text.startswith("=?base64?") and text.endswith("?="))
+    return text if plain else f"=?base64?{base64.b64encode(text.encode()).decode()}?="
 
 
 def _reason(e: Exception) -> str:

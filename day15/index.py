@@ -163,8 +163,11 @@ def status_lines(status, with_tools: bool) -> list[str]:
     if status.error:
         return [style(f"x {server}: {shown(status.error, one_line=True)}", "31")]
     head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))})"
+    # Beyond the tutorial: the full client's tools that need tasks, and the revision the server speaks.
     unusable = [f"  {shown(name, one_line=True)}: needs tasks (not supported)" for name in getattr(status, "needs_tasks", [])]
-    return [head] + ([f"  {tool}" for tool in status.tools] + unusable if with_tools else [])
+    revision = getattr(getattr(status, "client", None), "revision", None)
+    spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
+    return [head] + ([f"  {tool}" for tool in status.tools] + unusable + spoken if with_tools else [])
 
 
 def _s(count: int) -> str:

@@ -139,3 +139,20 @@ def test_everything_server_resources_and_prompts(tmp_path):
     assert re.search(r"^  args-prompt city=\.\.\.", done.stdout, re.M), done.stdout
     (user,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
     assert "Ouagadougou" in user and "noted" in done.stdout
+
+
+def test_time_and_sdk_servers_in_the_2026_07_28_revision(tmp_path, sdk_http_server):
+    """"protocol": "2026-07-28" with mcp-server-time over stdio and the SDK server over HTTP: no handshake,
+    /mcp names the revision, and the model calls a tool of each."""
+    cwd = workdir(tmp_path, {"time": {**servers(tmp_path)["time"], "protocol": "2026-07-28"},
+                             "sdk": {"type": "http", "url": sdk_http_server, "protocol": "2026-07-28", **SLOW_START}})
+    script = [tool_calls(("mcp_time_get_current_time", {"timezone": "UTC"}), ("mcp_sdk_add", {"a": 40, "b": 2})),
+              answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["/mcp", "what time is it, and what is 40 + 2?", "y", "y", "/exit"],
+                         agent_env(model.base_url), timeout=90)
+    assert model.violations == []
+    for server in ("time", "sdk"):
+        listed_tools(done.stdout, server)
+        assert re.search(rf"^(?:> )?{server} \(\d+ tools?\)\n(?:  mcp_\S+\n)*  speaks MCP 2026-07-28\n", done.stdout, re.M)
+    assert re.search(r'Results: \{\s*"timezone": "UTC",\s*"datetime": "\d{4}-.*\| 42$', done.stdout, re.M | re.S), done.stdout

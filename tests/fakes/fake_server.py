@@ -23,7 +23,7 @@ TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_too
               "bad_utf8", "ping_first", "ask_sampling", "rich", "structured", "log", "cwd", "garbage",
               "refuse", "rpc_error", "empty", "stop_reading", "ping_flood", "big_line", "long_stderr", "deep",
               "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error",
-              "escapes", "redescribe", "progress", "more_context", "ping_storm"]
+              "escapes", "redescribe", "progress", "more_context", "ping_storm", "requests_seen", "needs_input"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), or @file holding one
@@ -56,7 +56,14 @@ def send(message: dict | str | bytes) -> None:
 
 
 def reply(request: dict, result: dict) -> None:
+    if MODE == "modern":  # 2026-07-28: every result says what kind it is
+        result = {"resultType": "complete", **result}
     send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+
+def error(request: dict, code: int, message: str, data: object = None) -> None:
+    send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": code, "message": message,
+                                                           **({} if data is None else {"data": data})}})
 
 
 def text_result(text: str, is_error: bool = False) -> dict:
@@ -236,6 +243,9 @@ TOOL_BEHAVIOURS = {
     "stop_reading": lambda r, a: (reading.clear(), reply(r, text_result("no longer reading"))),
     "ping_flood": ping_flood,
     "ping_storm": ping_storm,
+    "requests_seen": lambda r, a: reply(r, text_result(json.dumps(requests_seen))),
+    "needs_input": lambda r, a: reply(r, {"resultType": "input_required", "inputRequests": {
+        "confirm": {"method": "elicitation/create", "params": {"message": "Sure?"}}}}),
     "big_line": big_line,
     "long_stderr": lambda r, a: (sys.stderr.write("e" * int(a.get("size", 1000000)) + " end\n"), sys.stderr.flush(),
                                  reply(r, text_result("written"))),
@@ -321,10 +331,51 @@ HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on
             "resources/read": read_resource,
             "prompts/list": lambda r: reply(r, {"prompts": PROMPTS}),
             "prompts/get": get_prompt,
+            "server/discover": lambda r: discover(r),
             "ping": lambda request: reply(request, {})}
 
 
+# "modern": a server of the 2026-07-28 revision only (no handshake); ARG may name the versions it
+# speaks, as a JSON list. Other modes speak earlier revisions; "exit_on_probe" exits on any request
+# before initialize, "silent_probe" does not answer server/discover.
+MODERN = "2026-07-28"
+META = "io.modelcontextprotocol/"
+requests_seen: list[dict] = []  # (method, params) of every request, in order
+
+
+def modern_refusal(request: dict) -> bool:
+    """Answer a request a modern-only server refuses (initialize, no _meta, an unknown version); True if it did."""
+    meta = (request.get("params") or {}).get("_meta") or {}
+    supported = json.loads(ARG) if ARG else [MODERN]
+    if request["method"] == "initialize":
+        error(request, -32601, f"initialize is not supported: this server speaks {', '.join(supported)}")
+    elif not isinstance(meta.get(f"{META}protocolVersion"), str) or not isinstance(meta.get(f"{META}clientCapabilities"), dict):
+        error(request, -32602, "params._meta must carry protocolVersion and clientCapabilities")
+    elif meta[f"{META}protocolVersion"] not in supported:
+        error(request, -32022, "Unsupported protocol version",
+              {"supported": supported, "requested": meta[f"{META}protocolVersion"]})
+    else:
+        return False
+    return True
+
+
+def discover(request: dict) -> None:
+    """A modern server describes itself; an earlier one does not know the method ("silent_probe": says nothing)."""
+    if MODE == "modern":
+        reply(request, {"supportedVersions": json.loads(ARG) if ARG else [MODERN],
+                        "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
+                        "serverInfo": {"name": "fake-modern", "version": "1"}})
+    elif MODE != "silent_probe":
+        error(request, -32601, "Method not found: server/discover")
+
+
 def handle(message: dict) -> None:
+    if "id" in message and "method" in message:
+        requests_seen.append({"method": message["method"], "params": message.get("params")})
+        if MODE == "exit_on_probe" and not any(r["method"] == "initialize" for r in requests_seen):
+            os._exit(4)
+        if MODE == "modern" and modern_refusal(message):
+            return
     if "method" not in message:  # the client's reply to one of our requests
         with replied:
             client_replies[message.get("id")] = message

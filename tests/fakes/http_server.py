@@ -8,10 +8,12 @@ never answers tools/call; "error500" answers tools/call with a 500 and a plain-t
 "trickle" answers tools/call with an event stream that sends one byte every 0.1 s and never a newline;
 "expire400" forgets the session once and says so with a 400, as some servers do; "html403" answers
 everything with an HTML 403 page; "push" offers a GET stream, on which the test sends messages with
-push(), and which it ends with drop() (other modes answer GET with 405). Every event of a stream
-comes after a priming event without data. Every mode issues session ids and answers 400 to a
-request without one.
+push(), and which it ends with drop() (other modes answer GET with 405); "modern" speaks only the
+2026-07-28 revision: no session, no handshake, and headers that must match the body. Every event
+of a stream comes after a priming event without data. Every mode but "modern" issues session ids
+and answers 400 to a request without one.
 """
+import base64
 import json
 import queue
 import select
@@ -24,6 +26,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 GOOD_AUTHORIZATION = ("Bearer good-token", "Basic YWdlbnQ6Z29vZC1wdw==")
 TOOLS = [{"name": "echo", "description": "Echo the text.",
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
+# "modern": the version it speaks, and the parameter each method's Mcp-Name header must repeat.
+MODERN = "2026-07-28"
+META = "io.modelcontextprotocol/"
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 class FakeHttpMcp:
@@ -72,6 +78,8 @@ class FakeHttpMcp:
             return self.send(handler, 401, {"jsonrpc": "2.0", "id": message.get("id"),
                                             "error": {"code": -32001, "message": "invalid token"}})
         method = message.get("method")
+        if self.mode == "modern":
+            return self.modern(handler, headers, message)
         if self.mode == "html403":
             page = b"<!DOCTYPE html>\n<html><head><title>403 Forbidden: Access is only allowed at localhost</title>" \
                    b"</head>\n<body><h1>Forbidden</h1>\n<p>nope</p></body></html>"
@@ -96,6 +104,36 @@ class FakeHttpMcp:
         if method == "tools/list":
             return self.send(handler, 200, self.result(message, {"tools": self.tools}))
         return self.call(handler, message, session)
+
+    def modern(self, handler, headers: dict, message: dict) -> None:
+        """2026-07-28: each request stands alone; its headers must say what its body says."""
+        meta = (message.get("params") or {}).get("_meta") or {}
+        version, method = meta.get(f"{META}protocolVersion"), message.get("method")
+        if not isinstance(version, str) or not isinstance(meta.get(f"{META}clientCapabilities"), dict):
+            return self.rpc_error(handler, 400, message, -32602, "params._meta must carry the protocol envelope keys")
+        if version != MODERN:
+            return self.rpc_error(handler, 400, message, -32022, "Unsupported protocol version",
+                                  {"supported": [MODERN], "requested": version})
+        named = message["params"].get(NAMED_BY.get(method, ""))
+        sent = headers.get("mcp-name")
+        if sent and sent.startswith("=?base64?") and sent.endswith("?="):
+            sent = base64.b64decode(sent[9:-2]).decode()
+        if headers.get("mcp-protocol-version") != version or headers.get("mcp-method") != method or sent != named:
+            return self.rpc_error(handler, 400, message, -32020, "Header mismatch")
+        done = {"resultType": "complete"}
+        if method == "server/discover":
+            return self.send(handler, 200, self.result(message, {**done, "supportedVersions": [MODERN],
+                                                                 "capabilities": {"tools": {}}}))
+        if method == "tools/list":
+            return self.send(handler, 200, self.result(message, {**done, "tools": self.tools}))
+        if method == "tools/call":
+            text = message["params"]["arguments"].get("text", "")
+            return self.send(handler, 200, self.result(message, {**done, "content": [{"type": "text", "text": text}]}))
+        self.rpc_error(handler, 404, message, -32601, f"Method not found: {method}")
+
+    def rpc_error(self, handler, status: int, message: dict, code: int, text: str, data: object = None) -> None:
+        self.send(handler, status, {"jsonrpc": "2.0", "id": message.get("id"), "error": {
+            "code": code, "message": text, **({} if data is None else {"data": data})}})
 
     def listen(self, handler) -> None:
         """A GET: in "push" mode, an event stream that carries what push() sends until drop() or the client closes it."""

@@ -1,0 +1,114 @@
+"""Beyond the tutorial: MCP's 2026-07-28 revision, which has no handshake, beside the revisions that do.
+
+The tutorial's client opens with initialize and notifications/initialized, as every revision up to
+2025-11-25 does. In 2026-07-28 every request carries its protocol version, the client's
+capabilities and identity in params._meta; server/discover says which versions and capabilities a
+server has; there are no sessions, and a server sends no requests of its own. A server's
+"protocol" in mcp.json picks: "legacy" (the handshake: the default), "2026-07-28" (this revision
+only), or "auto" (a server/discover probe, and the handshake when it finds no modern server).
+
+The Revisions part of the full client (beyond_client.McpClient) holds what differs; it uses the
+client's config, transport, _request and _handshake, and sets revision and capabilities.
+"""
+import json
+
+from beyond_config import PROTOCOLS
+from beyond_text import shorten
+from mcp import McpError
+
+# The stateless revisions this client speaks, oldest first (it declares the newest).
+MODERN_VERSIONS = (PROTOCOLS[1],)
+# Keys of params._meta reserved by MCP; protocolVersion and clientCapabilities are required.
+META = "io.modelcontextprotocol/"
+# JSON-RPC error: the request's protocol version is not one the server speaks (data: supported, requested).
+UNSUPPORTED_VERSION = -32022
+# "auto": how long server/discover may take before the server is taken to speak only the handshake
+# (some stay silent on any request before initialize). At most the entry's startupTimeout.
+PROBE_TIMEOUT_S = 5.0
+
+
+class Revisions:
+    """Mixed into beyond_client.McpClient: which revision a server speaks, and requests shaped for it."""
+
+    revision: str | None = None  # the version spoken (agreed in the handshake, or modern); None before
+
+    @property
+    def modern(self) -> bool:
+        return self.revision in MODERN_VERSIONS
+
+    def _open(self) -> None:
+        """Agree on a revision with the server, as the entry's "protocol" says, and learn its capabilities."""
+        self.revision = None
+        if self.cfg.protocol == "legacy":
+            try:
+                self._handshake()
+            except McpError as e:
+                if e.code is None and "HTTP 400" not in str(e):
+                    raise  # no answer, an exit, a refused connection: not a question of revisions
+                raise McpError(f"{e} (if the server speaks only MCP 2026-07-28, set \"protocol\": \"auto\" "
+                               "in its entry)", self.name) from None
+            return
+        try:
+            self._discover(min(PROBE_TIMEOUT_S, self.cfg.startup_timeout) if self.cfg.protocol == "auto" else None)
+        except McpError as e:
+            if self.cfg.protocol != "auto":
+                raise McpError(f"{e} (for a server that speaks only the handshake, set \"protocol\": "
+                               "\"legacy\" or \"auto\" in its entry)", self.name) from None
+            self.said(f"server/discover found no 2026-07-28 server ({e}); using the handshake")
+            self._fall_back(str(e))
+
+    def _discover(self, timeout: float | None) -> None:
+        """server/discover in the newest modern revision; the server's versions pick the one we speak."""
+        self.revision = MODERN_VERSIONS[-1]  # requests now carry _meta
+        result = self._request("server/discover", {}, timeout=timeout)
+        supported = result.get("supportedVersions")
+        common = [v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported]
+        if not common:
+            self.revision = None
+            raise McpError(f"server/discover: {self._versions_differ(supported)}", self.name)
+        self.revision = common[-1]
+        self.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
+
+    def _fall_back(self, why: str) -> None:
+        """The handshake after a failed probe; a stdio server that exited on the probe is started again."""
+        self.revision = None
+        if self._dead:
+            self._transport.stop()
+            with self._lock:
+                self._dead = None
+            self._transport = self._new_transport()
+            self._transport.start()
+        try:
+            self._handshake()
+        except McpError as e:
+            raise McpError(f"{e} (and server/discover failed: {why})", self.name) from None
+
+    def _with_meta(self, params: dict) -> dict:
+        """A modern request's params: its own _meta (a progress token) plus the version, capabilities, identity."""
+        if not self.modern:
+            return params
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        return {**params, "_meta": {**meta, f"{META}protocolVersion": self.revision,
+                                    f"{META}clientCapabilities": {}, f"{META}clientInfo": self.client_info}}
+
+    def _other_version(self, error: McpError) -> str | None:
+        """After -32022: a modern version both sides speak, other than the one refused, or None."""
+        data = error.data if isinstance(getattr(error, "data", None), dict) else {}
+        supported = data.get("supported") if isinstance(data.get("supported"), list) else []
+        common = [v for v in MODERN_VERSIONS if v in supported and v != self.revision]
+        return common[-1] if common else None
+
+    def _versions_differ(self, supported: object) -> str:
+        theirs = ", ".join(map(str, supported)) if isinstance(supported, list) and supported else "none named"
+        return (f"the server speaks {shorten(theirs, 200)}; this client speaks {', '.join(MODERN_VERSIONS)} "
+                "without a handshake")
+
+    def _result_kind(self, method: str, result: dict) -> None:
+        """A result that is not complete (2026-07-28: the server wants input first) is an error here."""
+        kind = result.get("resultType", "complete")  # absent, as from earlier revisions: complete
+        if kind == "input_required":
+            raise McpError(f"{method}: the server asked for input (sampling, elicitation or roots) that this client "
+                           "does not provide", self.name)
+        if kind != "complete":
+            raise McpError(f"{method}: the server answered with an unknown resultType {shorten(json.dumps(kind), 80)}",
+                           self.name)

@@ -1,0 +1,141 @@
+"""MCP 2026-07-28 (no handshake) beside the earlier revisions: "protocol" legacy, "2026-07-28" and "auto"."""
+import base64
+import json
+
+import pytest
+
+import beyond_modern
+from beyond_mcp import McpError
+from conftest import agent_env, fake, run_agent, workdir
+from fakes.http_server import FakeHttpMcp
+from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
+
+META = "io.modelcontextprotocol/"
+
+
+def seen(client) -> list[dict]:
+    """The requests the fake server received, in order (it keeps them)."""
+    return json.loads(client.call_tool("requests_seen", {}))
+
+
+def test_modern_server_without_handshake(started):
+    """"protocol": "2026-07-28": server/discover, then requests that each carry version, capabilities and identity."""
+    client = started(fake("modern", protocol="2026-07-28"))
+    assert client.revision == "2026-07-28" and "resources" in client.capabilities
+    assert client.call_tool("echo", {"text": "stateless"}) == "stateless"
+    assert client.read_resource("demo://notes/today") == "Buy milk. Call Ada."
+    assert client.get_prompt("review", {"code": "x"})[0]["text"] == "Review this code for anything: x"
+    requests = seen(client)
+    assert [r["method"] for r in requests][:2] == ["server/discover", "tools/list"]
+    assert "initialize" not in [r["method"] for r in requests]
+    for request in requests:
+        meta = request["params"]["_meta"]
+        assert meta[f"{META}protocolVersion"] == "2026-07-28" and meta[f"{META}clientCapabilities"] == {}
+        assert meta[f"{META}clientInfo"]["name"] == "geekagent-day15-python"
+    call = next(r for r in requests if r["method"] == "tools/call")
+    assert "progressToken" in call["params"]["_meta"]  # the call's own _meta stays
+
+
+def test_modern_only_against_a_handshake_server_says_what_to_set(started):
+    """A server of earlier revisions answers server/discover with an error: the message says which setting helps."""
+    with pytest.raises(McpError, match=r'server/discover failed: .*set "protocol": "legacy" or "auto"'):
+        started(fake("normal", protocol="2026-07-28"))
+
+
+@pytest.mark.parametrize("mode", ["normal", "silent_probe", "exit_on_probe"])
+def test_auto_falls_back_to_the_handshake(started, mode, monkeypatch):
+    """"auto" against earlier servers: an error, no answer, or an exit on the probe all end in the handshake."""
+    monkeypatch.setattr(beyond_modern, "PROBE_TIMEOUT_S", 0.5)
+    client = started(fake(mode, protocol="auto"))
+    assert client.revision == "2025-11-25"
+    assert client.call_tool("echo", {"text": "after the probe"}) == "after the probe"
+    assert any("server/discover found no 2026-07-28 server" in line for line in client.tail)
+    methods = [r["method"] for r in seen(client)]
+    assert methods[0] == ("initialize" if mode == "exit_on_probe" else "server/discover")  # a new process
+
+
+def test_auto_finds_a_modern_server(started):
+    client = started(fake("modern", protocol="auto"))
+    assert client.revision == "2026-07-28"
+    assert client.call_tool("echo", {"text": "found"}) == "found"
+
+
+def test_unsupported_version_is_retried_in_one_both_speak(started, monkeypatch):
+    """-32022: a version both sides speak is picked and the request sent again, once; none: both lists named."""
+    monkeypatch.setattr(beyond_modern, "MODERN_VERSIONS", ("2026-07-28", "2027-01-01"))
+    client = started(fake("modern", protocol="2026-07-28"))
+    assert client.revision == "2026-07-28"
+    discovers = [r for r in seen(client) if r["method"] == "server/discover"]
+    assert [r["params"]["_meta"][f"{META}protocolVersion"] for r in discovers] == ["2027-01-01", "2026-07-28"]
+    with pytest.raises(McpError, match=r"the server speaks 2099-01-01; this client speaks 2026-07-28, 2027-01-01"):
+        started(fake("modern", '["2099-01-01"]', protocol="2026-07-28"))
+
+
+def test_input_required_is_a_clear_error(started):
+    """A result asking for more input (2026-07-28's multi round-trip) fails the call with a sentence, not a crash."""
+    client = started(fake("modern", protocol="2026-07-28"))
+    with pytest.raises(McpError, match="the server asked for input .* that this client does not provide"):
+        client.call_tool("needs_input", {})
+    assert client.call_tool("echo", {"text": "next"}) == "next"
+
+
+def test_a_modern_server_gets_no_answers_to_requests(started):
+    """2026-07-28 has no server requests: one that comes anyway is not answered (the client never writes replies)."""
+    client = started(fake("modern", protocol="2026-07-28"))
+    assert json.loads(client.call_tool("ping_first", {"wait": 0.5})) == {"error": "no reply from the client"}
+
+
+def test_mcp_shows_the_revision_and_the_model_uses_both(tmp_path):
+    """/mcp says which revision each server speaks; the model calls a tool of each through the same registry."""
+    cwd = workdir(tmp_path, {"old": fake("normal"), "new": fake("modern", protocol="2026-07-28")},
+                  {"mcp_old_echo": "allow"})
+    script = [tool_calls(("mcp_old_echo", {"text": "handshake"}), ("mcp_new_echo", {"text": "stateless"})),
+              answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["/mcp", "use both", "y", "/exit"], agent_env(model.base_url))
+    assert model.violations == []
+    assert "  speaks MCP 2025-11-25\n" in done.stdout and "  speaks MCP 2026-07-28\n" in done.stdout
+    assert "MCP server 'new' wants to run tool 'echo'" in done.stdout  # asks, as any tool does
+    assert "Results: handshake | stateless" in done.stdout
+
+
+def test_modern_over_http(started):
+    """Over HTTP: no session, GET or DELETE; every POST names version, method and (for a call) the tool,
+    a name that is not plain ASCII in Base64; a 404 with -32601 is "method not found"."""
+    with FakeHttpMcp("modern") as server:
+        server.tools.append({"name": "grüß", "description": "Not plain ASCII."})
+        client = started({"type": "http", "url": server.url, "protocol": "2026-07-28"}, name="remote")
+        assert client.revision == "2026-07-28"
+        assert client.call_tool("echo", {"text": "plain"}) == "plain"
+        assert client.call_tool("grüß", {"text": "wrapped"}) == "wrapped"
+        assert client.list_prompts() == []  # the server answered 404 with -32601: it has none
+        client.stop()
+        assert server.gets == [] and server.deletes == []
+    assert [m["method"] for _, m in server.posts] == ["server/discover", "tools/list", "tools/call", "tools/call",
+                                                      "prompts/list"]
+    for headers, message in server.posts:
+        assert "mcp-session-id" not in headers and headers["mcp-method"] == message["method"]
+        assert headers["mcp-protocol-version"] == message["params"]["_meta"][f"{META}protocolVersion"] == "2026-07-28"
+    assert [h.get("mcp-name") for h, m in server.posts if m["method"] == "tools/call"] == [
+        "echo", "=?base64?" + base64.b64encode("grüß".encode()).decode() + "?="]
+
+
+@pytest.mark.parametrize("mode, revision", [("json", "2025-11-25"), ("modern", "2026-07-28")])
+def test_auto_over_http(started, mode, revision):
+    """"auto" over HTTP: a server with sessions gets the handshake after the probe fails; a modern one none."""
+    with FakeHttpMcp(mode) as server:
+        client = started({"type": "http", "url": server.url, "protocol": "auto"}, name="remote")
+        assert client.revision == revision
+        assert client.call_tool("echo", {"text": "either way"}) == "either way"
+        client.stop()
+    methods = [m.get("method") for _, m in server.posts]
+    assert methods[0] == "server/discover" and ("initialize" in methods) == (mode == "json")
+
+
+def test_handshake_refused_by_a_modern_server_gets_a_hint(started):
+    """The default (the handshake) against servers of 2026-07-28 only, over stdio and HTTP: the error says what to set."""
+    with pytest.raises(McpError, match=r'initialize failed: initialize is not supported.*set "protocol": "auto"'):
+        started(fake("modern"))
+    with FakeHttpMcp("modern") as server:
+        with pytest.raises(McpError, match=r'initialize to .* HTTP 400: params._meta .*set "protocol": "auto"'):
+            started({"type": "http", "url": server.url}, name="remote")
