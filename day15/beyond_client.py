@@ -103,7 +103,7 @@ class McpClient(FromServer, Revisions, mcp.McpClient):
 
     def list_tools(self) -> list[dict]:
         """tools/list, following nextCursor; a server that answers "method not found" has no tools."""
-        return self._list_all("tools/list", "tools")
+        return [tool for tool in self._list_all("tools/list", "tools") if self._usable_over_http(tool)]
 
     # Resources and prompts: tutorial sections 3.1 and 6 leave them out.
     def list_resources(self) -> list[dict]:
@@ -184,7 +184,8 @@ class McpClient(FromServer, Revisions, mcp.McpClient):
                 self._mark_dead(reason)
         if self.cfg.kind != "stdio":
             from beyond_http import HttpTransport  # imported only when a remote server is configured
-            transport = HttpTransport(self.name, self.cfg, self._accept_message, closed, self.log, self._handshake)
+            transport = HttpTransport(self.name, self.cfg, self._accept_message, closed, self.log, self._handshake,
+                                      self._input_schema)
         else:
             transport = StdioTransport(self.name, self.cfg, self._accept, closed, self.log, self._reject, self.said)
         return transport

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from beyond_config import ServerConfig, expand
 from beyond_from_server import METHOD_NOT_FOUND
-from beyond_modern import META
+from beyond_modern import META, header_value, param_headers
 from beyond_stdio import MAX_MESSAGE_BYTES
 from beyond_text import loads_or_none, shorten
 from mcp import McpError
@@ -59,9 +59,10 @@ class HttpTransport:
 
     def __init__(self, name: str, config: ServerConfig, deliver: Callable[[dict], None],
                  closed: Callable[[str], None], log: Callable[[str], None],
-                 handshake: Callable[[], dict]) -> None:
+                 handshake: Callable[[], dict], tool_schema: Callable[[str], object]) -> None:
         self.name, self.config = name, config
-        self.deliver, self.log, self.handshake = deliver, log, handshake  # the client's callbacks
+        # The client's callbacks; tool_schema gives a listed tool's inputSchema by name.
+        self.deliver, self.log, self.handshake, self.tool_schema = deliver, log, handshake, tool_schema
         # As written in mcp.json (${VAR} unexpanded), a password in it masked: this is what messages show.
         self.shown_url = URL_PASSWORD.sub(r"\1[REDACTED]@", config.url)
         self.url: urllib.parse.SplitResult | None = None  # expanded and checked by start()
@@ -186,7 +187,9 @@ class HttpTransport:
             headers.update({"MCP-Protocol-Version": version, "Mcp-Method": message["method"]})
             named = message["params"].get(NAMED_BY.get(message["method"], ""))
             if isinstance(named, str):
-                headers["Mcp-Name"] = _header_value(named)
+                headers["Mcp-Name"] = header_value(named)
+            if message["method"] == "tools/call":  # and the arguments the tool asks to see in headers
+                headers.update(param_headers(self.tool_schema(named), message["params"].get("arguments")))
         elif self.protocol_version:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
@@ -364,13 +367,6 @@ def _version(message: dict) -> str | None:
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     version = meta.get(f"{META}protocolVersion")
     return version if isinstance(version, str) else None
-
-
-def _header_value(text: str) -> str:
-    """A header value as 2026-07-28 writes it: plain printable ASCII as it is, anything else =?base64?...?=."""
-    plain = all(" " <= c <= "~" for c in text) and text == text.strip() \
-        and not (text.startswith("=?base64?") and text.endswith("?="))
-    return text if plain else f"=?base64?{base64.b64encode(text.encode()).decode()}?="
 
 
 def _reason(e: Exception) -> str:

@@ -10,7 +10,9 @@ only), or "auto" (a server/discover probe, and the handshake when it finds no mo
 The Revisions part of the full client (beyond_client.McpClient) holds what differs; it uses the
 client's config, transport, _request and _handshake, and sets revision and capabilities.
 """
+import base64
 import json
+import re
 
 from beyond_config import PROTOCOLS
 from beyond_text import shorten
@@ -25,6 +27,9 @@ UNSUPPORTED_VERSION = -32022
 # "auto": how long server/discover may take before the server is taken to speak only the handshake
 # (some stay silent on any request before initialize). At most the entry's startupTimeout.
 PROBE_TIMEOUT_S = 5.0
+# HTTP: a tool may ask for arguments to be repeated as Mcp-Param-<name> headers ("x-mcp-header" on a
+# string, integer or boolean property); the name must be an HTTP token.
+HEADER_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 class Revisions:
@@ -103,6 +108,21 @@ class Revisions:
         return (f"the server speaks {shorten(theirs, 200)}; this client speaks {', '.join(MODERN_VERSIONS)} "
                 "without a handshake")
 
+    def _usable_over_http(self, tool: dict) -> bool:
+        """A tool whose x-mcp-header annotations cannot be followed is left out over HTTP, with a warning."""
+        if not self.modern or self.cfg.kind == "stdio":
+            return True
+        try:
+            mirrored(tool.get("inputSchema"))
+            return True
+        except ValueError as e:
+            self.log(f"skipped tool {shorten(str(tool.get('name')), 80)}: {e}")
+            return False
+
+    def _input_schema(self, tool: str) -> object:
+        """The inputSchema of a listed tool (for the arguments it wants in headers), or None."""
+        return next((t.get("inputSchema") for t in self.tools if t.get("name") == tool), None)
+
     def _result_kind(self, method: str, result: dict) -> None:
         """A result that is not complete (2026-07-28: the server wants input first) is an error here."""
         kind = result.get("resultType", "complete")  # absent, as from earlier revisions: complete
@@ -112,3 +132,62 @@ class Revisions:
         if kind != "complete":
             raise McpError(f"{method}: the server answered with an unknown resultType {shorten(json.dumps(kind), 80)}",
                            self.name)
+
+
+def header_value(text: str) -> str:
+    """A header value as 2026-07-28 writes it: plain printable ASCII as it is, anything else =?base64?...?=."""
+    plain = all(" " <= c <= "~" for c in text) and text == text.strip() \
+        and not (text.startswith("=?base64?") and text.endswith("?="))
+    return text if plain else f"=?base64?{base64.b64encode(text.encode()).decode()}?="
+
+
+def mirrored(schema: object) -> list[tuple[tuple[str, ...], str]]:
+    """(property path, header name) of every x-mcp-header in a tool's inputSchema; ValueError says
+    why the tool cannot be used (a clash, a name that is no header, a property that is not a plain
+    value or not reached through "properties" alone)."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(node: object, path: tuple[str, ...] | None) -> None:  # path None: not reached through properties
+        if isinstance(node, list):
+            for item in node:
+                walk(item, None)
+        if not isinstance(node, dict):
+            return
+        if "x-mcp-header" in node:
+            name = node["x-mcp-header"]
+            if not path:
+                raise ValueError("x-mcp-header on something other than a property reached through \"properties\"")
+            if not isinstance(name, str) or not HEADER_TOKEN.fullmatch(name):
+                raise ValueError(f"x-mcp-header {shorten(json.dumps(name), 40)} is not a header name")
+            if node.get("type") not in ("string", "integer", "boolean"):
+                raise ValueError(f"x-mcp-header {name} is on a property that is not a string, integer or boolean")
+            found.append((path, name))
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict) and path is not None:
+                for prop, sub in value.items():
+                    walk(sub, path + (prop,))
+            elif key != "x-mcp-header":
+                walk(value, None)
+
+    try:
+        walk(schema, ())
+    except RecursionError:
+        raise ValueError("inputSchema nested too deep to read") from None
+    names = [name.lower() for _, name in found]
+    if len(set(names)) != len(names):
+        raise ValueError("two properties share one x-mcp-header name")
+    return found
+
+
+def param_headers(schema: object, arguments: object) -> dict[str, str]:
+    """The Mcp-Param-<name> headers of a call: each mirrored argument that is present, encoded."""
+    headers = {}
+    for path, name in mirrored(schema):
+        value = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, bool):
+            headers[f"Mcp-Param-{name}"] = "true" if value else "false"
+        elif isinstance(value, (int, str)):
+            headers[f"Mcp-Param-{name}"] = header_value(str(value))
+    return headers

@@ -139,3 +139,40 @@ def test_handshake_refused_by_a_modern_server_gets_a_hint(started):
     with FakeHttpMcp("modern") as server:
         with pytest.raises(McpError, match=r'initialize to .* HTTP 400: params._meta .*set "protocol": "auto"'):
             started({"type": "http", "url": server.url}, name="remote")
+
+
+def test_arguments_a_tool_wants_in_headers(started, capfd):
+    """Over HTTP, x-mcp-header arguments go into Mcp-Param-* headers (nested ones and Base64 too); a tool
+    whose annotation cannot be followed is left out with a warning."""
+    schema = {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "where": {"type": "object", "properties": {"zone": {"type": "integer", "x-mcp-header": "Zone"},
+                                                   "dry": {"type": "boolean", "x-mcp-header": "Dry"}}},
+        "text": {"type": "string"}}}
+    bad = {"type": "object", "properties": {"list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}
+    with FakeHttpMcp("modern") as server:
+        server.tools += [{"name": "regional", "inputSchema": schema}, {"name": "broken", "inputSchema": bad}]
+        client = started({"type": "http", "url": server.url, "protocol": "2026-07-28"}, name="remote")
+        assert [t["name"] for t in client.tools] == ["echo", "regional"]
+        assert client.call_tool("regional", {"region": "Zürich", "where": {"zone": 3, "dry": False}, "text": "ok"}) == "ok"
+        assert client.call_tool("regional", {"text": "none given"}) == "none given"
+        client.stop()
+    headers = [h for h, m in server.posts if m["method"] == "tools/call"]
+    assert headers[0]["mcp-param-region"] == "=?base64?" + base64.b64encode("Zürich".encode()).decode() + "?="
+    assert (headers[0]["mcp-param-zone"], headers[0]["mcp-param-dry"]) == ("3", "false")
+    assert not any(k.startswith("mcp-param-") for k in headers[1])
+    assert "skipped tool broken: x-mcp-header on something other than a property" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("schema, problem", [
+    ({"x-mcp-header": "Root", "type": "string"}, "other than a property"),
+    ({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}, "not a string, integer or boolean"),
+    ({"properties": {"a": {"type": "string", "x-mcp-header": "A B"}}}, "is not a header name"),
+    ({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}, "is not a header name"),
+    ({"properties": {"a": {"type": "string", "x-mcp-header": "Same"}, "b": {"type": "integer", "x-mcp-header": "sAME"}}},
+     "share one x-mcp-header"),
+    ({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}, "other than a property"),
+])
+def test_header_annotations_that_cannot_be_followed(schema, problem):
+    with pytest.raises(ValueError, match=problem):
+        beyond_modern.mirrored(schema)

@@ -32,6 +32,22 @@ META = "io.modelcontextprotocol/"
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
+def decoded(value: str | None) -> str | None:
+    """A 2026-07-28 header value: =?base64?...?= decoded, anything else as it is."""
+    if value and value.startswith("=?base64?") and value.endswith("?="):
+        return base64.b64decode(value[9:-2]).decode()
+    return value
+
+
+def mirrored(schema: dict, arguments: dict):
+    """(header name, text) of each present argument whose property carries x-mcp-header, through properties."""
+    for prop, sub in (schema.get("properties") or {}).items():
+        value = arguments.get(prop) if isinstance(arguments, dict) else None
+        if "x-mcp-header" in sub and value is not None:
+            yield sub["x-mcp-header"], str(value).lower() if isinstance(value, bool) else str(value)
+        yield from mirrored(sub, value)
+
+
 class FakeHttpMcp:
     """Start with `with FakeHttpMcp(mode) as server:`; server.url goes into mcp.json."""
 
@@ -114,12 +130,13 @@ class FakeHttpMcp:
         if version != MODERN:
             return self.rpc_error(handler, 400, message, -32022, "Unsupported protocol version",
                                   {"supported": [MODERN], "requested": version})
-        named = message["params"].get(NAMED_BY.get(method, ""))
-        sent = headers.get("mcp-name")
-        if sent and sent.startswith("=?base64?") and sent.endswith("?="):
-            sent = base64.b64decode(sent[9:-2]).decode()
+        named, sent = message["params"].get(NAMED_BY.get(method, "")), decoded(headers.get("mcp-name"))
         if headers.get("mcp-protocol-version") != version or headers.get("mcp-method") != method or sent != named:
             return self.rpc_error(handler, 400, message, -32020, "Header mismatch")
+        tool = next((t for t in self.tools if t["name"] == named), {}) if method == "tools/call" else {}
+        for name, value in mirrored(tool.get("inputSchema") or {}, message["params"].get("arguments") or {}):
+            if decoded(headers.get(f"mcp-param-{name.lower()}")) != value:
+                return self.rpc_error(handler, 400, message, -32020, f"Header mismatch: Mcp-Param-{name}")
         done = {"resultType": "complete"}
         if method == "server/discover":
             return self.send(handler, 200, self.result(message, {**done, "supportedVersions": [MODERN],
