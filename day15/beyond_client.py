@@ -96,6 +96,7 @@ class McpClient(FromServer, Revisions, mcp.McpClient):
             self._transport.start()
             self._open()
             self.tools = self.list_tools()
+            self._subscribe()
             return self.tools
         except McpError as e:
             self._shutdown(str(e))
@@ -233,6 +234,10 @@ class McpClient(FromServer, Revisions, mcp.McpClient):
                 self._on_notification(message)
             return
         request_id = message.get("id")
+        if type(request_id) is int and request_id == self._listen_id:  # the server ended our subscription
+            error = message.get("error") if isinstance(message.get("error"), dict) else {}
+            self.said(f"subscriptions/listen ended{': ' + str(error.get('message')) if error else ''}")
+            return
         with self._lock:  # our ids are ints: true, 1.0 or "1" is no reply to request 1
             waiter = self._pending.pop(request_id, None) if type(request_id) is int else None
         if waiter is None:

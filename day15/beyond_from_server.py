@@ -69,6 +69,8 @@ class FromServer:
             self.said(f"{params.get('level', 'info')}: {data if isinstance(data, str) else json.dumps(data)}")
         elif message["method"] == "notifications/progress":
             self._on_progress(params)
+        elif message["method"] == "notifications/subscriptions/acknowledged" and self._subscribed:
+            self._subscribed.set()  # 2026-07-28: our subscriptions/listen is in place
         elif message["method"] == "notifications/tools/list_changed":
             with self._relist_lock:
                 if self._relisting:

@@ -50,6 +50,8 @@ REOPEN_INTERVAL_S = 1.0
 REOPEN_INTERVAL_CAP_S = 300.0
 # 2026-07-28: the request parameter each method's Mcp-Name header repeats.
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# Start-up waits at most this long for the stream to open, so what the server says right after is heard.
+STREAM_OPEN_WAIT_S = 5.0
 # An event id longer than this is not kept to resume from (it goes back to the server as a header).
 MAX_EVENT_ID_CHARS = 1024
 
@@ -115,7 +117,7 @@ class HttpTransport:
             raise McpError(f"{_what(message)} to {self.shown_url} failed: the server does not know the session "
                            "even after a new initialize", self.name)
         if message.get("method") == "notifications/initialized":
-            self._listen()  # the session is ready: open the stream of what the server sends unasked
+            self.listen()  # the session is ready: open the stream of what the server sends unasked
 
     def stop(self) -> None:
         """Close the GET stream, then end the session with DELETE (a 405 means the server does not allow that; fine)."""
@@ -283,11 +285,14 @@ class HttpTransport:
 
     # --- the GET stream: what the server sends unasked ---------------------------------------------
 
-    def _listen(self) -> None:
-        """A thread for this session's GET stream; the previous session's stream is closed."""
-        stopped = threading.Event()
+    def listen(self, request: dict | None = None) -> None:
+        """A thread reading what the server sends unasked: the session's GET stream, or in 2026-07-28
+        the answer to `request` (subscriptions/listen). A previous stream is closed."""
+        stopped, ready = threading.Event(), threading.Event()
         self._end_listening(stopped)
-        threading.Thread(target=self._listener, args=(stopped,), name=f"mcp-{self.name}-listen", daemon=True).start()
+        threading.Thread(target=self._listener, args=(stopped, ready, request), name=f"mcp-{self.name}-listen",
+                         daemon=True).start()
+        ready.wait(min(STREAM_OPEN_WAIT_S, self.config.timeout))  # a change right after start-up is then heard
 
     def _end_listening(self, successor: threading.Event) -> None:
         """End the current stream's thread (cutting its read) and let `successor` be the current one."""
@@ -297,28 +302,38 @@ class HttpTransport:
         if stream:
             stream.cut()
 
-    def _listener(self, stopped: threading.Event) -> None:
-        """Open the stream and read it; after a drop, open it again once (see REOPEN_INTERVAL_S)."""
+    def _listener(self, stopped: threading.Event, ready: threading.Event, request: dict | None) -> None:
+        """Open the stream (`ready` once it is open or will not be) and read it; after a drop, open it
+        again once (see REOPEN_INTERVAL_S)."""
         last_id: list[str] = []  # the last event id the server gave, to resume from
         pause = REOPEN_INTERVAL_S
         while True:
             try:
-                brought = self._read_stream(stopped, last_id)
+                brought = self._read_stream(stopped, last_id, request, ready)
             except (OSError, http.client.HTTPException, ValueError, McpError) as e:
                 if not stopped.is_set():
-                    self.log(f"no stream of server messages until the next session: {_reason(e)}")
+                    self.log(f"no stream of server messages until the next {'start' if request else 'session'}: "
+                             f"{_reason(e)}")
                 return
+            finally:
+                ready.set()
             if brought is None:
                 return  # the server offers no stream (405), or we stopped listening
             pause = REOPEN_INTERVAL_S if brought else min(pause * 2, REOPEN_INTERVAL_CAP_S)
             if stopped.wait(pause):
                 return
 
-    def _read_stream(self, stopped: threading.Event, last_id: list[str]) -> int | None:
-        """Open one GET stream (errors raised) and route its messages as on stdio until it ends (a drop
-        is no error): the number of messages it brought; None if there is no stream to read."""
-        headers = {k: v for k, v in self._headers(self.session_id).items() if k != "Content-Type"}  # no body
-        headers.update({"Accept": "text/event-stream", **({"Last-Event-ID": last_id[0]} if last_id else {})})
+    def _read_stream(self, stopped: threading.Event, last_id: list[str], request: dict | None,
+                     ready: threading.Event) -> int | None:
+        """Open one stream, a GET or the POST of `request` (errors raised), and route its messages as on
+        stdio until it ends (a drop is no error): the number of messages it brought; None if there is
+        no stream to read."""
+        if request:
+            headers, payload = self._headers(None, request), json.dumps(request).encode()
+        else:
+            headers = {k: v for k, v in self._headers(self.session_id).items() if k != "Content-Type"}  # no body
+            headers.update({"Accept": "text/event-stream", **({"Last-Event-ID": last_id[0]} if last_id else {})})
+            payload = None
         connection = self._connection(self.config.timeout)
         guard = Deadline(connection, time.monotonic() + self.config.timeout)  # up to the answer's headers
         with self._lock:
@@ -328,19 +343,23 @@ class HttpTransport:
         brought, opened = 0, False
         try:
             with guard:
-                connection.request("GET", self._path(), headers=headers)
+                connection.request("POST" if request else "GET", self._path(), payload, headers)
                 response = connection.getresponse()
-            if response.status == 405:
+            if response.status == 405 and not request:
                 return None
             if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
                 body = read_limited(response, ERROR_BODY_BYTES, "an error") if response.status >= 400 else b""
-                raise McpError(self._http_error({"method": "GET"}, response, body), self.name)
+                raise McpError(self._http_error(request or {"method": "GET"}, response, body), self.name)
             opened = True
+            ready.set()
             guard.sock.settimeout(None)  # a stream may be quiet for hours; stop() or a new session cuts it
             for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: self._keep_id(event_id, last_id)):
                 for message in self._json_messages(data.encode()):
-                    brought += 1
                     self.deliver(message)
+                    if request and "method" not in message and message.get("id") == request["id"]:
+                        return None  # the server ended the subscription: it is not reopened
+                    # What counts is news; the acknowledgement of a subscription opened again is not.
+                    brought += message.get("method") != "notifications/subscriptions/acknowledged"
         except (OSError, http.client.HTTPException, ValueError) as e:
             if stopped.is_set():
                 return None  # cut on purpose

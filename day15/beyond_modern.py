@@ -13,6 +13,8 @@ client's config, transport, _request and _handshake, and sets revision and capab
 import base64
 import json
 import re
+import threading
+import time
 
 from beyond_config import PROTOCOLS
 from beyond_text import shorten
@@ -36,6 +38,8 @@ class Revisions:
     """Mixed into beyond_client.McpClient: which revision a server speaks, and requests shaped for it."""
 
     revision: str | None = None  # the version spoken (agreed in the handshake, or modern); None before
+    _listen_id: int | None = None  # the id of our subscriptions/listen request, which no one waits for
+    _subscribed: threading.Event | None = None  # set when the server acknowledged it (one per subscription)
 
     @property
     def modern(self) -> bool:
@@ -87,6 +91,27 @@ class Revisions:
             self._handshake()
         except McpError as e:
             raise McpError(f"{e} (and server/discover failed: {why})", self.name) from None
+
+    def _subscribe(self) -> None:
+        """Ask to hear when the tool list changes (subscriptions/listen), which earlier revisions say unasked.
+
+        The request stays open for the session: its answer ends the subscription, so no one waits
+        for it. Over HTTP that answer is a stream of its own, read by the transport's listening thread.
+        Start-up waits (a little) for the server's acknowledgement, so no change made right after is missed.
+        """
+        if not self.modern or not (self.capabilities.get("tools") or {}).get("listChanged"):
+            return
+        with self._lock:
+            self._listen_id, self._next_id = self._next_id, self._next_id + 1
+        self._subscribed = threading.Event()
+        message = {"jsonrpc": "2.0", "id": self._listen_id, "method": "subscriptions/listen",
+                   "params": self._with_meta({"notifications": {"toolsListChanged": True}})}
+        if self.cfg.kind == "stdio":
+            self._send(message, time.monotonic() + self.cfg.timeout)
+        else:
+            self._transport.listen(message)
+        if not self._subscribed.wait(min(PROBE_TIMEOUT_S, self.cfg.startup_timeout)):
+            self.said("subscriptions/listen was not acknowledged in time; tool-list changes may be missed")
 
     def _with_meta(self, params: dict) -> dict:
         """A modern request's params: its own _meta (a progress token) plus the version, capabilities, identity."""

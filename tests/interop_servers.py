@@ -108,10 +108,12 @@ def test_model_calls_sdk_server_over_http(tmp_path, sdk_http_server):
     assert listed_tools(done.stdout, "sdk") == ["mcp_sdk_add", "mcp_sdk_unlock", "mcp_sdk_read_resource"]
 
 
-def test_sdk_server_announces_a_new_tool_on_its_get_stream(tmp_path, sdk_http_server, start_agent):
-    """`unlock` makes the SDK server add a tool and announce it, which only the GET stream carries:
-    the agent says so, /mcp lists it, and the model calls it."""
-    cwd = workdir(tmp_path, {"sdk": {"type": "http", "url": sdk_http_server, **SLOW_START}})
+@pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
+def test_sdk_server_announces_a_new_tool(tmp_path, sdk_http_server, start_agent, protocol):
+    """`unlock` makes the SDK server add a tool and announce it, which only the GET stream carries
+    (or, in 2026-07-28, the subscriptions/listen stream): the agent says so, /mcp lists it, and the
+    model calls it."""
+    cwd = workdir(tmp_path, {"sdk": {"type": "http", "url": sdk_http_server, "protocol": protocol, **SLOW_START}})
     with FakeOpenAI([tool_calls(("mcp_sdk_secret", {"word": "stream"})), answer_from_tools]) as model:
         agent = start_agent(cwd, agent_env(model.base_url))
         wait_for_output(agent, "Type a message", timeout=60)

@@ -185,10 +185,10 @@ def listening() -> bool:
 
 
 def test_get_stream_brings_what_the_server_sends_unasked(remote):
-    """After the handshake a GET stream opens; its log line, ping and tool-list change are handled as
-    on stdio; stop() closes it before DELETE."""
+    """After the handshake a GET stream opens (start-up waits for it, so nothing said right after is
+    lost); its log line, ping and tool-list change are handled as on stdio; stop() closes it before DELETE."""
     server, client = remote("push")
-    assert server.wait_for(lambda: server.streams_opened == 1)
+    assert server.streams_opened == 1
     headers = server.gets[0][1]
     assert headers["accept"] == "text/event-stream" and headers["mcp-session-id"] in server.sessions
     assert headers["mcp-protocol-version"] == "2025-11-25" and "last-event-id" not in headers

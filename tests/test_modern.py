@@ -6,7 +6,7 @@ import pytest
 
 import beyond_modern
 from beyond_mcp import McpError
-from conftest import agent_env, fake, run_agent, workdir
+from conftest import agent_env, fake, run_agent, wait_until, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
 
@@ -111,8 +111,8 @@ def test_modern_over_http(started):
         assert client.list_prompts() == []  # the server answered 404 with -32601: it has none
         client.stop()
         assert server.gets == [] and server.deletes == []
-    assert [m["method"] for _, m in server.posts] == ["server/discover", "tools/list", "tools/call", "tools/call",
-                                                      "prompts/list"]
+    methods = [m["method"] for _, m in server.posts if m["method"] != "subscriptions/listen"]  # on its own thread
+    assert methods == ["server/discover", "tools/list", "tools/call", "tools/call", "prompts/list"]
     for headers, message in server.posts:
         assert "mcp-session-id" not in headers and headers["mcp-method"] == message["method"]
         assert headers["mcp-protocol-version"] == message["params"]["_meta"][f"{META}protocolVersion"] == "2026-07-28"
@@ -176,3 +176,23 @@ def test_arguments_a_tool_wants_in_headers(started, capfd):
 def test_header_annotations_that_cannot_be_followed(schema, problem):
     with pytest.raises(ValueError, match=problem):
         beyond_modern.mirrored(schema)
+
+
+def test_modern_list_changes_are_heard_through_a_subscription(started):
+    """2026-07-28 servers say nothing unasked: the client subscribes (subscriptions/listen) to tool-list
+    changes, over stdio and over HTTP, and follows them as it does for earlier revisions."""
+    client = started(fake("modern", protocol="2026-07-28"))
+    assert client.call_tool("change_tools", {}) == "changed"
+    assert wait_until(lambda: "extra" in [t["name"] for t in client.tools])
+    (listen,) = [r for r in seen(client) if r["method"] == "subscriptions/listen"]
+    assert listen["params"]["notifications"] == {"toolsListChanged": True}
+    with FakeHttpMcp("modern") as server:
+        remote = started({"type": "http", "url": server.url, "protocol": "2026-07-28"}, name="remote")
+        assert server.streams_opened == 1  # start-up waited for the acknowledgement
+        server.tools.append({"name": "late", "description": "Added at run time."})
+        server.push({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                     "params": {"_meta": {f"{META}subscriptionId": listen["id"]}}})
+        assert wait_until(lambda: [t["name"] for t in remote.tools] == ["echo", "late"])
+        remote.stop()
+        assert server.wait_for(lambda: server.streams_closed_by_client == 1)
+    assert server.gets == [] and [m["method"] for _, m in server.posts].count("subscriptions/listen") == 1

@@ -123,10 +123,16 @@ def crash() -> None:
 
 
 def change_tools(request: dict, args: dict) -> None:
-    """child_pid disappears, extra appears; the client is told before the call returns."""
+    """child_pid disappears, extra appears; the client is told before the call returns (in "modern"
+    mode only if it subscribed)."""
     global tools
     tools = [t for t in tools if t["name"] != "child_pid"] + [{"name": "extra", "description": "New."}]
-    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    if MODE != "modern":
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    for listen in (r for r in requests_seen if r["method"] == "subscriptions/listen"):
+        if listen["params"]["notifications"].get("toolsListChanged"):
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                  "params": {"_meta": {f"{META}subscriptionId": listen["id"]}}})
     reply(request, text_result("changed"))
 
 
@@ -332,6 +338,9 @@ HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on
             "prompts/list": lambda r: reply(r, {"prompts": PROMPTS}),
             "prompts/get": get_prompt,
             "server/discover": lambda r: discover(r),
+            "subscriptions/listen": lambda r: send({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                                                    "params": {"_meta": {f"{META}subscriptionId": r["id"]},
+                                                               "notifications": r["params"]["notifications"]}}),
             "ping": lambda request: reply(request, {})}
 
 
@@ -340,7 +349,7 @@ HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on
 # before initialize, "silent_probe" does not answer server/discover.
 MODERN = "2026-07-28"
 META = "io.modelcontextprotocol/"
-requests_seen: list[dict] = []  # (method, params) of every request, in order
+requests_seen: list[dict] = []  # {id, method, params} of every request, in order
 
 
 def modern_refusal(request: dict) -> bool:
@@ -363,7 +372,7 @@ def discover(request: dict) -> None:
     """A modern server describes itself; an earlier one does not know the method ("silent_probe": says nothing)."""
     if MODE == "modern":
         reply(request, {"supportedVersions": json.loads(ARG) if ARG else [MODERN],
-                        "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
+                        "capabilities": {"tools": {"listChanged": True}, "resources": {}, "prompts": {}},
                         "serverInfo": {"name": "fake-modern", "version": "1"}})
     elif MODE != "silent_probe":
         error(request, -32601, "Method not found: server/discover")
@@ -371,7 +380,7 @@ def discover(request: dict) -> None:
 
 def handle(message: dict) -> None:
     if "id" in message and "method" in message:
-        requests_seen.append({"method": message["method"], "params": message.get("params")})
+        requests_seen.append({"id": message["id"], "method": message["method"], "params": message.get("params")})
         if MODE == "exit_on_probe" and not any(r["method"] == "initialize" for r in requests_seen):
             os._exit(4)
         if MODE == "modern" and modern_refusal(message):

@@ -140,9 +140,13 @@ class FakeHttpMcp:
         done = {"resultType": "complete"}
         if method == "server/discover":
             return self.send(handler, 200, self.result(message, {**done, "supportedVersions": [MODERN],
-                                                                 "capabilities": {"tools": {}}}))
+                                                                 "capabilities": {"tools": {"listChanged": True}}}))
         if method == "tools/list":
             return self.send(handler, 200, self.result(message, {**done, "tools": self.tools}))
+        if method == "subscriptions/listen":  # its answer is a stream that stays open
+            ack = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
+                "_meta": {f"{META}subscriptionId": message["id"]}, "notifications": message["params"]["notifications"]}}
+            return self.stream_out(handler, f"data: {json.dumps(ack)}\n\n".encode())
         if method == "tools/call":
             text = message["params"]["arguments"].get("text", "")
             return self.send(handler, 200, self.result(message, {**done, "content": [{"type": "text", "text": text}]}))
@@ -162,16 +166,21 @@ class FakeHttpMcp:
             return self.send(handler, self.get_status or 405, {"error": "no stream here"})
         if headers.get("mcp-session-id") not in self.sessions:
             return self.send(handler, 404, {"error": "unknown session"})
-        handler.send_response(200)
-        handler.send_header("Content-Type", "text/event-stream")
-        handler.end_headers()
-        handler.wfile.write(f"id: get-{len(self.gets)}-0\ndata: \n\n".encode())
-        handler.wfile.flush()
-        handler.close_connection = True
-        with self.changed:
+        time.sleep(0.2)  # a stream that takes a moment to open, as across a network: start-up must wait for it
+        self.stream_out(handler, f"id: get-{len(self.gets)}-0\ndata: \n\n".encode())
+
+    def stream_out(self, handler, first: bytes) -> None:
+        """An event stream that starts with `first`, then carries what push() sends until drop() or the client hangs up."""
+        with self.changed:  # open before the client can know it is: nothing pushed from then on is lost
             self.outbox = outbox = queue.SimpleQueue()
             self.streams_opened += 1
             self.changed.notify_all()
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.end_headers()
+        handler.wfile.write(first)
+        handler.wfile.flush()
+        handler.close_connection = True
         while not self.close_streams_at_once and not self.release.is_set():
             try:
                 item = outbox.get(timeout=0.05)

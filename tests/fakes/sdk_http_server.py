@@ -1,7 +1,8 @@
 """A small server built with the official MCP Python SDK, served over Streamable HTTP.
 
 For `make interop` only: run with the interop venv's Python, `python sdk_http_server.py PORT`.
-`unlock` adds the tool `secret` at run time and announces it, which reaches a client on its GET stream.
+`unlock` adds the tool `secret` at run time and announces it, which reaches a client on its GET
+stream (MCP 2025-11-25 and earlier) or its subscriptions/listen stream (2026-07-28).
 """
 import sys
 
@@ -29,7 +30,10 @@ def secret(word: str) -> str:
 async def unlock(ctx: Context) -> str:
     """Add the tool `secret` and tell the client its tool list changed."""
     server.add_tool(secret)
-    await ctx.session.send_tool_list_changed()
+    if getattr(ctx, "protocol_version", None) == "2026-07-28":
+        await ctx.notify_tools_changed()  # to subscriptions/listen streams (SDK 2.x)
+    else:
+        await ctx.session.send_tool_list_changed()  # to the session's GET stream
     return "unlocked"
 
 
