@@ -2,7 +2,9 @@
 
 Terminal.read_message(): Ctrl-C clears the line, Ctrl-D leaves, a paste of several lines is one
 message (readline's bracketed paste), a line ending in \\ goes on on the next; history is kept
-across sessions in the user's state directory; Tab completes commands and, after /call, tool names.
+across sessions in the user's state directory; Tab completes commands and, after /call, tool names;
+a line a server causes while the prompt waits (a changed tool list, a log line) is written above
+the prompt, which is drawn again with what was typed.
 Activity: one line that says what the agent is doing (waiting for the model, or a tool running with
 its seconds and progress), redrawn on a terminal and replaced by what comes next; nothing without one.
 Output: the answer as it streams in, tool lines between, token counts after; shown(): text from a
@@ -62,7 +64,8 @@ class Terminal:
         lines: list[str] = []
         while True:
             try:
-                line = input("... " if lines else "> ")
+                with self._lines_above("... " if lines else "> ") as prompt:
+                    line = input(prompt)
             except KeyboardInterrupt:  # Ctrl-C clears what was typed, as in a shell
                 if not self.ctrl_c_clears:
                     raise
@@ -77,11 +80,55 @@ class Terminal:
                 continue
             return "\n".join([*lines, line])
 
+    @contextlib.contextmanager
+    def _lines_above(self, prompt: str):
+        """While input() waits on a terminal, what goes to stderr is written above the prompt."""
+        if not self.readline or not sys.stderr.isatty():
+            yield prompt
+            return
+        real, sys.stderr = sys.stderr, _AbovePrompt(sys.stderr, prompt, self.readline)
+        try:
+            yield prompt
+        finally:
+            sys.stderr.flush()
+            sys.stderr = real
+
     def save_history(self) -> None:
         if self.readline:
             with contextlib.suppress(OSError):
                 os.makedirs(os.path.dirname(history_path()), exist_ok=True)
                 self.readline.write_history_file(history_path())
+
+
+class _AbovePrompt:
+    """sys.stderr while the prompt waits: each whole line is written over the prompt's line, then the
+    prompt and what was typed so far are drawn again below it (the cursor ends at the end of the typing)."""
+
+    def __init__(self, stream, prompt: str, readline) -> None:
+        self.stream, self.prompt, self.readline = stream, prompt, readline
+        self._partial = ""
+        self._lock = threading.Lock()  # guards _partial: lines come from the servers' threads
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            self._partial += text
+            if "\n" in self._partial:
+                lines, _, self._partial = self._partial.rpartition("\n")
+                self.stream.write(f"\r\x1b[K{lines}\n")
+                self.stream.flush()
+                sys.stdout.write(self.prompt + self.readline.get_line_buffer())
+                sys.stdout.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        with self._lock:
+            partial, self._partial = self._partial, ""
+        if partial:
+            self.stream.write(partial)
+        self.stream.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
 
 
 class Activity:

@@ -1,5 +1,6 @@
 """The agent as a person meets it in a terminal: keys, paste, history, progress, logs, found config."""
 import json
+import re
 import sys
 
 from conftest import INDEX, agent_env, demo, fake, run_agent, run_in_pty, workdir
@@ -98,3 +99,12 @@ def test_ctrl_c_with_the_tutorials_client_leaves(tmp_path):
     # (run_in_pty waits for the agent to end: with --tutorial, Ctrl-C is the end)
     assert "client: the tutorial's" in screen
     assert wait_until(lambda: not processes_in(cwd), 5)
+
+
+def test_a_line_from_a_server_goes_above_the_prompt(tmp_path):
+    """A server's line that comes while the prompt waits (here stderr, with --verbose) is written above
+    the prompt, which is drawn again with what was typed so far."""
+    cwd = workdir(tmp_path / "p", {"fake": fake("normal")}, {"mcp_fake_say_later": "allow"})
+    screen = run_in_pty([sys.executable, INDEX, "--verbose"], cwd, pty_env(tmp_path), [
+        ("> ", "/call mcp_fake_say_later {}\r"), ("scheduled", "half"), ("said later", "\x15/exit\r")])
+    assert re.search(r"\r\x1b\[K\[mcp:fake\] said later\r\n> half", screen), repr(screen[-300:])

@@ -23,7 +23,8 @@ TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_too
               "bad_utf8", "ping_first", "ask_sampling", "rich", "structured", "log", "cwd", "garbage",
               "refuse", "rpc_error", "empty", "stop_reading", "ping_flood", "big_line", "long_stderr", "deep",
               "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error",
-              "escapes", "redescribe", "progress", "more_context", "ping_storm", "requests_seen", "needs_input"]
+              "escapes", "redescribe", "progress", "more_context", "ping_storm", "requests_seen", "needs_input",
+              "say_later"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), or @file holding one
@@ -250,6 +251,8 @@ TOOL_BEHAVIOURS = {
     "ping_flood": ping_flood,
     "ping_storm": ping_storm,
     "requests_seen": lambda r, a: reply(r, text_result(json.dumps(requests_seen))),
+    "say_later": lambda r, a: (reply(r, text_result("scheduled")), time.sleep(float(a.get("after", 1.5))),
+                               sys.stderr.write("said later\n"), sys.stderr.flush()),
     "needs_input": lambda r, a: reply(r, {"resultType": "input_required", "inputRequests": {
         "confirm": {"method": "elicitation/create", "params": {"message": "Sure?"}}}}),
     "big_line": big_line,
