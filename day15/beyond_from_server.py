@@ -1,10 +1,10 @@
 """Beyond the tutorial: what a server sends on its own, which the tutorial's client ignores.
 
 The FromServer part of the full client (beyond_client.McpClient): the server's requests are
-answered (ping, and -32601 for the rest) with one try, so a server that stops reading never blocks
-the reader; log notifications and stderr lines are kept (and printed with --verbose); progress is
+answered (ping, and -32601 for the rest) with one try and at most ANSWERS_PER_S a second, so a
+server that stops reading never blocks the reader and one that floods costs little; log notifications and stderr lines are kept (and printed with --verbose); progress is
 shown and pushes its call's deadline out; a changed tool list is read again by one thread, spaced
-out. It uses the client's lock, send, log and tool list; it has no state the client does not set.
+out. It uses the client's lock, send, log, tool list and revision; it has no state the client does not set.
 """
 import json
 import threading

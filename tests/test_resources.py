@@ -1,6 +1,7 @@
 """Resources and prompts (tutorial sections 3.1 and 6 leave them out): listed, read, attached, used."""
 
 from conftest import agent_env, fake, run_agent, workdir
+from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_calls
 
 
@@ -49,3 +50,15 @@ def test_list_changes_are_seen_at_once(tmp_path):
     assert "added" in done.stdout
     assert "ctx (4)" in done.stdout and "demo://notes/tomorrow" in done.stdout
     assert "summarize [text=...]" in done.stdout
+
+
+def test_resources_and_prompts_of_a_remote_server(tmp_path):
+    """The same commands against a server over Streamable HTTP."""
+    with FakeHttpMcp("context") as server:
+        cwd = workdir(tmp_path, {"web": {"type": "http", "url": server.url}})
+        with FakeOpenAI([answer("hello sent")]) as model:
+            done = run_agent(cwd, ["/resources", "/read web remote://motd", "/prompts", "/prompt web greet who=Ada",
+                                   "/exit"], agent_env(model.base_url))
+    assert "web (2)" in done.stdout and "remote://logs/{day}  (template)" in done.stdout
+    assert "text of remote://motd" in done.stdout and "greet who=..." in done.stdout
+    assert [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"] == ["Say hello to Ada."]

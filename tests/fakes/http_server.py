@@ -8,7 +8,8 @@ never answers tools/call; "error500" answers tools/call with a 500 and a plain-t
 "trickle" answers tools/call with an event stream that sends one byte every 0.1 s and never a newline;
 "expire400" forgets the session once and says so with a 400, as some servers do; "html403" answers
 everything with an HTML 403 page; "push" offers a GET stream, on which the test sends messages with
-push(), and which it ends with drop() (other modes answer GET with 405); "modern" speaks only the
+push(), and which it ends with drop() (other modes answer GET with 405); "context" offers
+resources, a resource template and a prompt as well; "modern" speaks only the
 2026-07-28 revision: no session, no handshake, and headers that must match the body. Every event
 of a stream comes after a priming event without data. Every mode but "modern" issues session ids
 and answers 400 to a request without one.
@@ -26,6 +27,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 GOOD_AUTHORIZATION = ("Bearer good-token", "Basic YWdlbnQ6Z29vZC1wdw==")
 TOOLS = [{"name": "echo", "description": "Echo the text.",
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
+# "context": resources, a template and a prompt too.
+CONTEXT = {
+    "resources/list": lambda params: {"resources": [{"uri": "remote://motd", "name": "message of the day"}]},
+    "resources/templates/list": lambda params: {"resourceTemplates": [{"uriTemplate": "remote://logs/{day}", "name": "logs"}]},
+    "resources/read": lambda params: {"contents": [{"uri": params["uri"], "text": f"text of {params['uri']}"}]},
+    "prompts/list": lambda params: {"prompts": [{"name": "greet", "arguments": [{"name": "who", "required": True}]}]},
+    "prompts/get": lambda params: {"messages": [{"role": "user", "content": {
+        "type": "text", "text": f"Say hello to {params['arguments']['who']}."}}]},
+}
 # "modern": the version it speaks, and the parameter each method's Mcp-Name header must repeat.
 MODERN = "2026-07-28"
 META = "io.modelcontextprotocol/"
@@ -108,7 +118,8 @@ class FakeHttpMcp:
             session = uuid.uuid4().hex
             self.sessions.add(session)
             return self.send(handler, 200, self.result(message, {
-                "protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}, **({"resources": {}, "prompts": {}} if self.mode == "context" else {})},
                 "serverInfo": {"name": "fake-http", "version": "1"}}), session=session)
         session = headers.get("mcp-session-id")
         if session is None:
@@ -119,6 +130,8 @@ class FakeHttpMcp:
             return self.accepted(handler, message)
         if method == "tools/list":
             return self.send(handler, 200, self.result(message, {"tools": self.tools}))
+        if method in CONTEXT:
+            return self.send(handler, 200, self.result(message, CONTEXT[method](message["params"])))
         return self.call(handler, message, session)
 
     def modern(self, handler, headers: dict, message: dict) -> None:
