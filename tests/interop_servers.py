@@ -144,17 +144,20 @@ def test_everything_server_resources_and_prompts(tmp_path):
 
 
 def test_time_and_sdk_servers_in_the_2026_07_28_revision(tmp_path, sdk_http_server):
-    """"protocol": "2026-07-28" with mcp-server-time over stdio and the SDK server over HTTP: no handshake,
-    /mcp names the revision, and the model calls a tool of each."""
-    cwd = workdir(tmp_path, {"time": {**servers(tmp_path)["time"], "protocol": "2026-07-28"},
-                             "sdk": {"type": "http", "url": sdk_http_server, "protocol": "2026-07-28", **SLOW_START}})
-    script = [tool_calls(("mcp_time_get_current_time", {"timezone": "UTC"}), ("mcp_sdk_add", {"a": 40, "b": 2})),
-              answer_from_tools]
+    """"protocol": "2026-07-28" with mcp-server-time over stdio and the SDK server over HTTP and over
+    stdio: no handshake, /mcp names the revision, and the model calls a tool of each."""
+    modern = {"protocol": "2026-07-28", **SLOW_START}
+    cwd = workdir(tmp_path, {"time": {**servers(tmp_path)["time"], **modern},
+                             "sdk": {"type": "http", "url": sdk_http_server, **modern},
+                             "local": {"command": str(TIME_SERVER.parent / "python"),
+                                       "args": [str(ROOT / "tests" / "fakes" / "sdk_http_server.py"), "stdio"], **modern}})
+    script = [tool_calls(("mcp_time_get_current_time", {"timezone": "UTC"}), ("mcp_sdk_add", {"a": 40, "b": 2}),
+                         ("mcp_local_add", {"a": 1, "b": 1})), answer_from_tools]
     with FakeOpenAI(script) as model:
-        done = run_agent(cwd, ["/mcp", "what time is it, and what is 40 + 2?", "y", "y", "/exit"],
+        done = run_agent(cwd, ["/mcp", "what time is it, and what are 40 + 2 and 1 + 1?", "y", "y", "y", "/exit"],
                          agent_env(model.base_url), timeout=90)
     assert model.violations == []
-    for server in ("time", "sdk"):
+    for server in ("time", "sdk", "local"):
         listed_tools(done.stdout, server)
         assert re.search(rf"^(?:> )?{server} \(\d+ tools?\)\n(?:  mcp_\S+\n)*  speaks MCP 2026-07-28\n", done.stdout, re.M)
-    assert re.search(r'Results: \{\s*"timezone": "UTC",\s*"datetime": "\d{4}-.*\| 42$', done.stdout, re.M | re.S), done.stdout
+    assert re.search(r'Results: \{\s*"timezone": "UTC",\s*"datetime": "\d{4}-.*\| 42 \| 2$', done.stdout, re.M | re.S), done.stdout

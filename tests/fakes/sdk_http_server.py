@@ -1,6 +1,7 @@
 """A small server built with the official MCP Python SDK, served over Streamable HTTP.
 
-For `make interop` only: run with the interop venv's Python, `python sdk_http_server.py PORT`.
+For `make interop` only: run with the interop venv's Python, `python sdk_http_server.py PORT`
+(or `python sdk_http_server.py stdio` for the same server over stdio).
 `unlock` adds the tool `secret` at run time and announces it, which reaches a client on its GET
 stream (MCP 2025-11-25 and earlier) or its subscriptions/listen stream (2026-07-28).
 """
@@ -11,7 +12,7 @@ try:
 except ImportError:
     from mcp.server.fastmcp import Context, FastMCP as Server  # SDK 1.x
 
-PORT = int(sys.argv[1])
+PORT = int(sys.argv[1]) if sys.argv[1] != "stdio" else None
 server = Server("interop-http")
 
 
@@ -38,6 +39,9 @@ async def unlock(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    if PORT is None:
+        server.run("stdio")
+        sys.exit()
     try:
         server.run("streamable-http", host="127.0.0.1", port=PORT)
     except TypeError:  # SDK 1.x takes host and port as settings
