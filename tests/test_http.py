@@ -229,10 +229,10 @@ def test_a_stream_that_ends_at_once_is_reopened_ever_more_slowly(remote, monkeyp
     assert server.wait_for(lambda: server.streams_opened == 1)
     server.close_streams_at_once = True
     server.drop()
-    assert server.wait_for(lambda: len(server.gets) >= 5)
+    assert server.wait_for(lambda: len(server.gets) >= 4)
     times = [t for t, _ in server.gets]
     gaps = [later - earlier for earlier, later in zip(times[1:], times[2:])]
-    assert all(gap >= 0.05 * 2 ** (i + 2) for i, gap in enumerate(gaps[:3])), gaps
+    assert all(gap >= 0.05 * 2 ** (i + 2) for i, gap in enumerate(gaps[:2])), gaps  # 0.2 s, then 0.4 s
 
 
 def test_a_new_session_gets_a_new_stream(remote):
