@@ -19,11 +19,12 @@ from collections.abc import Callable
 
 from beyond_config import ServerConfig, expand
 from beyond_from_server import METHOD_NOT_FOUND
+from beyond_listen import Listening
 from beyond_modern import META, header_value, param_headers
 from beyond_stdio import MAX_MESSAGE_BYTES
 from beyond_text import loads_or_none, shorten
 from mcp import McpError
-from net import Deadline, error_detail, read_limited
+from net import ERROR_BODY_BYTES, HEADER_BREAK, Deadline, error_detail, read_limited, reason_of
 from permissions import URL_PASSWORD
 import sse
 
@@ -34,30 +35,17 @@ DELETE_TIMEOUT_S = 2.0
 # A notification or our answer to a server's request (a ping) gets this long: the client passes
 # "now" as its deadline for those (one try, never wait), but over HTTP one try is a whole POST.
 ANSWER_TIMEOUT_S = 2.0
-# Of an error body, only the start is read: the server's explanation, not a whole page.
-ERROR_BODY_BYTES = 64 * 1024
 # What _post returns for an answer that says the server forgot our session.
 SESSION_UNKNOWN = "session unknown"
 # The title of an HTML error page, which says more in one line than the page's source.
 HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.DOTALL)
-# A header value that would end the header early and start another: refused, never sent.
-HEADER_BREAK = re.compile(r"[\r\n\0]")
-# The GET stream of what the server sends unasked: after it drops it is opened again once, after
-# this pause, doubled each time a stream ended without bringing a message (up to the cap), so a
-# server that closes it at once, forever, costs a GET every few minutes. A failed reopening ends it
-# until the next session.
-REOPEN_INTERVAL_S = 1.0
-REOPEN_INTERVAL_CAP_S = 300.0
 # 2026-07-28: the request parameter each method's Mcp-Name header repeats.
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-# Start-up waits at most this long for the stream to open, so what the server says right after is heard.
-STREAM_OPEN_WAIT_S = 5.0
-# An event id longer than this is not kept to resume from (it goes back to the server as a header).
-MAX_EVENT_ID_CHARS = 1024
 
 
-class HttpTransport:
-    """One remote server: one POST per message on its own connection, so threads never share one."""
+class HttpTransport(Listening):
+    """One remote server: one POST per message on its own connection, so threads never share one;
+    what it sends unasked is read by the Listening part (beyond_listen.py)."""
 
     def __init__(self, name: str, config: ServerConfig, deliver: Callable[[dict], None],
                  closed: Callable[[str], None], log: Callable[[str], None],
@@ -167,7 +155,7 @@ class HttpTransport:
                 raise McpError(f"no answer to {_what(message)} in time", self.name) from None
             if isinstance(e, McpError):
                 raise
-            raise McpError(f"{_what(message)} to {self.shown_url} failed: {_reason(e)}{self._hint(0)}", self.name) from None
+            raise McpError(f"{_what(message)} to {self.shown_url} failed: {reason_of(e)}{self._hint(0)}", self.name) from None
         finally:
             connection.close()
 
@@ -283,99 +271,6 @@ class HttpTransport:
             renewal.set()
 
 
-    # --- the GET stream: what the server sends unasked ---------------------------------------------
-
-    def listen(self, request: dict | None = None) -> None:
-        """A thread reading what the server sends unasked: the session's GET stream, or in 2026-07-28
-        the answer to `request` (subscriptions/listen). A previous stream is closed."""
-        stopped, ready = threading.Event(), threading.Event()
-        self._end_listening(stopped)
-        threading.Thread(target=self._listener, args=(stopped, ready, request), name=f"mcp-{self.name}-listen",
-                         daemon=True).start()
-        ready.wait(min(STREAM_OPEN_WAIT_S, self.config.timeout))  # a change right after start-up is then heard
-
-    def _end_listening(self, successor: threading.Event) -> None:
-        """End the current stream's thread (cutting its read) and let `successor` be the current one."""
-        with self._lock:
-            self._listening.set()
-            self._listening, stream, self._stream = successor, self._stream, None
-        if stream:
-            stream.cut()
-
-    def _listener(self, stopped: threading.Event, ready: threading.Event, request: dict | None) -> None:
-        """Open the stream (`ready` once it is open or will not be) and read it; after a drop, open it
-        again once (see REOPEN_INTERVAL_S)."""
-        last_id: list[str] = []  # the last event id the server gave, to resume from
-        pause = REOPEN_INTERVAL_S
-        while True:
-            try:
-                brought = self._read_stream(stopped, last_id, request, ready)
-            except (OSError, http.client.HTTPException, ValueError, McpError) as e:
-                if not stopped.is_set():
-                    self.log(f"no stream of server messages until the next {'start' if request else 'session'}: "
-                             f"{_reason(e)}")
-                return
-            finally:
-                ready.set()
-            if brought is None:
-                return  # the server offers no stream (405), or we stopped listening
-            pause = REOPEN_INTERVAL_S if brought else min(pause * 2, REOPEN_INTERVAL_CAP_S)
-            if stopped.wait(pause):
-                return
-
-    def _read_stream(self, stopped: threading.Event, last_id: list[str], request: dict | None,
-                     ready: threading.Event) -> int | None:
-        """Open one stream, a GET or the POST of `request` (errors raised), and route its messages as on
-        stdio until it ends (a drop is no error): the number of messages it brought; None if there is
-        no stream to read."""
-        if request:
-            headers, payload = self._headers(None, request), json.dumps(request).encode()
-        else:
-            headers = {k: v for k, v in self._headers(self.session_id).items() if k != "Content-Type"}  # no body
-            headers.update({"Accept": "text/event-stream", **({"Last-Event-ID": last_id[0]} if last_id else {})})
-            payload = None
-        connection = self._connection(self.config.timeout)
-        guard = Deadline(connection, time.monotonic() + self.config.timeout)  # up to the answer's headers
-        with self._lock:
-            if stopped.is_set():
-                return None
-            self._stream = guard
-        brought, opened = 0, False
-        try:
-            with guard:
-                connection.request("POST" if request else "GET", self._path(), payload, headers)
-                response = connection.getresponse()
-            if response.status == 405 and not request:
-                return None
-            if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
-                body = read_limited(response, ERROR_BODY_BYTES, "an error") if response.status >= 400 else b""
-                raise McpError(self._http_error(request or {"method": "GET"}, response, body), self.name)
-            opened = True
-            ready.set()
-            guard.sock.settimeout(None)  # a stream may be quiet for hours; stop() or a new session cuts it
-            for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: self._keep_id(event_id, last_id)):
-                for message in self._json_messages(data.encode()):
-                    self.deliver(message)
-                    if request and "method" not in message and message.get("id") == request["id"]:
-                        return None  # the server ended the subscription: it is not reopened
-                    # What counts is news; the acknowledgement of a subscription opened again is not.
-                    brought += message.get("method") != "notifications/subscriptions/acknowledged"
-        except (OSError, http.client.HTTPException, ValueError) as e:
-            if stopped.is_set():
-                return None  # cut on purpose
-            if not opened:
-                raise
-            self.log(f"the stream of server messages dropped: {_reason(e)}")
-        finally:
-            connection.close()
-        return None if stopped.is_set() else brought
-
-    @staticmethod
-    def _keep_id(event_id: str, last_id: list[str]) -> None:
-        if len(event_id) <= MAX_EVENT_ID_CHARS and not HEADER_BREAK.search(event_id):
-            last_id[:] = [event_id]
-
-
 def _what(message: dict) -> str:
     return message.get("method", "reply")
 
@@ -386,8 +281,3 @@ def _version(message: dict) -> str | None:
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     version = meta.get(f"{META}protocolVersion")
     return version if isinstance(version, str) else None
-
-
-def _reason(e: Exception) -> str:
-    """An exception in a few words: an OS error's own words, else its text, else its type."""
-    return getattr(e, "strerror", None) or str(e) or type(e).__name__

@@ -6,11 +6,16 @@ servers) share: Deadline, read_limited, and one-line error texts.
 """
 import contextlib
 import json
+import re
 import threading
 import time
 
 # How much of an error body is shown: enough for the API's message, not a whole HTML page.
 ERROR_BODY_CHARS = 300
+# Of an error body, only the start is read: the server's explanation, not a whole page.
+ERROR_BODY_BYTES = 64 * 1024
+# A header value that would end the header early and start another: refused, never sent.
+HEADER_BREAK = re.compile(r"[\r\n\0]")
 
 
 def connection_for(url: str, timeout: float):
@@ -71,10 +76,15 @@ def read_limited(response, limit: int, what: str, step: int = 65536) -> bytes:
 
 def transport_error(url: str, e: Exception, hint: str) -> str:
     """One line for a connection that failed: refused, reset, cut short, or not speaking HTTP."""
-    reason = " ".join((getattr(e, "strerror", None) or str(e) or type(e).__name__).split())  # one line
+    reason = " ".join(reason_of(e).split())  # one line
     if isinstance(e, ConnectionRefusedError) or "Name or service not known" in reason:
         return f"cannot reach {url}: {reason} ({hint})"
     return f"request to {url} failed: {type(e).__name__}: {reason[:ERROR_BODY_CHARS]} ({hint})"
+
+
+def reason_of(e: Exception) -> str:
+    """An exception in a few words: an OS error's own words, else its text, else its type."""
+    return getattr(e, "strerror", None) or str(e) or type(e).__name__
 
 
 def error_detail(body: bytes, fallback: str) -> str:

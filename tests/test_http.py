@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-import beyond_http
+import beyond_listen
 import beyond_mcp
 from conftest import agent_env, demo, echo_from_threads, run_agent, wait_until, workdir
 from fakes.http_server import FakeHttpMcp
@@ -207,7 +207,7 @@ def test_get_stream_brings_what_the_server_sends_unasked(remote):
 
 def test_dropped_stream_is_reopened_once_from_the_last_event(remote, monkeypatch, capfd):
     """A stream the server ends is opened again with Last-Event-ID; when that reopening fails, no more tries."""
-    monkeypatch.setattr(beyond_http, "REOPEN_INTERVAL_S", 0.05)
+    monkeypatch.setattr(beyond_listen, "REOPEN_INTERVAL_S", 0.05)
     server, client = remote("push")
     assert server.wait_for(lambda: server.streams_opened == 1)
     server.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "first"}}, event_id="ev-7")
@@ -224,7 +224,7 @@ def test_dropped_stream_is_reopened_once_from_the_last_event(remote, monkeypatch
 
 def test_a_stream_that_ends_at_once_is_reopened_ever_more_slowly(remote, monkeypatch):
     """A server that ends every stream at once, bringing nothing, sees the pause before each reopening double."""
-    monkeypatch.setattr(beyond_http, "REOPEN_INTERVAL_S", 0.05)
+    monkeypatch.setattr(beyond_listen, "REOPEN_INTERVAL_S", 0.05)
     server, client = remote("push")
     assert server.wait_for(lambda: server.streams_opened == 1)
     server.close_streams_at_once = True
