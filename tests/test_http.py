@@ -206,14 +206,17 @@ def test_get_stream_brings_what_the_server_sends_unasked(remote):
 
 
 def test_dropped_stream_is_reopened_once_from_the_last_event(remote, monkeypatch, capfd):
-    """A stream the server ends is opened again with Last-Event-ID; when that reopening fails, no more tries."""
+    """A stream the server ends is opened again with Last-Event-ID (never an id that would forge a header);
+    when that reopening fails, no more tries."""
     monkeypatch.setattr(beyond_listen, "REOPEN_INTERVAL_S", 0.05)
     server, client = remote("push")
     assert server.wait_for(lambda: server.streams_opened == 1)
     server.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "first"}}, event_id="ev-7")
+    server.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "second"}},
+                event_id="evil\rX-Injected: 1")  # would forge a header: not kept
     server.drop()
     assert server.wait_for(lambda: server.streams_opened == 2)
-    assert server.gets[1][1]["last-event-id"] == "ev-7"
+    assert server.gets[1][1]["last-event-id"] == "ev-7" and "x-injected" not in server.gets[1][1]
     server.get_status = 500
     server.drop()
     assert wait_until(lambda: not listening())
