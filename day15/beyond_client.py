@@ -19,7 +19,7 @@ from collections.abc import Callable
 import mcp
 from beyond_config import ServerConfig, parse_server_config
 from beyond_from_server import ANSWERS_PER_S, METHOD_NOT_FOUND, FromServer
-from beyond_modern import UNSUPPORTED_VERSION, Revisions
+from beyond_modern import Revisions
 from beyond_stdio import StdioTransport, wait_for
 from beyond_text import clean, content_text, loads_or_none, shorten
 from mcp import McpError
@@ -236,7 +236,7 @@ class McpClient(FromServer, Revisions, mcp.McpClient):
         request_id = message.get("id")
         if type(request_id) is int and request_id == self._listen_id:  # the server ended our subscription
             error = message.get("error") if isinstance(message.get("error"), dict) else {}
-            self.said(f"subscriptions/listen ended{': ' + str(error.get('message')) if error else ''}")
+            self.said(f"subscriptions/listen ended{': ' + shorten(str(error.get('message')), 200) if error else ''}")
             return
         with self._lock:  # our ids are ints: true, 1.0 or "1" is no reply to request 1
             waiter = self._pending.pop(request_id, None) if type(request_id) is int else None
@@ -268,14 +268,7 @@ class McpClient(FromServer, Revisions, mcp.McpClient):
         try:
             return self._request_once(method, params, deadline, timeout)
         except ReplyError as e:
-            if e.code != UNSUPPORTED_VERSION or not self.modern:
-                raise
-            other = self._other_version(e)
-            if other is None:
-                data = e.data if isinstance(e.data, dict) else {}
-                raise McpError(f"{method} failed: {self._versions_differ(data.get('supported'))}",
-                               self.name, e.code) from None
-            self.revision = other
+            self._switch_version(method, e)  # raises unless a version both sides speak was found
             return self._request_once(method, params, deadline, timeout)
 
     def _request_once(self, method: str, params: dict, deadline: list[float] | None, timeout: float | None) -> dict:

@@ -121,12 +121,17 @@ class Revisions:
         return {**params, "_meta": {**meta, f"{META}protocolVersion": self.revision,
                                     f"{META}clientCapabilities": {}, f"{META}clientInfo": self.client_info}}
 
-    def _other_version(self, error: McpError) -> str | None:
-        """After -32022: a modern version both sides speak, other than the one refused, or None."""
+    def _switch_version(self, method: str, error: McpError) -> None:
+        """After an error reply: if a 2026-07-28 server refused the version (-32022), speak another that
+        both sides do (the caller sends the request again, once); otherwise raise, naming both lists."""
+        if error.code != UNSUPPORTED_VERSION or not self.modern:
+            raise error
         data = error.data if isinstance(getattr(error, "data", None), dict) else {}
         supported = data.get("supported") if isinstance(data.get("supported"), list) else []
         common = [v for v in MODERN_VERSIONS if v in supported and v != self.revision]
-        return common[-1] if common else None
+        if not common:
+            raise McpError(f"{method} failed: {self._versions_differ(supported)}", self.name, error.code) from None
+        self.revision = common[-1]
 
     def _versions_differ(self, supported: object) -> str:
         theirs = ", ".join(map(str, supported)) if isinstance(supported, list) and supported else "none named"
