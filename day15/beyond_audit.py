@@ -3,19 +3,23 @@
 The MCP specification says clients SHOULD log tool usage for audit; the tutorial records nothing.
 tools.run_tool reports each call here (set by index.py): when, which server and tool, the
 arguments (masked, bounded), what was decided, how long it took, how it ended and how much it
-returned. Writing never fails a call: a failure is one warning. /audit shows the last entries.
+returned. Writing never fails a call: a failure is one warning. The file is written without
+following links and rotated (beyond_folder.py). /audit shows the last entries.
 """
 import json
 import os
 import sys
 import time
 
+from beyond_folder import NOFOLLOW, FolderError, append_inside
 from beyond_text import clean, shorten
 from permissions import mask_secrets
 
 AUDIT_PATH = ".geekagent/audit.jsonl"
 # Arguments are recorded up to this many characters: enough to see what ran, not a copy of a payload.
 AUDIT_ARGS_CHARS = 2000
+# A tool name is recorded up to this many characters (the API's names have 64; a model may send any).
+AUDIT_NAME_CHARS = 200
 # /audit reads at most this much of the end of the file, however big it has grown.
 TAIL_BYTES = 256 * 1024
 
@@ -29,27 +33,31 @@ class AuditLog:
 
     def record(self, name: str, arguments: str, decision: str | None, outcome: str, seconds: float,
                size: int) -> None:
-        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "server": self.server_of(name), "tool": name,
+        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "server": self.server_of(name),
+                 "tool": shorten(name, AUDIT_NAME_CHARS),
                  "arguments": shorten(mask_secrets(arguments or "{}"), AUDIT_ARGS_CHARS),
                  "decision": decision or "none", "duration_ms": round(seconds * 1000),
                  "outcome": outcome, "result_chars": size}
         try:
-            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        except OSError as e:
+            append_inside(self.path, json.dumps(entry, ensure_ascii=False) + "\n")
+        except (OSError, FolderError) as e:
             if not self._warned:  # once: the REPL stays readable when the folder is read-only
                 self._warned = True
-                print(f"warning: cannot write the audit log {self.path}: {e.strerror or e}", file=sys.stderr)
+                reason = e if isinstance(e, FolderError) else e.strerror or e
+                print(f"warning: cannot write the audit log {self.path}: {clean(str(reason), one_line=True)}",
+                      file=sys.stderr)
 
     def last(self, count: int = 20) -> list[str]:
         """The last `count` entries, one readable line each (cleaned: the file is text anyone could edit)."""
         try:
-            with open(self.path, "rb") as f:
+            with open(os.open(self.path, os.O_RDONLY | NOFOLLOW), "rb") as f:  # never through a link
                 f.seek(max(0, os.fstat(f.fileno()).st_size - TAIL_BYTES))
-                lines = f.read().decode("utf-8", "replace").splitlines()[-count:]
+                # Only \n ends an entry: json.dumps leaves U+2028 and U+0085 inside strings as they are.
+                lines = [line for line in f.read().decode("utf-8", "replace").split("\n") if line][-count:]
         except FileNotFoundError:
             return []
+        except OSError as e:  # a link (ELOOP), no permission...
+            return [f"(the audit log {self.path} cannot be read: {e.strerror or e})"]
         return [_readable(line) for line in lines]
 
 

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, field
 
 from mcp import McpError, McpServerConfig
-from permissions import read_json
+from permissions import parse_json
 
 MCP_CONFIG_PATH = ".geekagent/mcp.json"
 
@@ -49,10 +49,11 @@ class ServerConfig(McpServerConfig):
     protocol: str = "legacy"            # one of PROTOCOLS
 
 
-def load_mcp_config(path: str = MCP_CONFIG_PATH) -> dict[str, ServerConfig]:
-    """Read mcp.json; a missing file means no servers, a broken one raises McpError naming it."""
+def load_mcp_config(path: str = MCP_CONFIG_PATH, raw: bytes | None = None) -> dict[str, ServerConfig]:
+    """Parse mcp.json (its bytes as read once, or the file at `path` when `raw` is None); a missing
+    file means no servers, a broken one raises McpError naming it."""
     try:
-        data = read_json(path)
+        data = parse_json(path, raw)
     except ValueError as e:
         raise McpError(str(e)) from None
     servers = {} if data is None else data.get("mcpServers", {}) if isinstance(data, dict) else None
@@ -66,6 +67,9 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
     """Check one mcpServers entry; the error names `where` and the key to fix."""
     if not isinstance(entry, dict):
         raise McpError(f"{where}: must be an object with \"command\"")
+    if "command" in entry and "url" in entry:  # which one would run is not what the entry says
+        raise McpError(f"{where}: has both \"command\" and \"url\"; keep \"command\" for a local server "
+                       "or \"url\" for a remote one")
     config = ServerConfig(command=entry.get("command", ""), args=entry.get("args", []),
                           env=entry.get("env", {}), timeout=entry.get("timeout", CALL_TIMEOUT_S),
                           startup_timeout=entry.get("startupTimeout", STARTUP_TIMEOUT_S),

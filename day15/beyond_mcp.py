@@ -20,18 +20,19 @@ from dataclasses import dataclass, field
 
 import mcp
 import permissions
+from beyond_approvals import Approvals, pin_of
 from beyond_client import McpClient
 from beyond_stdio import run_all
-from beyond_config import MCP_CONFIG_PATH, load_mcp_config
-from beyond_text import clean, shorten
+from beyond_config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
+from beyond_text import clean, shorten, shown_arguments, squeeze
 from mcp import McpError
-from tools import Tool, get_tool, register_tool, unregister_tool
+from tools import Tool, register_tool, unregister_tool
 
 __all__ = ["McpClient", "McpError", "McpStatus", "connect_mcp_servers", "mcp_statuses", "stop_mcp_servers"]
 
 # The OpenAI API refuses longer function names.
 MAX_TOOL_NAME = 64
-# The permission prompt shows at most this much of the arguments, so a huge payload stays readable.
+# The permission prompt shows about this much of the arguments, so a huge payload stays readable.
 PROMPT_ARGS_CHARS = 500
 
 # What shows a running tool (index.py sets it): activity(name) is a context manager that yields a
@@ -42,6 +43,22 @@ _activity: Callable[[str], contextlib.AbstractContextManager] = lambda name: con
 def set_activity(activity: Callable[[str], contextlib.AbstractContextManager]) -> None:
     global _activity
     _activity = activity
+
+
+# The folder's `a`lways answers and pins (index.py sets them; None keeps both for this run only).
+_approvals: Approvals | None = None
+
+
+def use_approvals(approvals: Approvals | None) -> None:
+    global _approvals
+    _approvals = approvals
+
+
+def remember_always(name: str) -> str:
+    """permissions' remember(): keep an `a` for this tool as it is now (its pin) in the folder's approvals."""
+    if _approvals is None:
+        return "for the rest of this session"
+    return _approvals.remember(name, _pins.get(name))
 
 
 # --- the registry adapter ------------------------------------------------------------------
@@ -63,11 +80,13 @@ def as_registry_tool(server: str, client: McpClient, info: dict, name: str | Non
     shown_server, shown_tool = (clean(shorten(text, 80), one_line=True) for text in (server, info["name"]))
 
     def run(args: dict) -> str:
-        arguments = permissions.mask_secrets(json.dumps(args, ensure_ascii=False))  # masked before it is cut
-        shown = clean(shorten(arguments, PROMPT_ARGS_CHARS), one_line=True)
+        # Every key and the ends of every value, each masked before it is shortened.
+        shown = clean(shown_arguments(args, PROMPT_ARGS_CHARS, permissions.mask_secrets), one_line=True)
         prompt = f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?"
         if not permissions.authorize(name, prompt):
             return f"call cancelled: the user declined {name}."
+        if _approvals and permissions.last_decision() == "allow" and name in _pins:
+            _approvals.used(name, _pins[name])  # pinned at its first use as an allowed tool
         with _activity(name) as progress:
             return client.call_tool(info["name"], args, on_progress=progress)
 
@@ -99,12 +118,15 @@ _servers_lock = threading.Lock()
 
 
 def connect_mcp_servers(path: str = MCP_CONFIG_PATH, on_start: Callable[[int], None] = lambda count: None,
-                        on_ready: Callable[[McpStatus], None] = lambda status: None) -> list[McpStatus]:
+                        on_ready: Callable[[McpStatus], None] = lambda status: None,
+                        configs: dict[str, ServerConfig] | None = None) -> list[McpStatus]:
     """Start every configured server at once and register its tools; one failure never stops the others.
 
-    on_start(count) is called before they start, on_ready(status) as each one is up or has failed.
+    `configs` are the entries as already parsed (the ones the user trusted); without them the file at
+    `path` is read. on_start(count) is called before they start, on_ready(status) as each one is up
+    or has failed.
     """
-    configs = load_mcp_config(path)  # a broken file raises before any server starts
+    configs = load_mcp_config(path) if configs is None else configs  # a broken file raises before any start
     clients = {name: McpClient(name, config, on_tools_changed=_sync_tools)
                for name, config in configs.items() if not config.disabled}
     errors: dict[str, str | None] = {}
@@ -177,11 +199,15 @@ def _claim_names(clients: dict[str, McpClient]) -> set[str]:
     for server, client in clients.items():
         for info in client.tools:
             if isinstance(info.get("name"), str):
-                owners[registry_name(server, info["name"])].append((server, info["name"]))
+                owners[registry_name(server, info["name"])].append(
+                    (f"{clean(shorten(info['name'], 80), one_line=True)} of server {clean(server, one_line=True)}",
+                     registry_name(server, info["name"], hashed=True)))
+        if "resources" in client.capabilities:  # the reader's name is taken too (server a's b_read_resource)
+            owners[registry_name(server, "read_resource")].append(
+                (f"the resource reader of server {clean(server, one_line=True)}", _reader_name(server, True)))
     newly = {name for name, pairs in owners.items() if len(pairs) > 1} - _contested
     for name in sorted(newly):
-        tools_ = ", ".join(f"{clean(shorten(t, 80), one_line=True)} of server {clean(s, one_line=True)} "
-                           f"({registry_name(s, t, hashed=True)})" for s, t in owners[name])
+        tools_ = ", ".join(f"{what} ({hashed})" for what, hashed in owners[name])
         print(f"warning: {len(owners[name])} tools would be named {name}: {tools_}. Each gets the hashed "
               f"name shown, and a policy for {name} applies to none of them.", file=sys.stderr)
     _contested.update(newly)
@@ -218,13 +244,11 @@ def _register_all(server: str, client: McpClient) -> list[str]:
 def _register_resource_reader(server: str, client: McpClient) -> list[str]:
     """mcp_<server>_read_resource, so the model can open the links and resources tool results point to;
     it asks like any MCP tool. Caller holds _servers_lock."""
-    name = registry_name(server, "read_resource")
-    if get_tool(name):  # the server has a tool of that name: this one gets a hashed name
-        name = registry_name(server, "read_resource", hashed=True)
+    name = _reader_name(server, registry_name(server, "read_resource") in _contested)
 
     def run(args: dict) -> str:
         uri = str(args.get("uri", ""))
-        shown = clean(shorten(permissions.mask_secrets(uri), PROMPT_ARGS_CHARS), one_line=True)
+        shown = clean(squeeze(permissions.mask_secrets(uri), PROMPT_ARGS_CHARS), one_line=True)
         if not permissions.authorize(name, f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?"):
             return f"call cancelled: the user declined {name}."
         return client.read_resource(uri)
@@ -234,7 +258,14 @@ def _register_resource_reader(server: str, client: McpClient) -> list[str]:
     register_tool(Tool(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
                              "link to them: [link: ...], [resource: ...]).", schema, run, authorizes=True))
     permissions.ensure_tool_policy(name, "ask")
+    if _approvals and _approvals.always(name):  # its description is ours and never changes: no pin
+        permissions.set_policy(name, "allow")
     return [name]
+
+
+def _reader_name(server: str, contested: bool) -> str:
+    """mcp_<server>_read_resource; when contested, a hashed name distinct from that of a tool named read_resource."""
+    return registry_name(f"{server}/", "read_resource", hashed=True) if contested else registry_name(server, "read_resource")
 
 
 def _needs_tasks(info: dict) -> bool:
@@ -248,16 +279,21 @@ def _needing_tasks(client: McpClient) -> list[str]:
 
 
 def _pin(server: str, name: str, info: dict) -> None:
-    """An allowed tool whose description or schema is not what it was asks again (caller holds _servers_lock)."""
-    said = json.dumps([info.get("description"), info.get("inputSchema")], sort_keys=True, default=str)
-    if _pins.setdefault(name, said) == said:
+    """An allowed tool whose description or schema is not what it was, in this run or when it was
+    allowed in an earlier one, asks again (caller holds _servers_lock)."""
+    said = pin_of(info)
+    earlier, _pins[name] = _pins.get(name, said), said
+    if _approvals and _approvals.always(name, said):
+        permissions.set_policy(name, "allow")  # `a` in an earlier run, for the tool as it was then
+    if earlier != said and permissions.policy_for(name) == "allow":
+        when = "since it was allowed; it asks before every call for the rest of this session"
+    elif earlier == said and _approvals and _approvals.changed(name, said) and permissions.policy_for(name) != "deny":
+        when = "since it was allowed in an earlier run; it asks before every call until you allow it again"
+    else:
         return
-    _pins[name] = said
-    if permissions.policy_for(name) == "allow":
-        permissions.set_policy(name, "ask")
-        print(f"warning: {name} (server {clean(server, one_line=True)}) changed its description or input "
-              "schema since it was allowed; it asks before every call for the rest of this session.",
-              file=sys.stderr)
+    permissions.set_policy(name, "ask")
+    print(f"warning: {name} (server {clean(server, one_line=True)}) changed its description or input schema "
+          f"{when}.", file=sys.stderr)
 
 
 def server_of(tool: str) -> str:

@@ -5,6 +5,7 @@ or a result could rewrite the permission prompt, hide text or write the clipboar
 every control character and escape sequence visible; shorten() bounds a line. And the tutorial
 keeps only the text parts of a tool result; content_text() describes the others.
 """
+import itertools
 import json
 import re
 
@@ -35,6 +36,51 @@ def shorten(text: str, limit: int = 200) -> str:
     """At most `limit` characters of the stripped text, and how long it was when cut."""
     text = text.strip()
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+# The permission prompt names at most this many values; a call with more says how many it leaves out.
+MAX_SHOWN_VALUES = 40
+# A value shortened for the prompt keeps at least this much of its head and tail together.
+MIN_SHOWN_VALUE = 24
+# Nested arguments are shown key by key this deep; deeper ones as one shortened JSON value.
+MAX_SHOWN_DEPTH = 6
+PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def shown_arguments(args: dict, limit: int, mask=str) -> str:
+    """The arguments as JSON when that fits in `limit`; otherwise every key with its value shortened
+    on its own (head, length, tail), so a long value cannot push another out of sight. `mask` is
+    applied to each piece before it is shortened, so a secret is never shown in part."""
+    whole = mask(json.dumps(args, ensure_ascii=False, default=str))
+    if len(whole) <= limit:
+        return whole
+    total = sum(1 for _ in _leaves(args, ""))
+    budget = max(MIN_SHOWN_VALUE, limit // max(1, min(total, MAX_SHOWN_VALUES)))
+    parts = [f"{mask(path)}={squeeze(mask(json.dumps(value, ensure_ascii=False, default=str)), budget)}"
+             for path, value in itertools.islice(_leaves(args, ""), MAX_SHOWN_VALUES)]
+    more = f", and {total - MAX_SHOWN_VALUES:,} more values not shown (all are sent)" if total > MAX_SHOWN_VALUES else ""
+    return "{" + ", ".join(parts) + more + "}"
+
+
+def _leaves(value: object, path: str, depth: int = 0):
+    """(path, value) for every value of nested arguments: note, opts.cmd, files[0]."""
+    if isinstance(value, dict) and value and depth < MAX_SHOWN_DEPTH:
+        for key, item in value.items():
+            name = key if PLAIN_KEY.fullmatch(key) else squeeze(json.dumps(key, ensure_ascii=False), 64)
+            yield from _leaves(item, f"{path}.{name}" if path else name, depth + 1)
+    elif isinstance(value, list) and value and depth < MAX_SHOWN_DEPTH:
+        for i, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{i}]", depth + 1)
+    else:
+        yield path or "(value)", value
+
+
+def squeeze(text: str, limit: int) -> str:
+    """At most about `limit` characters: the head and the tail, and the length between them."""
+    if len(text) <= limit:
+        return text
+    half = max(1, limit // 2)
+    return f"{text[:half]}...({len(text):,} chars)...{text[-half:]}"
 
 
 def loads_or_none(text: str) -> object:

@@ -1,143 +1,171 @@
-"""Beyond the tutorial: the project's folder, found upward, and its .geekagent/mcp.json and .env
-taking effect only once the user trusts them (the .env file itself is beyond the tutorial too).
+"""Beyond the tutorial: a folder's .geekagent/mcp.json, .env and GeekAgent.json take effect only
+once the user trusts them (the .env file itself is beyond the tutorial too).
 
 The tutorial starts every server in mcp.json and reads .env, so starting the agent in a cloned
 folder would run that folder's commands, and a .env could send your API key to another host.
-Here the agent first shows what the folder would run and change and asks, once per content:
-the answer is kept in the user's own config directory ($XDG_CONFIG_HOME/geekagent/), never in
-the folder. Without a terminal nothing is asked: --trust or GEEKAGENT_TRUST=1 trusts for one run.
+Here the three files are read once (Project), and what the question shows is built from the same
+parsed entries that start the servers: every command line or URL, every key the .env sets (those
+that change how programs run set apart), every tool GeekAgent.json allows unasked. The answer is
+kept, with a hash of each file, in the user's config directory ($XDG_CONFIG_HOME/geekagent/), never
+in the folder: a changed mcp.json or .env asks again, and so does a GeekAgent.json that allows more.
+Without a terminal nothing is asked: --trust or GEEKAGENT_TRUST=1 trusts for one run.
 """
 import hashlib
-import json
 import os
+import re
 import shlex
 import sys
+from dataclasses import dataclass, field
 
+import permissions
+from beyond_config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
+from beyond_folder import FolderError, JsonStore, config_dir, read_inside
 from beyond_text import clean, shorten
-from permissions import SECRET_NAME
+from mcp import McpError
 
-# The files a folder's trust covers, relative to the folder.
-TRUSTED_FILES = (".geekagent/mcp.json", ".env")
-# What a trusted folder's .env may change that decides where the conversation (and the key) goes.
-MODEL_SETTINGS = "OPENAI_"
-# A file bigger than this is not a config anyone wrote by hand; it is hashed but not shown.
-MAX_SHOWN_BYTES = 1 << 20
-
-
-def find_project() -> str | None:
-    """The nearest folder (this one or a parent) with a .geekagent/ in it, found as git finds .git;
-    it becomes the working folder, so starting from a subfolder works."""
-    folder = os.getcwd()
-    while not os.path.isdir(os.path.join(folder, ".geekagent")):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-    os.chdir(folder)  # mcp.json, .env, GeekAgent.json, relative server paths and the built-ins' root
-    return folder
+DOTENV_PATH = ".env"
+# The files a folder's trust covers, relative to the folder; a change to the first two asks again.
+TRUSTED_FILES = (MCP_CONFIG_PATH, DOTENV_PATH, permissions.POLICY_PATH)
+# .env keys that change how this agent and the servers it starts run, not only where the model is:
+# which programs run, what they load, which certificates and proxies they trust, where they write.
+RUNTIME_SETTING = re.compile(r"PATH|LD_.*|DYLD_.*|PYTHON.*|NODE_.*|NPM_CONFIG_.*|SSL_.*|.*_PROXY|.*_CA_BUNDLE|"
+                             r"TMPDIR|TMP|TEMP|HOME|SHELL|BASH_ENV|ENV|IFS|GIT_.*|PERL.*|RUBY.*|XDG_.*|GEEKAGENT_.*",
+                             re.IGNORECASE)
 
 
-def store_path() -> str:
-    """Where the answers are kept: the user's config directory, never the folder itself."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "geekagent", "trusted-folders.json")
+@dataclass
+class Project:
+    """The folder's config files as read once at start-up: the bytes that are hashed, shown and used."""
+    folder: str
+    files: dict[str, bytes | None] = field(default_factory=dict)    # path -> bytes; None when missing
+    problems: dict[str, str] = field(default_factory=dict)          # path -> why it is not used
 
+    @classmethod
+    def read(cls, folder: str = ".") -> "Project":
+        project = cls(os.path.realpath(folder))
+        for path in TRUSTED_FILES:
+            try:
+                project.files[path] = read_inside(path, root=folder)
+            except FolderError as e:
+                project.files[path], project.problems[path] = None, str(e)
+        return project
 
-def fingerprint(folder: str) -> str | None:
-    """A hash of the folder's trusted files as they are now; None when it has none of them."""
-    digest, found = hashlib.sha256(), False
-    for name in TRUSTED_FILES:
+    def digest(self, path: str) -> str | None:
+        data = self.files.get(path)
+        return None if data is None else hashlib.sha256(data).hexdigest()
+
+    def servers(self) -> dict[str, ServerConfig]:
+        """The parsed mcpServers entries (what the question shows and what starts); McpError if unusable."""
+        if MCP_CONFIG_PATH in self.problems:
+            raise McpError(self.problems[MCP_CONFIG_PATH])
+        raw = self.files[MCP_CONFIG_PATH]
+        return {} if raw is None else load_mcp_config(MCP_CONFIG_PATH, raw)
+
+    def policies(self) -> dict[str, str]:
+        """GeekAgent.json's tool policies; PolicyError when it cannot be used (it never silently widens access)."""
+        if permissions.POLICY_PATH in self.problems:
+            raise permissions.PolicyError(self.problems[permissions.POLICY_PATH])
+        raw = self.files[permissions.POLICY_PATH]
+        return {} if raw is None else permissions.parse_policies(permissions.POLICY_PATH, raw)
+
+    def allows(self) -> list[str]:
+        """The tools GeekAgent.json lets run unasked beyond the built-in defaults (none when it is broken)."""
         try:
-            with open(os.path.join(folder, name), "rb") as f:
-                content = f.read()
-        except OSError:  # missing (or unreadable: then it is not used either)
-            continue
-        found = True
-        digest.update(f"{name}\0{len(content)}\0".encode() + content)
-    return digest.hexdigest() if found else None
+            policies = self.policies()
+        except permissions.PolicyError:
+            return []  # reported when the policies are loaded; it allows nothing
+        return sorted(name for name, value in policies.items()
+                      if value == "allow" and permissions.DEFAULT_POLICIES.get(name) != "allow")
+
+    def dotenv(self) -> tuple[dict[str, str], list[str]]:
+        if DOTENV_PATH in self.problems:
+            return {}, [f"{self.problems[DOTENV_PATH]}; it is ignored"]
+        return parse_dotenv(self.files[DOTENV_PATH], DOTENV_PATH)
 
 
-def decide(folder: str, trust_now: bool, ask) -> bool:
-    """Whether the folder's files may take effect: nothing to trust, --trust, remembered, or asked.
+def store() -> JsonStore:
+    """Where the answers are kept: the user's config directory, never the folder itself."""
+    return JsonStore(os.path.join(config_dir(), "trusted-folders.json"))
+
+
+def decide(project: Project, trust_now: bool, ask) -> bool:
+    """Whether the folder's files may take effect: nothing to trust, --trust, trusted as they are, or asked.
 
     `ask` is None without a terminal; otherwise it takes the question and returns the answer.
     """
-    key, current = os.path.realpath(folder), fingerprint(folder)
-    if current is None or trust_now or _load().get(key) == current:
+    allows = project.allows()
+    if not allows and all(project.files[p] is None and p not in project.problems for p in TRUSTED_FILES[:2]):
+        return True
+    if trust_now:
+        return True
+    record = store().load().get(project.folder)
+    changes = _changes(project, record if isinstance(record, dict) else None, allows)
+    if changes == []:
         return True
     if ask is None:
-        _say(f"{clean(key, one_line=True)}: its .geekagent/mcp.json and .env are not trusted yet, so no server starts and "
-               ".env is not read. Start the agent in a terminal to review them, or pass --trust "
-               "(or set GEEKAGENT_TRUST=1) to trust them for this run.")
+        _say(f"{clean(project.folder, one_line=True)}: its .geekagent/mcp.json, .env and GeekAgent.json are not "
+             "trusted" + (" since they changed" if changes else " yet") + ", so no server starts and .env is not read. "
+             "Start the agent in a terminal to review them, or pass --trust (or set GEEKAGENT_TRUST=1) to trust "
+             "them for this run.")
         return False
-    print("\n".join(summary(folder)))
-    if not ask("Trust this folder: start these servers and use this .env?"):
-        print("Not trusted: no server starts and .env is not read (built-in tools only).")
+    print("\n".join(summary(project) + (changes or [])))
+    if not ask("Trust this folder: start these servers, use this .env and these policies?"):
+        print("Not trusted: no server starts, .env is not read and GeekAgent.json allows nothing (built-in tools only).")
         return False
-    _remember(key, current)
+    store().update(project.folder, {"files": {p: project.digest(p) for p in TRUSTED_FILES[:2]},
+                                    "allows": sorted(set(allows) | set(_allowed_before(record)))})
     return True
 
 
-def summary(folder: str) -> list[str]:
-    """What trusting the folder would do: every server's whole command line or URL, and the model settings."""
-    lines = [f"This folder has its own agent configuration: {clean(os.path.realpath(folder), one_line=True)}"]
+def _changes(project: Project, record: dict | None, allows: list[str]) -> list[str] | None:
+    """What is new since the folder was trusted: [] when nothing, None when it never was."""
+    if record is None or not isinstance(record.get("files"), dict):
+        return None
+    changed = [f"  {p} changed since you trusted this folder" for p in TRUSTED_FILES[:2]
+               if record["files"].get(p, "missing") != project.digest(p)]
+    more = [name for name in allows if name not in _allowed_before(record)]
+    if more:
+        changed.append(f"  {permissions.POLICY_PATH} now allows without asking: "
+                       + ", ".join(clean(shorten(name, 80), one_line=True) for name in more))
+    return changed
+
+
+def _allowed_before(record: dict | None) -> list[str]:
+    allows = record.get("allows") if isinstance(record, dict) else None
+    return [name for name in allows if isinstance(name, str)] if isinstance(allows, list) else []
+
+
+def summary(project: Project) -> list[str]:
+    """What trusting the folder would do, from the entries as parsed for starting them."""
+    lines = [f"This folder has its own agent configuration: {clean(project.folder, one_line=True)}"]
     try:
-        servers = _read_json(os.path.join(folder, ".geekagent/mcp.json")).get("mcpServers") or {}
-        for name, entry in servers.items():
-            lines.append(f"  server {clean(shorten(str(name), 80), one_line=True)}: {_what_runs(entry)}")
-    except (OSError, ValueError, AttributeError) as e:
-        if not isinstance(e, FileNotFoundError):
-            lines.append(f"  .geekagent/mcp.json cannot be read ({clean(str(e), one_line=True)}); "
-                         "it will be reported when the agent starts")
-    settings, _ = read_dotenv(os.path.join(folder, ".env"))
-    for key, value in settings.items():
-        if key.startswith(MODEL_SETTINGS) and os.environ.get(key) is None:
-            shown = "[a secret]" if SECRET_NAME.search(key) else clean(shorten(value, 200), one_line=True)
-            lines.append(f"  .env sets {clean(key, one_line=True)}={shown}")
+        for name, config in project.servers().items():
+            lines.append(f"  server {clean(shorten(name, 80), one_line=True)}: {what_runs(config)}")
+    except McpError as e:
+        lines.append(f"  {MCP_CONFIG_PATH} cannot be used, so no server starts: {clean(str(e), one_line=True)}")
+    settings, warnings = project.dotenv()
+    lines += [f"  warning: {clean(w, one_line=True)}" for w in warnings]
+    for key, value in sorted(settings.items(), key=lambda kv: bool(RUNTIME_SETTING.fullmatch(kv[0]))):
+        what = "changes how programs run: " if RUNTIME_SETTING.fullmatch(key) else ""
+        value = "[a secret]" if permissions.SECRET_NAME.search(key) else shorten(value, 200)
+        unused = " (not used: set in your environment)" if key in os.environ else ""
+        lines.append(f"  .env {what or 'sets '}{clean(f'{key}={value}', one_line=True)}{unused}")
+    if project.allows():
+        lines.append(f"  {permissions.POLICY_PATH} lets these tools run without asking: "
+                     + ", ".join(clean(shorten(n, 80), one_line=True) for n in project.allows()))
     return lines
 
 
-def _what_runs(entry: object) -> str:
+def what_runs(config: ServerConfig) -> str:
     """The exact command line (every argument, control characters made visible) or the URL."""
-    if not isinstance(entry, dict):
-        return "(not an object: it will be refused)"
-    if "url" in entry:
-        return f"connects to {clean(str(entry['url']), one_line=True)}"
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
-    command = shlex.join(str(part) for part in [entry.get("command", ""), *args])
-    env = entry.get("env") if isinstance(entry.get("env"), dict) else {}
-    extra = f" with env {', '.join(clean(str(k), one_line=True) for k in env)}" if env else ""
-    return f"runs {clean(command, one_line=True)}{extra}"
-
-
-def _read_json(path: str) -> dict:
-    if os.path.getsize(path) > MAX_SHOWN_BYTES:
-        raise ValueError(f"over {MAX_SHOWN_BYTES >> 20} MB")
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    return data if isinstance(data, dict) else {}
-
-
-def _load() -> dict:
-    try:
-        with open(store_path(), encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return {}  # nothing remembered yet (or unreadable): the user is asked
-    return data if isinstance(data, dict) else {}
-
-
-def _remember(key: str, current: str) -> None:
-    """Keep the answer (the folder and its files' hash); a failure to write only costs a question next time."""
-    path = store_path()
-    trusted = {**_load(), key: current}
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        with open(f"{path}.tmp", "w", encoding="utf-8") as f:
-            json.dump(trusted, f, indent=1)
-        os.replace(f"{path}.tmp", path)
-    except OSError as e:
-        _say(f"warning: could not remember the answer in {path}: {e.strerror or e}")
+    if config.disabled:
+        return "disabled (not started)"
+    if config.kind != "stdio":
+        headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
+        return clean(permissions.mask_secrets(f"connects to {config.url}{headers}"), one_line=True)
+    where = f" in {config.cwd}" if config.cwd else ""
+    env = f" with env {', '.join(config.env)}" if config.env else ""
+    return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}", one_line=True)
 
 
 def _say(text: str) -> None:
@@ -145,9 +173,10 @@ def _say(text: str) -> None:
 
 
 # Beyond the tutorial: settings from a .env file, so a key need not live in the shell profile.
-def load_dotenv(path: str = ".env") -> None:
-    """Read KEY=VALUE lines into the environment (variables already set win); problems are warnings."""
-    settings, warnings = read_dotenv(path)
+def load_dotenv(path: str = DOTENV_PATH, settings: tuple[dict[str, str], list[str]] | None = None) -> None:
+    """KEY=VALUE lines (the file's, or `settings` as already read) into the environment; variables
+    already set win; problems are warnings."""
+    settings, warnings = read_dotenv(path) if settings is None else settings
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for key, value in settings.items():
@@ -167,6 +196,13 @@ def read_dotenv(path: str) -> tuple[dict[str, str], list[str]]:
         return {}, []
     except OSError as e:  # a directory, no permission...
         return {}, [f"{path} cannot be read ({e.strerror or e}); it is ignored"]
+    return parse_dotenv(raw, path)
+
+
+def parse_dotenv(raw: bytes | None, path: str) -> tuple[dict[str, str], list[str]]:
+    """The settings in a .env file's bytes, and what was wrong with them."""
+    if raw is None:
+        return {}, []
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

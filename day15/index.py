@@ -15,6 +15,7 @@ import signal
 from collections.abc import Callable
 from types import ModuleType
 
+import beyond_folder
 import beyond_resources
 import beyond_trust
 import chat
@@ -70,22 +71,26 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(errors="replace")
     _stop_on_signals()
-    root = beyond_trust.find_project()
+    root = beyond_folder.find_project()
     try:
-        # Beyond the tutorial: the folder's mcp.json and .env take effect only once the user trusts them.
+        # Beyond the tutorial: the folder's files are read once; mcp.json, .env and what GeekAgent.json
+        # allows take effect only once the user trusts them.
+        project = beyond_trust.Project.read(".")
         ask = (lambda question: permissions.ask_on_stdin(question, always=False)) if sys.stdin.isatty() else None
-        trusted = beyond_trust.decide(".", "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1", ask)
+        trusted = beyond_trust.decide(project, "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1", ask)
         if trusted:
-            beyond_trust.load_dotenv()
-        permissions.load_policies()
+            beyond_trust.load_dotenv(settings=project.dotenv())
+        policies = project.policies()
+        untrusted_allows = [] if trusted else project.allows()
+        permissions.load_policies(policies={**policies, **dict.fromkeys(untrusted_allows, "ask")})
         tools.register_builtin_tools()
-        audit = None if tutorial else _audit_log()
+        audit = None if tutorial else _full_agent_state(root or os.getcwd())
         print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
         print(style(BANNER[tutorial], "2"))
         print(f"project: {shown(root, one_line=True)}" if root else
               f"no .geekagent/ in {shown(os.getcwd(), one_line=True)} or its parents: built-in tools only")
         print("Servers declared in .geekagent/mcp.json are connected: their tools carry the mcp_ prefix; /mcp lists them.")
-        if trusted and not connect(servers, tutorial):
+        if trusted and not connect(servers, tutorial, project):
             return 1
         print_banner(servers)
         session = Session(servers, audit)
@@ -103,13 +108,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def connect(servers: ModuleType, tutorial: bool) -> bool:
-    """Connect the configured servers; a config that cannot be read or parsed stops start-up."""
+def connect(servers: ModuleType, tutorial: bool, project: beyond_trust.Project) -> bool:
+    """Connect the configured servers, from the mcp.json bytes the user trusted; a config that cannot
+    be read or parsed stops start-up."""
     try:
-        if tutorial:
-            servers.connect_mcp_servers()
+        if tutorial:  # the twin reads a file: it gets a private copy of the bytes that were shown
+            if beyond_trust.MCP_CONFIG_PATH in project.problems:
+                raise McpError(project.problems[beyond_trust.MCP_CONFIG_PATH])
+            with beyond_folder.private_copy(project.files[beyond_trust.MCP_CONFIG_PATH]) as path:
+                servers.connect_mcp_servers(path)
         else:  # Beyond the tutorial: something on screen at once, then each server as it is ready
-            servers.connect_mcp_servers(on_start=lambda count: print(f"starting {count} server{_s(count)}..."),
+            servers.connect_mcp_servers(configs=project.servers(),
+                                        on_start=lambda count: print(f"starting {count} server{_s(count)}..."),
                                         on_ready=lambda status: print("  " + status_lines(status, False)[0]))
     except McpError as e:  # the full client names the file and the key
         print(f"error: {shown(str(e), one_line=True)}", file=sys.stderr)
@@ -120,10 +130,18 @@ def connect(servers: ModuleType, tutorial: bool) -> bool:
     return True
 
 
-# Beyond the tutorial: every tool call is recorded in .geekagent/audit.jsonl (the full agent).
-def _audit_log():
+# Beyond the tutorial: every tool call is recorded in .geekagent/audit.jsonl, and `a`lways answers and
+# the pins of allowed tools are kept per folder in the user's state (the full agent).
+def _full_agent_state(folder: str):
+    import beyond_approvals
     import beyond_audit
     import beyond_mcp
+    approvals = beyond_approvals.Approvals(folder)
+    beyond_mcp.use_approvals(approvals)
+    permissions.set_remember(beyond_mcp.remember_always)
+    for tool in tools.all_tools():  # the built-ins: their descriptions are ours, so nothing to pin
+        if approvals.always(tool.name):
+            permissions.set_policy(tool.name, "allow")
     audit = beyond_audit.AuditLog(beyond_mcp.server_of)
     tools.set_audit(audit.record)
     return audit
@@ -205,12 +223,14 @@ def handle_line(session: Session, line: str) -> None:
         print(f"internal error: {type(e).__name__}: {shown(str(e), one_line=True)}", file=sys.stderr)
 
 
-def chat_turn(session: Session, text: str) -> None:
+def chat_turn(session: Session, text: str, typed: bool = True) -> None:
+    """One turn; `typed` is False for text a server wrote (a prompt), whose @server:uri is never read."""
     hint = chat.missing_key_hint()
     if hint:
         print(hint)
         return
-    text = beyond_resources.attach_mentions(session, text)  # Beyond the tutorial: @server:uri
+    if typed:  # Beyond the tutorial: @server:uri, only in what the user typed
+        text = beyond_resources.attach_mentions(session, text)
     output = Output(session.activity, TOOL_LINE_CHARS)
 
     def on_tool(name: str, result: str) -> None:
@@ -293,7 +313,7 @@ def cmd_prompt(session: Session, arg: str) -> None:
     """<server> <name> [key=value ...]: send a server's prompt as the next message"""
     text = beyond_resources.prompt_turn(session, arg)
     if text:
-        chat_turn(session, text)
+        chat_turn(session, text, typed=False)
 
 
 def cmd_audit(session: Session, arg: str) -> None:

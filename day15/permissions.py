@@ -27,27 +27,35 @@ class PolicyError(Exception):
     """The policy file cannot be used; the message names the file and the key to fix."""
 
 
-def read_json(path: str) -> object:
-    """A config file's JSON, or None when there is no such file; ValueError naming the file otherwise."""
+def parse_json(path: str, raw: bytes | None = None) -> object:
+    """A config file's JSON (from `raw`, its bytes as already read, or else from the file), or None
+    when there is no such file; ValueError naming the file otherwise."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        if raw is None:
+            with open(path, "rb") as f:
+                raw = f.read()
+        return json.loads(raw.decode("utf-8-sig"))  # a byte order mark, as some editors write, is fine
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
         raise ValueError(f"{path}: cannot read {os.path.basename(path)}: {e}") from None
 
 
-def load_policies(path: str = POLICY_PATH) -> dict[str, str]:
-    """Overlay the file's policies on the defaults; a missing file keeps the defaults."""
+def parse_policies(path: str = POLICY_PATH, raw: bytes | None = None) -> dict[str, str]:
+    """The file's tool policies, all checked; a missing file has none."""
     try:
-        data = read_json(path)
+        data = parse_json(path, raw)
     except ValueError as e:
         raise PolicyError(str(e)) from None
-    data = {} if data is None else data
+    return _checked_policies(path, {} if data is None else data)
+
+
+def load_policies(path: str = POLICY_PATH, policies: dict[str, str] | None = None) -> dict[str, str]:
+    """Overlay the file's policies (or `policies`, as already parsed) on the defaults; no file keeps the defaults."""
+    policies = parse_policies(path) if policies is None else policies
     _policies.clear()
     _policies.update(DEFAULT_POLICIES)
-    _policies.update(_checked_policies(path, data))
+    _policies.update(policies)
     return dict(_policies)
 
 
@@ -120,7 +128,7 @@ _decisions = threading.local()
 
 def ask(prompt: str, name: str | None = None) -> bool:
     """Ask the user whatever the policy says (a secret-looking file, say); the answer is recorded.
-    "always" (beyond the tutorial) allows `name` from now on, and in GeekAgent.json."""
+    "always" (beyond the tutorial) allows `name` from now on."""
     answer = _confirm(mask_secrets(prompt))
     if answer == "always" and name:
         allow_always(name)
@@ -128,21 +136,21 @@ def ask(prompt: str, name: str | None = None) -> bool:
     return bool(answer)
 
 
-def allow_always(name: str, path: str = POLICY_PATH) -> None:
-    """Set `name` to allow now and in the policy file (other keys kept); a file that cannot be written is one line."""
+# Beyond the tutorial: where an "always" is kept beyond this session (the full agent keeps it in the
+# user's own state, never in the folder); remember(name) returns where, for the line that says so.
+_remember: Callable[[str], str] | None = None
+
+
+def set_remember(remember: Callable[[str], str] | None) -> None:
+    global _remember
+    _remember = remember
+
+
+def allow_always(name: str) -> None:
+    """Set `name` to allow now, and keep that where set_remember() says (GeekAgent.json is the user's to write)."""
     set_policy(name, "allow")
-    try:
-        data = read_json(path) or {}
-        data = data if isinstance(data, dict) else {}
-        tools = data.setdefault("tools", {}) if isinstance(data.get("tools", {}), dict) else {}
-        tools[name] = "allow"
-        data["tools"] = tools
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-            f.write("\n")
-        print(f"{name} is now allowed without asking ({path}: tools.{name} = \"allow\").")
-    except (OSError, ValueError) as e:
-        print(f"{name} is allowed for this session; {path} could not be written: {e}")
+    where = _remember(name) if _remember else "for the rest of this session"
+    print(f"{name} is now allowed without asking ({where}).")
 
 
 def last_decision(clear: bool = False) -> str | None:

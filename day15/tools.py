@@ -153,29 +153,70 @@ def _path_schema(**extra: dict) -> dict:
 
 
 # Beyond the tutorial: files that usually hold secrets; `read` asks for them even when it is allowed.
-SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", ".netrc", ".git-credentials",
-                ".npmrc", ".pypirc")
-SECRET_FOLDERS = (".ssh",)
+SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", ".netrc", ".git-credentials",
+                ".npmrc", ".pypirc", ".pgpass", "credentials.json", "*_history")
+SECRET_FOLDERS = (".ssh", ".aws", ".kube", ".gnupg")
+SECRET_PATHS = (".docker/config.json", ".git/config")
 
 
 def looks_secret(path: str) -> bool:
-    """True for a path whose file name matches SECRET_FILES or that lies under a SECRET_FOLDERS folder."""
+    """True for a path whose file name matches SECRET_FILES, that lies under a SECRET_FOLDERS folder,
+    or that ends in one of SECRET_PATHS."""
     parts = path.replace("\\", "/").split("/")
     return (any(fnmatch.fnmatch(parts[-1], pattern) for pattern in SECRET_FILES)
-            or any(part in SECRET_FOLDERS for part in parts[:-1]))
+            or any(part in SECRET_FOLDERS for part in parts[:-1]) or "/".join(parts[-2:]) in SECRET_PATHS)
 
 
 def _read_asking(base: str, args: dict) -> str:
-    """read asks as its policy says, and always for a secret-looking file (by its name or where it leads)."""
+    """read asks as its policy says, and always for a secret-looking file (by its name, where it
+    leads, or as another name, a hard link, of one)."""
     path = args.get("path", "")
     target = _inside(base, path)
-    if looks_secret(path) or looks_secret(os.path.relpath(target, base)):
+    if looks_secret(path) or looks_secret(os.path.relpath(target, base)) or _links_to_secret(target, base):
         allowed = permissions.ask(f"read wants {path!r}, which looks like a file of secrets. Allow?")
     else:
         allowed = permissions.authorize("read", f"Run read with {json.dumps(args, ensure_ascii=False)}?")
     if not allowed:
         return "call cancelled: the user declined read."
     return _read(base, path, args.get("offset", 0))
+
+
+def _links_to_secret(target: str, base: str) -> bool:
+    """True for a file with other names (hard links) one of which is a secret-looking file in the
+    home folder or the project (compared by device and inode: a hard link has no target to follow)."""
+    try:
+        info = os.stat(target)
+    except OSError:
+        return False  # read reports it
+    if info.st_nlink < 2:
+        return False
+    return (info.st_dev, info.st_ino) in {(s.st_dev, s.st_ino) for s in _secret_files(os.path.expanduser("~"))
+                                          + _secret_files(base)}
+
+
+def _secret_files(folder: str) -> list[os.stat_result]:
+    """The secret-looking files at the top of a folder and in its SECRET_FOLDERS and SECRET_PATHS."""
+    found = []
+    places = [(folder, False)] + [(os.path.join(folder, name), True) for name in SECRET_FOLDERS]
+    places += [(os.path.join(folder, os.path.dirname(name)), False) for name in SECRET_PATHS]
+    for place, every in places:
+        try:
+            with os.scandir(place) as entries:
+                found += [e.stat() for e in entries if e.is_file() and (every or looks_secret(
+                    os.path.relpath(e.path, folder)))]
+        except OSError:
+            continue  # no such folder
+    return found
+
+
+def _skip_line(f) -> bool:
+    """Read past one line, in pieces of at most a page; False at the end of the file."""
+    part = f.readline(READ_PAGE_BYTES)
+    if not part:
+        return False
+    while not part.endswith(b"\n") and (part := f.readline(READ_PAGE_BYTES)):
+        pass
+    return True
 
 
 def _current_time() -> str:
@@ -201,13 +242,16 @@ def _ls(base: str, path: str) -> str:
 def _read(base: str, path: str, offset: int) -> str:
     """One page from line `offset`: at most READ_PAGE_LINES lines and READ_PAGE_BYTES bytes."""
     target, start = _inside(base, path), max(int(offset), 0)
+    info = os.stat(target)
     # Beyond the tutorial: only regular files (a FIFO would block forever, a device never end).
-    if not stat.S_ISREG(os.stat(target).st_mode):
+    if not stat.S_ISREG(info.st_mode):
         raise ValueError(f"{path!r} is not a regular file")
+    if start > info.st_size:  # a line takes a byte at least: answered at once, however big the offset
+        return f"(offset {start} is past the end of {path!r}, which has {info.st_size:,} bytes)"
     with open(target, "rb") as f:
-        for _ in range(start):  # skip whole lines in bounded steps, however long they are
-            while (part := f.readline(READ_PAGE_BYTES)) and not part.endswith(b"\n"):
-                pass
+        for skipped in range(start):  # skip whole lines in bounded steps, however long they are
+            if not _skip_line(f):
+                return f"(offset {start} is past the end of {path!r}, which has {skipped} lines)"
         page, lines = b"", 0
         while lines < READ_PAGE_LINES and len(page) < READ_PAGE_BYTES:
             line = f.readline(READ_PAGE_BYTES - len(page))

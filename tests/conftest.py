@@ -40,11 +40,22 @@ def started():
 
 
 @pytest.fixture(autouse=True)
+def own_user_dirs(tmp_path_factory, monkeypatch):
+    """Every test (and every agent it starts) keeps answers, pins and history in folders of its own."""
+    home = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    return home
+
+
+@pytest.fixture(autouse=True)
 def clean_state():
     """Every test starts with an empty registry, default policies and no servers."""
     tools._registry.clear()
     permissions.load_policies(str(ROOT / "tests" / "no-such-policy-file.json"))  # the defaults alone
     permissions.set_confirm(permissions.ask_on_stdin)
+    permissions.set_remember(None)
+    beyond_mcp.use_approvals(None)
     chat.streaming = True
     yield
     mcp.stop_mcp_servers()
@@ -234,7 +245,8 @@ def _take_terminal() -> None:
 
 def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple], timeout: float = 30) -> str:
     """Run a command on a pseudo-terminal; for each (text, keys[, again]) wait until `text` appears (after
-    the keys typed last), then type keys. Returns everything the terminal showed.
+    the keys typed last), then type keys (or what keys() returns, when it is a function that acts at
+    that moment). Returns everything the terminal showed.
 
     `again` is typed once more each second the text has not appeared (five times at most): CPython's
     readline waits in select() for a key, and a Ctrl-C that lands just before it enters select() is
@@ -262,7 +274,7 @@ def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple], timeou
                     retries += 1
                     os.write(main_fd, again[0].encode())
             mark = len(seen)
-            os.write(main_fd, keys.encode())
+            os.write(main_fd, (keys() if callable(keys) else keys).encode())  # keys() may act first
         retries, again = 0, (steps[-1][2:] or [None])[0]  # the last step's `again`, while the program runs
         while proc.poll() is None and time.monotonic() < deadline:
             if select.select([main_fd], [], [], 1.0)[0]:

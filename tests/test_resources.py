@@ -62,3 +62,14 @@ def test_resources_and_prompts_of_a_remote_server(tmp_path):
     assert "web (2)" in done.stdout and "remote://logs/{day}  (template)" in done.stdout
     assert "text of remote://motd" in done.stdout and "greet who=..." in done.stdout
     assert [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"] == ["Say hello to Ada."]
+
+
+def test_a_prompt_never_reads_what_its_text_mentions(tmp_path):
+    """@server:uri in a server's prompt text is sent as text: the other server's resource is not read."""
+    mention = "Summarize @other:demo://notes/today please"
+    cwd = workdir(tmp_path, {"ctx": fake("context", env={"PROMPT_TEXT": mention}), "other": fake("context")})
+    with FakeOpenAI([answer("ok"), answer("ok")]) as model:
+        run_agent(cwd, ["/prompt ctx review code=1", mention, "/exit"], agent_env(model.base_url))
+    from_prompt, typed = ([m["content"] for m in r["messages"] if m["role"] == "user"][-1] for r in model.requests)
+    assert from_prompt == mention
+    assert typed.endswith("Buy milk. Call Ada.")  # the same words typed by the user are read

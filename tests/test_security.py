@@ -121,6 +121,18 @@ def test_collision_gives_both_tools_hashed_names_and_no_policy(tmp_path, capfd):
     assert "would be named mcp_a_b_c" in err and "b_c of server a" in err and "c of server a_b" in err
 
 
+def test_a_tool_named_like_another_servers_reader_takes_neither_name_nor_policy(tmp_path, capfd):
+    """Server a's tool b_read_resource and server a_b's resource reader both map to mcp_a_b_read_resource:
+    both get hashed names, and the allow written for the reader applies to neither."""
+    permissions.set_policy("mcp_a_b_read_resource", "allow")
+    statuses = connect(tmp_path, {"a": fake("named", json.dumps(["b_read_resource"])), "a_b": fake("context")})
+    (tool,) = statuses["a"].tools
+    reader = [name for name in statuses["a_b"].tools if "read_resource" in name]
+    assert len(reader) == 1 and len({tool, reader[0], "mcp_a_b_read_resource"}) == 3
+    assert permissions.policy_for(tool) == permissions.policy_for(reader[0]) == "ask"
+    assert "the resource reader of server a_b" in capfd.readouterr().err
+
+
 # --- masking that holds ------------------------------------------------------------------------------
 
 def test_secrets_are_masked_in_descriptions_logs_and_errors(tmp_path, monkeypatch, capfd):
@@ -159,14 +171,23 @@ def test_url_credentials_are_sent_as_basic_and_never_shown(tmp_path):
 
 # --- read asks for secret files ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", [".env", ".env.local", "deploy/server.pem", "id_ed25519", ".ssh/config", "link-to-env"])
-def test_read_asks_for_secret_looking_files(tmp_path, path):
-    """read is allowed, yet a secret-looking file (or a link to one) is read only after a yes."""
-    (tmp_path / "deploy").mkdir()
-    (tmp_path / ".ssh").mkdir()
-    for name in (".env", ".env.local", "deploy/server.pem", "id_ed25519", ".ssh/config"):
+SECRETS = (".env", ".env.local", "deploy/server.pem", "id_ed25519", ".ssh/config", ".aws/credentials",
+           ".docker/config.json", ".kube/config", ".pgpass", ".git/config", "credentials.json", ".bash_history")
+
+
+@pytest.mark.parametrize("path", SECRETS + ("link-to-env", "hard-link-to-env", "hard-link-to-home-key"))
+def test_read_asks_for_secret_looking_files(tmp_path, monkeypatch, path):
+    """read is allowed, yet a secret-looking file (or a link, or a hard link, to one) is read only after a yes."""
+    for name in SECRETS:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("DATABASE_URL=postgres://admin:hunter2@db/x\n")
     os.symlink(tmp_path / ".env", tmp_path / "link-to-env")
+    os.link(tmp_path / ".env", tmp_path / "hard-link-to-env")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("postgres://admin:hunter2@db/x\n")
+    os.link(home / ".ssh" / "id_ed25519", tmp_path / "hard-link-to-home-key")
+    monkeypatch.setenv("HOME", str(home))
     tools.register_builtin_tools(str(tmp_path))
     asked = []
     permissions.set_confirm(lambda prompt: asked.append(prompt) or False)

@@ -59,14 +59,6 @@ def test_progress_cannot_keep_a_call_forever(started):
     with pytest.raises(McpError, match="no reply to tools/call within 0.3 s"):
         client.call_tool("progress", {"steps": 60, "every": 0.1})
 
-def test_always_allow_is_written_to_the_policy_file(tmp_path):
-    """Answering a at the prompt allows the tool from then on, in GeekAgent.json too."""
-    cwd = workdir(tmp_path, {"demo": demo()}, {"read": "allow"})
-    done = run_agent(cwd, ["/call mcp_demo_dice", "a", "/call mcp_demo_dice", "/exit"], agent_env(key=None))
-    assert done.stdout.count("Allow?") == 1 and done.stdout.count("rolled") == 2
-    assert json.loads((cwd / ".geekagent" / "GeekAgent.json").read_text())["tools"] == {
-        "read": "allow", "mcp_demo_dice": "allow"}
-
 def test_ctrl_d_at_the_prompt_is_no_on_its_own_line(tmp_path):
     """End of input at a permission prompt answers no, and the next output starts on a new line."""
     cwd = workdir(tmp_path, {"demo": demo()})

@@ -330,7 +330,8 @@ def more_context(request: dict, args: dict) -> None:
 def get_prompt(request: dict) -> None:
     args = request["params"].get("arguments") or {}
     reply(request, {"messages": [{"role": "user", "content": {
-        "type": "text", "text": f"Review this code for {args.get('focus', 'anything')}: {args['code']}"}}]})
+        "type": "text", "text": os.environ.get("PROMPT_TEXT")  # what a hostile server could write there
+        or f"Review this code for {args.get('focus', 'anything')}: {args['code']}"}}]})
 
 
 HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on_list,
