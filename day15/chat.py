@@ -28,6 +28,11 @@ MAX_REPLY_BYTES = 64 << 20
 MAX_TOOLS = 128
 # A model that keeps calling tools is stopped after this many rounds, so a loop cannot run forever.
 MAX_ROUNDS = 30
+# Beyond the tutorial: one reply runs at most this many tool calls (the rest are answered "not run"),
+# and its results add at most this many characters (about 100,000 tokens) to the conversation, the
+# rest cut with a note: one reply cannot make this and every later request megabytes long.
+MAX_CALLS_PER_REPLY = 32
+MAX_REPLY_RESULT_CHARS = 400_000
 
 SYSTEM_PROMPT = (
     "You are GeekAgent, a helpful assistant in a terminal. You can call tools. Tools whose names "
@@ -209,8 +214,8 @@ def _message_of(url: str, raw: bytes, on_text=lambda text: None, on_usage=lambda
         raise ChatError(f"the reply from {url} has no choices: {raw[:ERROR_BODY_CHARS]!r}") from None
     if not isinstance(message, dict):
         raise ChatError(f"the reply from {url} has no message: {raw[:ERROR_BODY_CHARS]!r}")
-    if isinstance(message.get("content"), str) and message["content"]:
-        on_text(message["content"])
+    if text_of(message.get("content")):
+        on_text(text_of(message["content"]))
     if isinstance(reply.get("usage"), dict):
         on_usage(reply["usage"])
     return message
@@ -235,8 +240,7 @@ def run_turn(history: list[dict], user_text: str,
             history.append(message)
             if not message.get("tool_calls"):
                 return message["content"] or ""
-            for call in message["tool_calls"]:
-                history.append(_run_call(call, on_tool))
+            history.extend(_run_calls(message["tool_calls"], on_tool))
         return _close_turn(history, f"stopped after {MAX_ROUNDS} rounds of tool calls without an answer")
     except ChatError as e:
         _close_turn(history, f"the request failed: {e}")
@@ -254,10 +258,10 @@ def run_turn(history: list[dict], user_text: str,
 
 # Beyond the tutorial: what the model sent is stored as the API wants it back, whatever it sent.
 def _normalised(message: dict, turn: int) -> dict:
-    """The assistant message as it is stored and replayed: text or None, and tool calls whose
-    arguments are a JSON string and whose ids are present and unique."""
-    content = message.get("content")
-    stored = {"role": "assistant", "content": content if isinstance(content, str) and content else None}
+    """The assistant message as it is stored and replayed: its text (None only beside calls), and
+    tool calls whose arguments are a JSON string and whose ids are present and unique."""
+    content = text_of(message.get("content"))
+    stored = {"role": "assistant", "content": content or None}
     calls = message.get("tool_calls")
     calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
     seen: set[str] = set()
@@ -274,14 +278,49 @@ def _normalised(message: dict, turn: int) -> dict:
                     "function": {"name": str(function.get("name", "")), "arguments": arguments}}
     if calls:
         stored["tool_calls"] = calls
+    else:
+        stored["content"] = content  # text, never null, when there is no call
     return stored
 
 
-def _run_call(call: dict, on_tool: Callable[[str, str], None]) -> dict:
+def text_of(content: object) -> str:
+    """A message's text: a string as it is; a list of parts (as some endpoints send) joined; else none."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def _run_calls(calls: list[dict], on_tool: Callable[[str, str], None]) -> list[dict]:
+    """The tool messages of one reply: its first MAX_CALLS_PER_REPLY calls run, their results
+    within MAX_REPLY_RESULT_CHARS together; every call gets its message, run or not."""
+    messages, room = [], MAX_REPLY_RESULT_CHARS
+    for i, call in enumerate(calls):
+        if i < MAX_CALLS_PER_REPLY:
+            result = _run_call(call, on_tool)
+            result, room = _within(result, room), max(0, room - len(result))
+        else:
+            result = (f"not run: too many calls in one reply (at most {MAX_CALLS_PER_REPLY}); "
+                      "make this call again in your next reply if it is still needed")
+        messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
+    return messages
+
+
+def _within(result: str, room: int) -> str:
+    """A result cut to what is left of the reply's room, with a note saying how to get the rest."""
+    if len(result) <= room:
+        return result
+    note = (f"\n[... {len(result) - room:,} more characters cut: the results of one reply may add "
+            f"{MAX_REPLY_RESULT_CHARS:,} characters; call again in a later reply for the rest (read: with an offset)]")
+    return result[:room] + note
+
+
+def _run_call(call: dict, on_tool: Callable[[str, str], None]) -> str:
     name = call["function"]["name"]
     result = run_tool(name, call["function"]["arguments"] or "{}")
     on_tool(name, result)
-    return {"role": "tool", "tool_call_id": call["id"], "content": result}
+    return result
 
 
 # Beyond the tutorial: a failed turn is closed, not dropped, so the next request is still valid.

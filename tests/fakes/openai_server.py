@@ -108,6 +108,8 @@ def _check_tool_messages(messages: list) -> list[str]:
             open_ids = set()
         if message.get("role") == "assistant":
             open_ids = {c.get("id") for c in message.get("tool_calls") or []}
+            if not open_ids and not isinstance(message.get("content"), str):
+                problems.append("an assistant message needs text content or tool calls")
     return problems
 
 
