@@ -32,8 +32,10 @@ SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
 # These requests wait startupTimeout; the others timeout.
 STARTUP_METHODS = ("initialize", "server/discover", "tools/list")
-# tools/list follows nextCursor, at most this many pages (a loop guard against a cycling server).
+# tools/list follows nextCursor, at most this many pages (a loop guard against a cycling server),
+# and at most this much JSON over all pages: thousands of tools, far more than a model is offered.
 MAX_TOOL_PAGES = 100
+MAX_LISTED_BYTES = 16 << 20
 # A crashed server is started again once per crash, and at most this many times in a session.
 MAX_RESTARTS = 3
 # The server's own words (stderr lines and log notifications) kept for /logs and for its errors.
@@ -131,7 +133,7 @@ class McpClient(FromServer, Revisions, mcp.McpClient):
 
     def _list_all(self, method: str, key: str) -> list[dict]:
         """A list request, following nextCursor (at most MAX_TOOL_PAGES pages); "method not found" is none."""
-        found, params = [], {}
+        found, params, size = [], {}, 0
         for _ in range(MAX_TOOL_PAGES):
             try:
                 result = self._request(method, params)
@@ -144,6 +146,9 @@ class McpClient(FromServer, Revisions, mcp.McpClient):
                 raise McpError(f"{method} answered \"{key}\" that is not a list: {shorten(json.dumps(items))}",
                                self.name)
             found += [item for item in items if isinstance(item, dict)]
+            size += len(json.dumps(items)) if items else 0  # about what the pages took on the wire
+            if size > MAX_LISTED_BYTES:
+                raise McpError(f"{method} answered over {MAX_LISTED_BYTES >> 20} MB in its pages; refused", self.name)
             cursor = result.get("nextCursor")
             if not cursor:
                 return found

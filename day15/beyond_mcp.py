@@ -34,6 +34,9 @@ __all__ = ["McpClient", "McpError", "McpStatus", "connect_mcp_servers", "mcp_sta
 MAX_TOOL_NAME = 64
 # The permission prompt shows about this much of the arguments, so a huge payload stays readable.
 PROMPT_ARGS_CHARS = 500
+# A description is sent to the model up to this long: enough for any honest tool, not a page of
+# instructions that fills the context with every request.
+MAX_DESCRIPTION_CHARS = 2000
 
 # What shows a running tool (index.py sets it): activity(name) is a context manager that yields a
 # function taking the server's progress as text.
@@ -90,7 +93,8 @@ def as_registry_tool(server: str, client: McpClient, info: dict, name: str | Non
         with _activity(name) as progress:
             return client.call_tool(info["name"], args, on_progress=progress)
 
-    description = permissions.mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}")
+    description = shorten(permissions.mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}"),
+                          MAX_DESCRIPTION_CHARS)
     return Tool(name=name, description=description,
                 parameters=info.get("inputSchema") or {"type": "object", "properties": {}},
                 run=run, authorizes=True)
@@ -105,6 +109,7 @@ class McpStatus(mcp.McpStatus):
     client: McpClient | None = None
     disabled: bool = False
     needs_tasks: list[str] = field(default_factory=list)
+    bad_schemas: list[str] = field(default_factory=list)  # tools whose inputSchema a model endpoint refuses
 
 
 # _servers_lock guards _statuses, _contested, _pins and the MCP part of the registry: a server's
@@ -166,7 +171,8 @@ def _connected(name: str, client: McpClient | None, error: str | None) -> McpSta
         return McpStatus(name, [], disabled=True)
     if error:
         return McpStatus(name, [], error)
-    return McpStatus(name, _register_all(name, client), client=client, needs_tasks=_needing_tasks(client))
+    return McpStatus(name, _register_all(name, client), client=client, needs_tasks=_needing_tasks(client),
+                     bad_schemas=_with_bad_schemas(client))
 
 
 def _sync_tools(client: McpClient) -> None:
@@ -183,7 +189,7 @@ def _sync_tools(client: McpClient) -> None:
                 for tool in other.tools:
                     unregister_tool(tool)
                 other.tools = _register_all(other.server, other.client)
-                other.needs_tasks = _needing_tasks(other.client)
+                other.needs_tasks, other.bad_schemas = _needing_tasks(other.client), _with_bad_schemas(other.client)
         added, removed = sorted(set(status.tools) - before), sorted(before - set(status.tools))
     if added or removed:
         change = "; ".join(f"{what} {', '.join(names)}" for what, names in (("added", added), ("removed", removed)) if names)
@@ -226,6 +232,10 @@ def _register_all(server: str, client: McpClient) -> list[str]:
             continue
         if _needs_tasks(info):
             continue  # it would always fail here; /mcp lists it
+        if not _object_schema(info):  # the endpoint would refuse every request that offers it
+            client.log(f"tool {clean(shorten(info['name'], 80), one_line=True)} is not offered: its inputSchema "
+                       "is not a JSON object schema ({\"type\": \"object\", ...})")
+            continue
         plain = registry_name(server, info["name"])
         name = registry_name(server, info["name"], hashed=True) if plain in _contested else plain
         try:
@@ -276,6 +286,16 @@ def _needs_tasks(info: dict) -> bool:
 
 def _needing_tasks(client: McpClient) -> list[str]:
     return [str(info.get("name")) for info in client.tools if _needs_tasks(info)]
+
+
+def _object_schema(info: dict) -> bool:
+    """No inputSchema or an empty one (taken as no arguments), or an object schema: what a model endpoint accepts."""
+    schema = info.get("inputSchema")
+    return schema in (None, {}) or isinstance(schema, dict) and schema.get("type") == "object"
+
+
+def _with_bad_schemas(client: McpClient) -> list[str]:
+    return [str(info.get("name")) for info in client.tools if not _needs_tasks(info) and not _object_schema(info)]
 
 
 def _pin(server: str, name: str, info: dict) -> None:

@@ -26,6 +26,11 @@ HTTP_TIMEOUT_S = 300.0
 MAX_REPLY_BYTES = 64 << 20
 # The API refuses more tools than this in one request; the rest are left out, with a warning.
 MAX_TOOLS = 128
+# Beyond the tutorial: the tool specs of one request take at most this many bytes (about 50,000
+# tokens), so a server with huge descriptions or schemas cannot fill the model's context.
+MAX_TOOL_SPECS_BYTES = 200_000
+# A warning names at most this many of the tools it leaves out.
+NAMES_SHOWN = 20
 # A model that keeps calling tools is stopped after this many rounds, so a loop cannot run forever.
 MAX_ROUNDS = 30
 # Beyond the tutorial: one reply runs at most this many tool calls (the rest are answered "not run"),
@@ -109,17 +114,26 @@ def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text:
     return _request(url, json.dumps(body).encode("utf-8"), headers, on_text, on_usage)
 
 
-# Beyond the tutorial: never more tools than the API takes; say once which ones were left out.
+# Beyond the tutorial: never more tools than the API takes, nor more bytes of them than the budget;
+# in registration order, so the request's prefix stays the same; say once which ones were left out.
 _left_out_warned: list[str] = []
 
 
 def _offered(specs: list[dict]) -> list[dict]:
-    left_out = [s["function"]["name"] for s in specs[MAX_TOOLS:]]
+    offered, left_out, size = [], [], 0
+    for spec in specs:
+        spec_size = len(json.dumps(spec))
+        if len(offered) < MAX_TOOLS and size + spec_size <= MAX_TOOL_SPECS_BYTES:
+            offered.append(spec)
+            size += spec_size
+        else:
+            left_out.append(spec["function"]["name"])
     if left_out and left_out != _left_out_warned:
         _left_out_warned[:] = left_out
-        print(f"warning: the API takes at most {MAX_TOOLS} tools; left out: {', '.join(left_out)}",
-              file=sys.stderr)
-    return specs[:MAX_TOOLS]
+        more = f" and {len(left_out) - NAMES_SHOWN:,} more" if len(left_out) > NAMES_SHOWN else ""
+        print(f"warning: a request offers at most {MAX_TOOLS} tools and {MAX_TOOL_SPECS_BYTES:,} bytes of them; "
+              f"left out: {', '.join(left_out[:NAMES_SHOWN])}{more}", file=sys.stderr)
+    return offered
 
 
 def _request(url: str, data: bytes, headers: dict, on_text, on_usage) -> dict:

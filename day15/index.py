@@ -17,6 +17,7 @@ from types import ModuleType
 
 import beyond_folder
 import beyond_resources
+import beyond_stdio
 import beyond_trust
 import chat
 import permissions
@@ -105,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         servers.stop_mcp_servers()
+        beyond_stdio.stop_orphans()  # what escaped a server's process group (full agent, Linux)
     return 0
 
 
@@ -136,6 +138,7 @@ def _full_agent_state(folder: str):
     import beyond_approvals
     import beyond_audit
     import beyond_mcp
+    beyond_stdio.adopt_orphans()  # a server's descendant that leaves its process group is still ours to stop
     approvals = beyond_approvals.Approvals(folder)
     beyond_mcp.use_approvals(approvals)
     permissions.set_remember(beyond_mcp.remember_always)
@@ -183,6 +186,8 @@ def status_lines(status, with_tools: bool) -> list[str]:
     head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))})"
     # Beyond the tutorial: the full client's tools that need tasks, and the revision the server speaks.
     unusable = [f"  {shown(name, one_line=True)}: needs tasks (not supported)" for name in getattr(status, "needs_tasks", [])]
+    unusable += [f"  {shown(name, one_line=True)}: not offered, its inputSchema is not an object schema"
+                 for name in getattr(status, "bad_schemas", [])]
     revision = getattr(getattr(status, "client", None), "revision", None)
     spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
     return [head] + ([f"  {tool}" for tool in status.tools] + unusable + spoken if with_tools else [])

@@ -1,4 +1,5 @@
 """The full agent against hostile servers and models: every wait bounded, every byte counted, no process left."""
+import json
 import math
 import random
 import signal
@@ -14,7 +15,8 @@ import permissions
 import tools
 from beyond_from_server import ANSWERS_PER_S
 from beyond_mcp import McpError
-from conftest import INDEX, agent_env, connect, fake, processes_in, wait_until, workdir
+from conftest import INDEX, agent_env, connect, fake, processes_in, run_agent, wait_until, workdir
+from fakes.openai_server import FakeOpenAI, answer
 
 
 def test_signal_at_any_moment_of_start_up_leaves_no_server(tmp_path):
@@ -207,6 +209,31 @@ def test_at_most_128_tools_are_offered(capfd):
     assert "left out: t128, t129" in capfd.readouterr().err
 
 
+def test_tool_specs_are_bounded_in_bytes(capfd):
+    """100 tools with 5,000-character descriptions: the request carries what fits in the byte budget,
+    in registration order, and one warning says how many were left out."""
+    for i in range(100):
+        tools.register_tool(tools.Tool(f"t{i:03d}", "x" * 5000, {"type": "object"}, lambda args: ""))
+        permissions.set_policy(f"t{i:03d}", "ask")
+    offered = chat._offered(tools.openai_tools())
+    assert 0 < len(json.dumps(offered)) <= chat.MAX_TOOL_SPECS_BYTES and offered[0]["function"]["name"] == "t000"
+    assert f"and {100 - len(offered) - chat.NAMES_SHOWN:,} more" in capfd.readouterr().err
+
+
+def test_tools_a_model_endpoint_would_refuse_are_left_out(tmp_path):
+    """inputSchema a string, a list or a non-object schema: not offered, named in a warning and in /mcp;
+    a long description is sent bounded; the endpoint accepts every request."""
+    cwd = workdir(tmp_path, {"b": fake("bad_schemas")})
+    with FakeOpenAI([answer("ok")]) as model:
+        done = run_agent(cwd, ["hi", "/mcp", "/exit"], agent_env(model.base_url))
+    assert model.violations == []
+    (good,) = [t["function"] for t in model.requests[0]["tools"] if t["function"]["name"].startswith("mcp_b")]
+    assert good["name"] == "mcp_b_good" and len(good["description"]) < 2100
+    for name in ("text", "list", "string"):
+        assert f"{name}: not offered, its inputSchema is not an object schema" in done.stdout
+        assert f"tool {name} is not offered" in done.stderr
+
+
 # --- a changed tool list is read again once ------------------------------------------------------
 
 def test_list_changed_flood_costs_one_relist(started, monkeypatch):
@@ -377,3 +404,26 @@ def test_tool_names_with_lone_surrogates(tmp_path):
     """A tool name with a lone surrogate (and one over 64 characters) registers under a clean name."""
     assert beyond_mcp.registry_name("s", "bad\udc80" + "n" * 80).startswith("mcp_s_bad_nnn")
     assert len(beyond_mcp.registry_name("s", "bad\udc80" + "n" * 80)) == 64
+
+
+def test_a_descendant_that_left_the_servers_group_is_stopped_at_exit(tmp_path):
+    """A server's child in a session of its own (as daemons do) is re-parented to the agent, not to init,
+    and stopped when the agent leaves."""
+    from conftest import pid_alive
+    pid_file = tmp_path / "escaped.pid"
+    cwd = workdir(tmp_path / "agent", {"d": fake("escaped_child", str(pid_file))})
+    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None))  # it also checks nothing runs in cwd
+    assert "d (" in done.stdout and not pid_alive(int(pid_file.read_text()))
+
+
+def test_listing_is_bounded_in_bytes_over_all_pages(tmp_path):
+    """A server whose tools/list pages go on with 2 MB each is refused once they pass the total, not at page 100."""
+    status = connect(tmp_path, {"big": fake("endless_pages")})["big"]
+    assert status.error and "tools/list answered over 16 MB in its pages" in status.error
+
+
+def test_a_missing_cwd_is_reported_as_such(tmp_path):
+    """An entry whose "cwd" does not exist is reported as that, not as a missing program."""
+    from conftest import demo
+    status = connect(tmp_path, {"x": {**demo(), "cwd": str(tmp_path / "missing")}})["x"]
+    assert '"cwd"' in status.error and "is not a folder" in status.error and "No such file" not in status.error

@@ -213,7 +213,7 @@ def test_dropped_stream_is_reopened_once_from_the_last_event(remote, monkeypatch
     assert server.wait_for(lambda: server.streams_opened == 1)
     server.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "first"}}, event_id="ev-7")
     server.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "second"}},
-                event_id="evil\rX-Injected: 1")  # would forge a header: not kept
+                event_id="evil\x00X-Injected: 1")  # a CR or LF ends the line; a NUL would cut the header: not kept
     server.drop()
     assert server.wait_for(lambda: server.streams_opened == 2)
     assert server.gets[1][1]["last-event-id"] == "ev-7" and "x-injected" not in server.gets[1][1]

@@ -274,3 +274,16 @@ def test_config_errors_are_shown_cleaned(tmp_path):
     (tmp_path / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": {"x\x1b[2J": "maybe"}}))
     done = run_agent(tmp_path, ["/exit"], agent_env(key=None))
     assert done.returncode == 1 and "\x1b" not in done.stderr and "\\x1b[2J" in done.stderr
+
+
+def test_audit_lines_split_on_newlines_only_and_names_are_bounded(tmp_path):
+    """U+2028 and U+0085 in an argument do not split an entry (hiding the ones before it); a 200,000-character
+    tool name is recorded bounded."""
+    import beyond_audit
+    audit = beyond_audit.AuditLog(lambda name: "", str(tmp_path / "audit.jsonl"))
+    audit.record("first", "{}", "allow", "ok", 0.0, 1)
+    audit.record("second", json.dumps({"text": "a\u2028b\x85c"}, ensure_ascii=False), "allow", "ok", 0.0, 1)
+    audit.record("n" * 200_000, "{}", None, "error", 0.0, 0)
+    shown = audit.last(20)
+    assert len(shown) == 3 and "first" in shown[0] and "second" in shown[1]
+    assert max(len(line) for line in (tmp_path / "audit.jsonl").read_text().split("\n")) < 3000

@@ -75,3 +75,24 @@ def test_ctrl_c_during_the_stream_keeps_what_arrived(endpoint):
     assert "a long answer that is interrupted".startswith(kept)
     assert check_request({"model": "m", "messages": history}) == []
     assert chat.run_turn(history, "second") == "next"
+
+
+class Pieces:
+    """A response that gives its bytes a few at a time, as a slow network does."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        self.data, self.size = data, size
+
+    def read1(self, limit: int) -> bytes:
+        piece, self.data = self.data[:self.size], self.data[self.size:]
+        return piece
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 1000])
+def test_events_end_lines_with_cr_lf_or_crlf_and_drop_a_bom(size):
+    """The SSE format's three line ends, mixed and cut anywhere, and a leading BOM: the same events."""
+    import sse
+    stream = b"\xef\xbb\xbfid: 1\rdata: one\r\rdata: two\r\ndata: lines\r\n\r\n: comment\ndata: three\n\nid: 4\r\n\r\n"
+    ids = []
+    assert list(sse.events(Pieces(stream, size), 1 << 20, ids.append)) == ["one", "two\nlines", "three"]
+    assert ids == ["1", "4"]

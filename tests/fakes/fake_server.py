@@ -32,6 +32,10 @@ if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), o
 # LEAK (from the entry's env) goes into every description: the client must mask it.
 tools = [{"name": n, "description": f"Fake tool {n}. {os.environ.get('LEAK', '')}".strip(),
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}} for n in TOOL_NAMES]
+if MODE == "bad_schemas":  # schemas a model endpoint refuses, beside a good tool with a very long description
+    tools = [{"name": "text", "inputSchema": "a string"}, {"name": "list", "inputSchema": ["x"]},
+             {"name": "string", "inputSchema": {"type": "string"}},
+             {"name": "good", "description": "d" * 10_000, "inputSchema": {"type": "object"}}]
 if MODE == "tasks":  # one tool that can only run as a task, one that may
     tools += [{"name": "research", "execution": {"taskSupport": "required"}},
               {"name": "maybe_task", "execution": {"taskSupport": "optional"}}]
@@ -101,6 +105,10 @@ def on_list(request: dict) -> None:
         return send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no tools"}})
     if MODE == "tools_not_a_list":
         return reply(request, {"tools": 5})
+    if MODE == "endless_pages":  # 2 MB pages of tools, each with a next page
+        start = int((request.get("params") or {}).get("cursor") or 0)
+        page = [{"name": f"tool{i}", "description": "d" * 1000} for i in range(start, start + 2000)]
+        return reply(request, {"tools": page, "nextCursor": str(start + 2000)})
     if MODE != "paginate":
         return reply(request, {"tools": tools})
     start = int((request.get("params") or {}).get("cursor") or 0)  # 5 tools, 2 per page
@@ -409,6 +417,11 @@ def main() -> None:
         time.sleep(float(ARG or 0))  # and, with ARG, a slow start
     if MODE == "start_child":
         start_child()
+    if MODE == "escaped_child":  # a daemon of its own session, out of our group's reach; its pid goes to ARG
+        escaped = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({LIFETIME_S})"],
+                                   start_new_session=True)
+        with open(ARG, "w") as f:
+            f.write(str(escaped.pid))
     if MODE == "slow_start":
         time.sleep(float(ARG or 0.3))  # a server that takes a while to come up, on purpose
     if MODE == "rendezvous":

@@ -21,6 +21,9 @@ QUIRKS = {"no_index",           # tool-call deltas without "index"
           "wrong_finish",       # finish_reason "stop" although there are tool calls
           "null_choices",       # chunks with "choices": null and with "choices": []
           "no_done",            # the stream ends without data: [DONE]
+          "cr_lines",           # lines end in CR alone (the SSE format allows CR, LF and CRLF)
+          "crlf_lines",         # lines end in CRLF
+          "bom",                # the stream starts with a UTF-8 byte order mark (allowed, and to be dropped)
           "refuse_stream"}      # a streamed request is refused with a 400 that names "stream"
 # Streamed replies are written in pieces of this many bytes, so lines and events arrive cut.
 PIECE_BYTES = 7
@@ -196,6 +199,8 @@ class FakeOpenAI:
             events[1:1] = [{"id": "c", "choices": None}, {"id": "c", "choices": []}]
         events.append({"id": "c", "choices": [], "usage": {"prompt_tokens": 1234, "completion_tokens": 56}})
         text = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + ("" if "no_done" in q else "data: [DONE]\n\n")
+        text = text.replace("\n", "\r" if "cr_lines" in q else "\r\n" if "crlf_lines" in q else "\n")
+        text = ("\ufeff" if "bom" in q else "") + text
         head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
         return (head + text).encode()
 
