@@ -6,7 +6,6 @@ it. An allowed tool (by `a` or by GeekAgent.json) is pinned at its first use: a 
 description and input schema. A later run that finds it changed makes it ask again and says why, so
 a server cannot change what an allowed tool claims to do between two runs.
 """
-import hashlib
 import json
 import os
 import threading
@@ -16,6 +15,7 @@ from beyond_folder import JsonStore, state_dir
 
 def pin_of(info: dict) -> str:
     """What a tool says it is: its description and input schema, hashed."""
+    import hashlib  # here, not at import: OpenSSL's start-up is a quarter of the client's import time
     said = json.dumps([info.get("description"), info.get("inputSchema")], sort_keys=True, default=str)
     return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()
 

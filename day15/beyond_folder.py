@@ -13,7 +13,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 
 FOLDER = ".geekagent"
 # Config files are written by hand; anything bigger is not one, and is refused rather than held in memory.
@@ -167,6 +166,7 @@ def _open_log(name: str, dir_fd: int, shown_as: str) -> int:
 def private_copy(data: bytes | None, name: str = "mcp.json"):
     """The path of a file of the user's alone holding `data` (no file when None), removed afterwards:
     for code that reads a path, so it reads the bytes that were shown, not the folder's file again."""
+    import tempfile  # here: only the tutorial's client needs it, and it costs the full agent's start-up
     with tempfile.TemporaryDirectory(prefix="geekagent-") as folder:
         path = os.path.join(folder, name)
         if data is not None:

@@ -99,17 +99,20 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
     if trust_now:
         return True
     record = store().load().get(project.folder)
-    changes = _changes(project, record if isinstance(record, dict) else None, allows)
-    if changes == []:
+    record = record if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
+    new = allows if record is None else [name for name in allows if name not in _allowed_before(record)]
+    changed = [] if record is None else [p for p in TRUSTED_FILES[:2] if record["files"].get(p, "-") != project.digest(p)]
+    if record is not None and not changed and not new:
         return True
     if ask is None:
         _say(f"{clean(project.folder, one_line=True)}: its .geekagent/mcp.json, .env and GeekAgent.json are not "
-             "trusted" + (" since they changed" if changes else " yet") + ", so no server starts and .env is not read. "
+             "trusted" + (" since they changed" if record else " yet") + ", so no server starts and .env is not read. "
              "Start the agent in a terminal to review them, or pass --trust (or set GEEKAGENT_TRUST=1) to trust "
              "them for this run.")
         return False
-    print("\n".join(summary(project) + (changes or [])))
-    if not ask("Trust this folder: start these servers, use this .env and these policies?"):
+    print("\n".join(summary(project, new if record else ()) + [f"  {p} changed since you trusted this folder"
+                                                               for p in changed]))
+    if not ask(f"Trust this folder: {_what_trust_does(project, allows)}?"):
         print("Not trusted: no server starts, .env is not read and GeekAgent.json allows nothing (built-in tools only).")
         return False
     store().update(project.folder, {"files": {p: project.digest(p) for p in TRUSTED_FILES[:2]},
@@ -117,17 +120,10 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
     return True
 
 
-def _changes(project: Project, record: dict | None, allows: list[str]) -> list[str] | None:
-    """What is new since the folder was trusted: [] when nothing, None when it never was."""
-    if record is None or not isinstance(record.get("files"), dict):
-        return None
-    changed = [f"  {p} changed since you trusted this folder" for p in TRUSTED_FILES[:2]
-               if record["files"].get(p, "missing") != project.digest(p)]
-    more = [name for name in allows if name not in _allowed_before(record)]
-    if more:
-        changed.append(f"  {permissions.POLICY_PATH} now allows without asking: "
-                       + ", ".join(clean(shorten(name, 80), one_line=True) for name in more))
-    return changed
+def _what_trust_does(project: Project, allows: list[str]) -> str:
+    parts = [what for path, what in ((MCP_CONFIG_PATH, "start these servers"), (DOTENV_PATH, "use this .env"))
+             if project.files[path] is not None] + (["let these tools run unasked"] if allows else [])
+    return ", ".join(parts) or "use its configuration"
 
 
 def _allowed_before(record: dict | None) -> list[str]:
@@ -135,8 +131,9 @@ def _allowed_before(record: dict | None) -> list[str]:
     return [name for name in allows if isinstance(name, str)] if isinstance(allows, list) else []
 
 
-def summary(project: Project) -> list[str]:
-    """What trusting the folder would do, from the entries as parsed for starting them."""
+def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
+    """What trusting the folder would do, from the entries as parsed for starting them (`new`: the
+    tools GeekAgent.json allows since the folder was last trusted)."""
     lines = [f"This folder has its own agent configuration: {clean(project.folder, one_line=True)}"]
     try:
         for name, config in project.servers().items():
@@ -151,9 +148,13 @@ def summary(project: Project) -> list[str]:
         unused = " (not used: set in your environment)" if key in os.environ else ""
         lines.append(f"  .env {what or 'sets '}{clean(f'{key}={value}', one_line=True)}{unused}")
     if project.allows():
-        lines.append(f"  {permissions.POLICY_PATH} lets these tools run without asking: "
-                     + ", ".join(clean(shorten(n, 80), one_line=True) for n in project.allows()))
+        lines.append(f"  {permissions.POLICY_PATH} lets these tools run without asking: " + _names(project.allows())
+                     + (f" (new since you trusted it: {_names(new)})" if new else ""))
     return lines
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(clean(shorten(name, 80), one_line=True) for name in names)
 
 
 def what_runs(config: ServerConfig) -> str:

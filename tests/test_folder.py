@@ -166,7 +166,7 @@ def test_a_policy_file_that_allows_more_asks_again(tmp_path):
     done = run_agent(cwd, ["/call mcp_demo_dice", "/exit"], env)
     assert "not trusted since they changed" in done.stderr and "rolled" not in done.stdout
     asked = run_in_pty([sys.executable, INDEX], cwd, env, [("Trust this folder", "y\n"), ("> ", "/exit\n")])
-    assert "GeekAgent.json now allows without asking: mcp_demo_dice" in asked
+    assert "GeekAgent.json lets these tools run without asking: mcp_demo_dice (new since you trusted it: mcp_demo_dice)" in asked
     policies.write_text(json.dumps({"tools": {"mcp_demo_dice": "allow", "mcp_demo_word_count": "deny"}}))
     done = run_agent(cwd, ["/call mcp_demo_dice", "/exit"], env)
     assert "not trusted" not in done.stderr and "rolled" in done.stdout
