@@ -156,9 +156,10 @@ def _open_log(name: str, dir_fd: int, shown_as: str) -> int:
             raise FolderError(f"{shown_as} is a link; nothing is written through it") from None
         raise
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+    # A hard link has no target to refuse: a file with another name may be any file of yours.
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1:
         os.close(fd)
-        raise FolderError(f"{shown_as} is not a regular file of yours; nothing is written to it")
+        raise FolderError(f"{shown_as} is not a regular file of yours alone; nothing is written to it")
     return fd
 
 
@@ -197,9 +198,10 @@ class JsonStore:
         data = {**self.load(), key: value}
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-            fd = os.open(f"{self.path}.tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o600)
+            part = f"{self.path}.{os.getpid()}.tmp"  # one per process: two agents never write one file
+            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(data, f, indent=1)
-            os.replace(f"{self.path}.tmp", self.path)
+            os.replace(part, self.path)
         except OSError as e:
             print(f"warning: could not write {self.path}: {e.strerror or e}", file=sys.stderr)

@@ -144,13 +144,18 @@ def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
     lines += [f"  warning: {clean(w, one_line=True)}" for w in warnings]
     for key, value in sorted(settings.items(), key=lambda kv: bool(RUNTIME_SETTING.fullmatch(kv[0]))):
         what = "changes how programs run: " if RUNTIME_SETTING.fullmatch(key) else ""
-        value = "[a secret]" if permissions.SECRET_NAME.search(key) else shorten(value, 200)
+        value = _value(key, value, 200)
         unused = " (not used: set in your environment)" if key in os.environ else ""
         lines.append(f"  .env {what or 'sets '}{clean(f'{key}={value}', one_line=True)}{unused}")
     if project.allows():
         lines.append(f"  {permissions.POLICY_PATH} lets these tools run without asking: " + _names(project.allows())
                      + (f" (new since you trusted it: {_names(new)})" if new else ""))
     return lines
+
+
+def _value(key: str, value: str, limit: int) -> str:
+    """A setting's value as the question shows it: a secret-named one never."""
+    return "[a secret]" if permissions.SECRET_NAME.search(key) else shorten(value, limit)
 
 
 def _names(names: list[str]) -> str:
@@ -165,7 +170,8 @@ def what_runs(config: ServerConfig) -> str:
         headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
         return clean(permissions.mask_secrets(f"connects to {config.url}{headers}"), one_line=True)
     where = f" in {config.cwd}" if config.cwd else ""
-    env = f" with env {', '.join(config.env)}" if config.env else ""
+    env = ", ".join(f"{key}={_value(key, value, 80)}" for key, value in config.env.items())
+    env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
     return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}", one_line=True)
 
 

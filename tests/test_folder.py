@@ -66,6 +66,15 @@ def test_config_files_that_lead_outside_are_refused(tmp_path):
     assert ".env is a link to" in done.stderr and "attacker" not in done.stdout
 
 
+def test_a_hard_link_is_not_written_to(tmp_path):
+    """A log that is another name of a file (a hard link planted in a shared folder) is not appended to."""
+    (tmp_path / "profile").write_text("# rc\n")
+    os.link(tmp_path / "profile", tmp_path / "audit.jsonl")
+    with pytest.raises(beyond_folder.FolderError, match="not a regular file of yours alone"):
+        beyond_folder.append_inside(str(tmp_path / "audit.jsonl"), "{}\n")
+    assert (tmp_path / "profile").read_text() == "# rc\n"
+
+
 def test_the_audit_log_is_rotated(tmp_path):
     """Past its limit the log becomes audit.jsonl.1 (one old file) and a new one starts."""
     path = str(tmp_path / "audit.jsonl")
@@ -124,6 +133,14 @@ def test_an_entry_that_says_two_things_is_an_error_naming_the_key(tmp_path):
     assert not any("connects to" in line for line in lines)
     done = run_agent(cwd, ["/exit"], agent_env(key=None))
     assert done.returncode == 1 and 'has both "command" and "url"' in done.stderr and not (cwd / "PWNED").exists()
+
+
+def test_the_question_shows_a_servers_environment(tmp_path):
+    """An entry's env changes what runs (LD_PRELOAD): each key is shown with its value, a secret's never."""
+    cwd = workdir(tmp_path, {"s": {"command": "python3", "args": ["server.py"], "cwd": "sub",
+                                   "env": {"LD_PRELOAD": "./evil.so", "API_TOKEN": "ghp_literal"}}})
+    (line,) = [l for l in beyond_trust.summary(beyond_trust.Project.read(str(cwd))) if "server s:" in l]
+    assert line == "  server s: runs python3 server.py in sub with env LD_PRELOAD=./evil.so, API_TOKEN=[a secret]"
 
 
 def test_the_question_lists_every_key_the_env_sets(tmp_path, monkeypatch):
