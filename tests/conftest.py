@@ -209,7 +209,7 @@ def start_agent():
 
     def start(cwd: Path, env: dict) -> subprocess.Popen:
         agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, env=env)
+                                 stderr=subprocess.PIPE, text=True, env=env, preexec_fn=_default_sigint)
         agents.append(agent)
         return agent
 
@@ -240,7 +240,14 @@ def _take_terminal() -> None:
     """In the child: make the pseudo-terminal its controlling terminal, so Ctrl-C there sends SIGINT."""
     import fcntl
     import termios
+    _default_sigint()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _default_sigint() -> None:
+    """In the child: SIGINT as a terminal gives it. A suite started in the background (`make test &`)
+    inherits SIGINT ignored, and Python then never turns Ctrl-C into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple], timeout: float = 30) -> str:
