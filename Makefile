@@ -13,9 +13,10 @@ run:
 demo:
 	$(PYTHON) tests/fakes/demo_model.py $(ARGS)
 
-# pytest is the only test dependency; it goes into .venv the first time.
+# pytest is the only test dependency; it goes into .venv the first time. The suite runs in three
+# pytest processes side by side (tests/parallel.py): it mostly waits on subprocesses and sockets.
 test: $(VENV)/.pytest-installed
-	$(VPY) -m pytest -q tests
+	$(VPY) tests/parallel.py tests
 
 $(VENV)/.pytest-installed:
 	$(PYTHON) -m venv $(VENV)
@@ -25,17 +26,17 @@ $(VENV)/.pytest-installed:
 clean:
 	rm -rf $(VENV) $(INTEROP) .bench .pytest_cache
 
-# Official MCP servers from the package registries, installed into .interop/ (never a run-time
-# dependency), then the agent end to end against them.
+# Official MCP servers from the package registries, at pinned versions, installed into .interop/
+# (never a run-time dependency), then the agent end to end against them.
 INTEROP := .interop
 interop: $(VENV)/.pytest-installed $(INTEROP)/.installed
 	$(VPY) -m pytest -q tests/interop_servers.py
 
 $(INTEROP)/.installed: Makefile
 	$(PYTHON) -m venv $(INTEROP)/venv
-	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time mcp
-	npm install --silent --no-audit --no-fund --prefix $(INTEROP)/node @modelcontextprotocol/server-filesystem \
-		@modelcontextprotocol/server-everything
+	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time==2026.10.19 mcp==2.3.0
+	npm install --silent --no-audit --no-fund --prefix $(INTEROP)/node @modelcontextprotocol/server-filesystem@2026.8.31 \
+		@modelcontextprotocol/server-everything@2026.8.31
 	touch $@
 
 # The benchmark: stdlib only, prints a table and writes .bench/results.md (see tests/bench/bench.py).

@@ -50,7 +50,9 @@ def test_list_changed_updates_registry(tmp_path, capfd):
     assert "mcp_fake_extra" in beyond_mcp.mcp_statuses()[0].tools
     assert permissions.policy_for("mcp_fake_echo") == "allow"
     assert permissions.policy_for("mcp_fake_extra") == "ask"
-    assert "[mcp:fake] tools changed: added mcp_fake_extra; removed mcp_fake_child_pid" in capfd.readouterr().err
+    said = []  # the line is written just after the registry changes, on the re-list thread: wait for it
+    assert wait_until(lambda: said.append(capfd.readouterr().err) or
+                      "[mcp:fake] tools changed: added mcp_fake_extra; removed mcp_fake_child_pid" in "".join(said))
 
 
 def test_bad_protocol_version_stops_only_that_server(tmp_path):
