@@ -49,6 +49,9 @@ ONE_TRY_LOCK_WAIT_S = 0.5
 CLOSE_GRACE_S = 0.5
 TERM_GRACE_S = 1.0
 KILL_WAIT_S = 0.5
+# A server that has exited while a child of its holds stdout open has ended all the same: after its
+# exit, what it wrote is read for this long before the session ends.
+EXIT_DRAIN_S = 0.5
 
 
 class StdioTransport:
@@ -64,9 +67,12 @@ class StdioTransport:
         self.proc: subprocess.Popen | None = None
         self._stderr_thread: threading.Thread | None = None
         self._last_stderr = ""
-        # Set by the stdout thread once it knows why the session ended (the reason is in _end_reason).
+        # Set once the session has ended (the reason is in _end_reason): by the stdout thread at the end
+        # of stdout, or by the exit thread when the server exited and a child holds stdout open.
+        # _end_lock makes the first of the two the one that says so.
         self._ended = threading.Event()
         self._end_reason = ""
+        self._end_lock = threading.Lock()
         # _proc_lock guards proc and _stopping, so a stop() that lands while start() spawns
         # still stops what start() spawned. Held across Popen only (fork and exec, no wait).
         self._proc_lock = threading.Lock()
@@ -96,6 +102,7 @@ class StdioTransport:
                                                daemon=True)
         self._stderr_thread.start()
         threading.Thread(target=self._read_stdout, name=f"mcp-{self.name}-stdout", daemon=True).start()
+        threading.Thread(target=self._watch_exit, name=f"mcp-{self.name}-exit", daemon=True).start()
 
     def send(self, message: dict, deadline: float) -> None:
         """Write one message by `deadline` (time.monotonic()); McpError if the server does not take it."""
@@ -150,9 +157,22 @@ class StdioTransport:
         except (OSError, ValueError):
             pass  # stdout closed under us by stop(); the reason below says so
         finally:
-            self._end_reason = self._exit_reason()
+            self._end(self._exit_reason())
+
+    def _watch_exit(self) -> None:
+        """Exit thread: the server's end is its exit, even while a child of its holds stdout open."""
+        self.proc.wait()  # also reaps it; stop()'s timed waits see the exit status this leaves
+        if not self._ended.wait(EXIT_DRAIN_S):  # what it wrote before exiting is read first
+            self._end(self._exit_reason())
+
+    def _end(self, reason: str) -> None:
+        """Say once why the session ended (the first of the two threads to know)."""
+        with self._end_lock:
+            if self._ended.is_set():
+                return
+            self._end_reason = reason
             self._ended.set()
-            self.closed(self._end_reason)
+        self.closed(reason)
 
     def _discard(self, stdout, line: bytes) -> None:
         """Fail the request an oversized line answers, then read the rest of it in small steps, keeping nothing."""

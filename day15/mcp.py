@@ -69,11 +69,14 @@ class McpClient:
         self._pending: dict[int, queue.SimpleQueue] = {}
         # Why the server cannot answer any more (failed to start, or exited); new requests fail at once.
         self._dead: str | None = None
-        # _write_lock keeps one message's bytes together on stdin when several threads send.
-        self._write_lock = threading.Lock()
+        # Lines for stdin, written by one writer thread: Node's write() buffers and never blocks its
+        # caller, so a server that stops reading must not block ours past its timeout either.
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
 
     def start(self) -> list[McpToolInfo]:
         """Spawn the server, run the initialize handshake and return the tools it declares."""
+        if not isinstance(self.cfg.args, list):  # Node's spawn throws for args that are not an array
+            raise TypeError(f'The "args" argument must be a list, not {type(self.cfg.args).__name__}')
         try:
             self.proc = subprocess.Popen([self.cfg.command, *self.cfg.args], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -81,9 +84,10 @@ class McpClient:
         except OSError as e:  # Node reports this as the process's 'error' event
             self._mark_dead(f"server failed to start: {e}")
         else:
-            # Threads stand in for Node's 'data' callbacks on stdout and stderr.
-            threading.Thread(target=self._read_stdout, name=f"mcp-{self.name}-stdout", daemon=True).start()
-            threading.Thread(target=self._read_stderr, name=f"mcp-{self.name}-stderr", daemon=True).start()
+            # Threads stand in for Node's 'data' callbacks, its buffered writes and its 'exit' event.
+            for task, what in ((self._read_stdout, "stdout"), (self._read_stderr, "stderr"),
+                               (self._write_stdin, "stdin"), (self._watch_exit, "exit")):
+                threading.Thread(target=task, name=f"mcp-{self.name}-{what}", daemon=True).start()
 
         self._request("initialize", {
             "protocolVersion": PROTOCOL_VERSION,
@@ -106,39 +110,50 @@ class McpClient:
 
     def stop(self) -> None:
         if self.proc:
-            self.proc.terminate()
-            # Node reaps an exited child on its own; here we wait for it, so no zombie is left.
-            try:
-                self.proc.wait(REQUEST_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                pass  # it ignores SIGTERM: the tutorial's kill() sends nothing stronger
+            self.proc.terminate()  # as Node's kill(): SIGTERM, at once; _watch_exit reaps the process
 
     def _read_stdout(self) -> None:
-        """Reader thread (Node's onData): split stdout into lines, one JSON message per line."""
+        """Reader thread (mcp.ts: onData): split stdout into lines, one JSON message per line."""
         for raw in self.proc.stdout:
             line = raw.decode("utf-8", "replace").strip()
             if line:
                 self._accept(line)
-        # stdout closed: like Node's 'exit' event, wait for the process to end and record it.
-        self._mark_dead(f"server process exited (code {self.proc.wait()})")
 
     def _read_stderr(self) -> None:
         """Stderr thread: the server's log lines, with its name in front."""
         for raw in self.proc.stderr:
             print(f"[mcp:{self.name}] {raw.decode('utf-8', 'replace').rstrip()}", file=sys.stderr)
 
+    def _write_stdin(self) -> None:
+        """Writer thread (Node's buffered stdin.write): one line at a time, in the order sent."""
+        while True:
+            try:
+                self.proc.stdin.write(self._outbox.get())
+                self.proc.stdin.flush()
+            except (OSError, ValueError):
+                return  # as mcp.ts's stdin 'error' handler: the server is gone; _mark_dead says why
+
+    def _watch_exit(self) -> None:
+        """Exit thread (Node's 'exit' event): the process's end, however long a child holds stdout open."""
+        self._mark_dead(f"server process exited (code {self.proc.wait()})")
+
     def _accept(self, line: str) -> None:
         try:
             msg = json.loads(line)
         except ValueError:
             return  # a line that is not valid JSON is ignored
+        request_id = msg.get("id") if isinstance(msg, dict) else None
+        if not isinstance(request_id, (int, float)) or isinstance(request_id, bool):
+            return  # mcp.ts's Map holds numbers: any other id (a list, true, a string) matches nothing
         with self._lock:
-            pending = self._pending.pop(msg.get("id"), None) if isinstance(msg, dict) else None
+            pending = self._pending.pop(request_id, None)
         if pending is None:
             return  # no request with that id: a notification from the server, which we do not handle
         if msg.get("error"):
             error = msg["error"] if isinstance(msg["error"], dict) else {}
-            pending.put(McpError(error.get("message") or json.dumps(msg["error"]), self.name, error.get("code")))
+            message = error.get("message")  # mcp.ts: message ?? JSON.stringify(error)
+            pending.put(McpError(json.dumps(msg["error"]) if message is None else str(message), self.name,
+                                 error.get("code")))
         else:
             pending.put(msg.get("result"))
 
@@ -170,12 +185,7 @@ class McpClient:
         self._send({"jsonrpc": "2.0", "method": method})
 
     def _send(self, message: dict) -> None:
-        try:
-            with self._write_lock:
-                self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
-                self.proc.stdin.flush()
-        except (AttributeError, OSError, ValueError):
-            pass  # no process any more: the timeout or _mark_dead fails the request
+        self._outbox.put((json.dumps(message) + "\n").encode("utf-8"))  # the writer thread writes it
 
     def _mark_dead(self, reason: str) -> None:
         """The server failed to start or exited: record why and fail every pending request."""
@@ -195,8 +205,8 @@ def as_registry_tool(server: str, client: McpClient, info: McpToolInfo) -> Tool:
             return "call cancelled"
         return client.call_tool(info["name"], args)
 
-    return Tool(name=name, description=f"[MCP:{server}] {info.get('description') or info['name']}",
-                parameters=info.get("inputSchema") or {"type": "object", "properties": {}},
+    return Tool(name=name, description=f"[MCP:{server}] {_given(info.get('description'), info['name'])}",
+                parameters=_given(info.get("inputSchema"), {"type": "object", "properties": {}}),
                 run=run, authorizes=True)
 
 
@@ -229,7 +239,10 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
         return
     config = json.loads(raw)
     for name, cfg in (config.get("mcpServers") or {}).items():
-        client = McpClient(name, McpServerConfig(cfg.get("command"), cfg.get("args") or [], cfg.get("env") or {}))
+        # As mcp.ts: the entry is taken as written; whatever is wrong with it fails that server in start().
+        entry = cfg if isinstance(cfg, dict) else {}
+        client = McpClient(name, McpServerConfig(entry.get("command"), _given(entry.get("args"), []),
+                                                 _given(entry.get("env"), {})))
         try:
             tools = client.start()
             names = []
@@ -246,6 +259,11 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
         except BaseException:  # Ctrl-C or SIGTERM arrives here as an exception: stop it on the way out
             client.stop()
             raise
+
+
+def _given(value, default):
+    """mcp.ts's `value ?? default`: only a missing value (None) takes the default."""
+    return default if value is None else value
 
 
 def stop_mcp_servers() -> None:

@@ -181,6 +181,8 @@ def run_agent(cwd: Path, lines: list[str], env: dict, timeout: float = 30,
     """Run the REPL (with `args`, e.g. --tutorial) to completion on these input lines; every run is bounded."""
     done = subprocess.run([sys.executable, INDEX, *args], cwd=cwd, input="".join(f"{l}\n" for l in lines),
                           capture_output=True, text=True, env=env, timeout=timeout)
+    if "--tutorial" in args:  # as index.ts, the twin's stop() sends SIGTERM and leaves: allow the servers a moment
+        assert wait_until(lambda: processes_in(cwd) == [], 5)
     assert_no_process_left(cwd)
     return done
 

@@ -199,10 +199,13 @@ def test_lines_that_are_not_json(twin, started, capfd):
 
 
 def test_config_is_checked(tmp_path):
-    """The twin runs an entry with "args" as a string and fails that server; the full client names the key first."""
-    entry = {"command": sys.executable, "args": "server.py"}  # the twin runs: python s e r v e r . p y
-    status = connect_twin(tmp_path, {"a": entry})["a"]
-    assert status.error == "server process exited (code 2)" and status.tools == []
+    """"args" as a string: the twin refuses it as Node's spawn does and fails that server only (one entry
+    that is not even an object too); the full client names the key before anything starts."""
+    entry = {"command": sys.executable, "args": str(tmp_path / "made.py")}
+    (tmp_path / "m").write_text("")  # were the string taken letter by letter, python would run this file
+    statuses = connect_twin(tmp_path, {"a": entry, "oops": "not an entry", "demo": demo()})
+    assert 'The "args" argument must be a list, not str' in statuses["a"].error and statuses["a"].tools == []
+    assert statuses["oops"].error and statuses["demo"].tools == ["mcp_demo_word_count", "mcp_demo_dice"]
     with pytest.raises(mcp.McpError, match=r'mcp.json: mcpServers.a: "args" must be a list of strings'):
         connect(tmp_path, {"a": entry})
 
@@ -269,3 +272,68 @@ def test_resources_and_prompts(tmp_path):
     assert "mcp_ctx_read_resource" in status.tools and permissions.policy_for("mcp_ctx_read_resource") == "ask"
     assert [p["name"] for p in status.client.list_prompts()] == ["review"]
     assert status.client.read_resource("demo://notes/today") == "Buy milk. Call Ada."
+
+
+def test_a_write_to_a_server_that_stopped_reading(twin, started, monkeypatch):
+    """A 300 KB call to a server that no longer reads: the twin fails by its timeout (Node's write never
+    blocks, so mcp.ts's timer fires: the twin writes from a thread of its own), the full client by its
+    deadline, saying the server is not reading."""
+    import threading
+    monkeypatch.setattr(mcp, "REQUEST_TIMEOUT_S", 0.5)
+    clients = [twin(fake("normal"))[0], started(fake("normal", timeout=0.5))]
+    for client in clients:
+        client.call_tool("stop_reading", {})
+    errors = []
+    callers = [threading.Thread(target=lambda c=c: errors.append(_error_of(lambda: c.call_tool("echo", {"text": "x" * 300_000}))),
+                                daemon=True) for c in clients]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(20)
+    assert not any(caller.is_alive() for caller in callers) and len(errors) == 2
+    assert sorted(errors) == ["request tools/call timed out (no reply in 0.5 s)",
+                              "tools/call failed: the server is not reading its input"]
+
+
+def _error_of(call) -> str:
+    try:
+        call()
+    except mcp.McpError as e:
+        return str(e)
+    return "no error"
+
+
+def test_ids_that_are_not_numbers(twin, started):
+    """Replies with ids true, [n] and {"id": n} before the real one: both readers go on and match the
+    real reply (mcp.ts's Map finds nothing for them; a list used to kill the twin's reader thread)."""
+    assert twin(fake("normal"))[0].call_tool("bool_id", {}) == "for my id"
+    assert started(fake("normal")).call_tool("bool_id", {}) == "for my id"
+
+
+def test_the_exit_is_noticed_while_a_child_holds_stdout(twin, started):
+    """A server that exits while its child keeps stdout open: both fail the call with the exit at once,
+    not at the timeout (the twin watches the process, as Node's 'exit' event does)."""
+    for client in (twin(fake("start_child"))[0], started(fake("start_child"))):
+        with pytest.raises(mcp.McpError, match="exited"):
+            client.call_tool("crash", {})
+
+
+def test_stop_returns_at_once_and_reaps(twin, started):
+    """A server that ignores SIGTERM: the twin's stop() returns at once, as Node's kill() does, and the
+    server outlives it (the tutorial sends nothing stronger); its exit is reaped when it comes. The full
+    client ends it."""
+    client, _ = twin(fake("ignore_term"))
+    client.stop()
+    assert client.proc.poll() is None  # stop() did not wait for it, and it is still running
+    client.proc.kill()
+    assert wait_until(lambda: client.proc.returncode is not None)  # reaped by the twin's exit thread
+    full = started(fake("ignore_term"))
+    pid = full._transport.proc.pid
+    full.stop()
+    assert not pid_alive(pid)
+
+
+def test_an_empty_description_is_kept():
+    """mcp.ts keeps "" (it uses ??); the twin does too, where `or` would put the name in its place."""
+    assert mcp.as_registry_tool("s", None, {"name": "t", "description": ""}).description == "[MCP:s] "
+    assert mcp.as_registry_tool("s", None, {"name": "t"}).description == "[MCP:s] t"

@@ -269,8 +269,8 @@ TOOL_BEHAVIOURS = {
     "deep": lambda r, a: raw_reply(r, b"[" * 100000 + b"]" * 100000),
     "flood_list_changed": flood_list_changed,
     "list_count": lambda r, a: reply(r, text_result(str(list_requests))),
-    "bool_id": lambda r, a: (send({"jsonrpc": "2.0", "id": True, "result": text_result("for id true")}),
-                             reply(r, text_result("for my id"))),
+    "bool_id": lambda r, a: ([send({"jsonrpc": "2.0", "id": odd, "result": text_result("for an odd id")})
+                              for odd in (True, [r["id"]], {"id": r["id"]})], reply(r, text_result("for my id"))),
     "bad_result": lambda r, a: raw_reply(r, b"5"),
     "bad_content": lambda r, a: reply(r, {"content": 5}),
     "string_is_error": lambda r, a: reply(r, {"content": [{"type": "text", "text": "fine"}], "isError": "false"}),
