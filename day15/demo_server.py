@@ -3,6 +3,7 @@
 The smallest MCP server: JSON-RPC on stdin/stdout, one message per line, offering two tools,
 word_count and dice. A separate program that imports nothing of the project. Try it by hand:
 pipe an initialize and a tools/list request into `python3 day15/demo_server.py` (see README).
+Its few extensions, each marked "Beyond the tutorial", make it usable by official clients and by hand.
 """
 import json
 import random
@@ -31,8 +32,12 @@ TOOLS = [
 
 def handle(method: str, params: dict) -> dict | None:
     if method == "initialize":
-        return {"protocolVersion": params.get("protocolVersion"), "capabilities": {},
+        # Beyond the tutorial: "tools" is declared (the tutorial's server declares nothing), as the
+        # specification asks of a server with tools; official clients list none without it.
+        return {"protocolVersion": params.get("protocolVersion"), "capabilities": {"tools": {}},
                 "serverInfo": {"name": "geekagent-demo", "version": "1.0.0"}}
+    if method == "ping":  # Beyond the tutorial: the specification's answer to a ping is an empty result
+        return {}
     if method == "tools/list":
         return {"tools": [{key: tool[key] for key in ("name", "description", "inputSchema")} for tool in TOOLS]}
     if method == "tools/call":
@@ -44,6 +49,13 @@ def handle(method: str, params: dict) -> dict | None:
 
 
 def main() -> None:
+    try:
+        serve()
+    except KeyboardInterrupt:  # Beyond the tutorial: Ctrl-C in the agent's terminal ends us quietly
+        sys.exit(130)
+
+
+def serve() -> None:
     # The protocol is UTF-8 whatever locale we were started in (Node's streams are UTF-8 already).
     sys.stdin.reconfigure(encoding="utf-8", errors="replace")
     sys.stdout.reconfigure(encoding="utf-8")

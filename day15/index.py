@@ -90,7 +90,6 @@ def main(argv: list[str] | None = None) -> int:
         print(style(BANNER[tutorial], "2"))
         print(f"project: {shown(root, one_line=True)}" if root else
               f"no .geekagent/ in {shown(os.getcwd(), one_line=True)} or its parents: built-in tools only")
-        print("Servers declared in .geekagent/mcp.json are connected: their tools carry the mcp_ prefix; /mcp lists them.")
         if trusted and not connect(servers, tutorial, project):
             return 1
         print_banner(servers)
@@ -170,10 +169,23 @@ def print_banner(servers: ModuleType) -> None:
     if servers.__name__ == "mcp":  # the tutorial's client says nothing while it starts
         for status in servers.mcp_statuses():
             print("  " + status_lines(status, with_tools=False)[0])
+    print(f"MCP  {mcp_line(servers)}" + ("  (their tools are named mcp_<server>_<tool>; /mcp lists them)"
+                                         if servers.mcp_statuses() else ""))
     for hint in (chat.missing_key_hint(), chat.plain_http_hint()):
         if hint:
             print(style(hint, "33"))
     print("Type a message, or /help for commands.")
+
+
+def mcp_line(servers: ModuleType) -> str:
+    """index.ts: mcpLine, the side panel's line: each server with its tool count, or that it failed.
+    A plain REPL has no side panel, so it is printed at start-up and at the top of /mcp."""
+    statuses = servers.mcp_statuses()
+    if not statuses:
+        return "none"
+    return ", ".join(shown(f"{s.server}(failed to start)" if s.error else f"{s.server}(disabled)"
+                           if getattr(s, "disabled", False) else f"{s.server}({len(s.tools)})", one_line=True)
+                     for s in statuses)
 
 
 def status_lines(status, with_tools: bool) -> list[str]:
@@ -198,7 +210,8 @@ def _s(count: int) -> str:
 
 
 def repl(session: Session) -> None:
-    terminal = Terminal(list(COMMANDS), lambda: [t.name for t in tools.all_tools()],
+    commands = [c for c in COMMANDS if not (session.ctrl_c_leaves and c in FULL_AGENT_COMMANDS)]
+    terminal = Terminal(commands, lambda: [t.name for t in tools.all_tools()],
                         ctrl_c_clears=not session.ctrl_c_leaves)
     try:
         while session.running:
@@ -215,7 +228,9 @@ def handle_line(session: Session, line: str) -> None:
     """One message: a slash command or a chat turn. Nothing that goes wrong here ends the REPL."""
     command, _, rest = line.strip().partition(" ")
     try:
-        if command.startswith("/"):
+        if command in FULL_AGENT_COMMANDS and session.ctrl_c_leaves:
+            print("not in the tutorial's client (run without --tutorial)")
+        elif command.startswith("/"):
             COMMANDS.get(command, unknown_command)(session, rest.strip())
         else:
             chat_turn(session, line)
@@ -259,8 +274,10 @@ def chat_turn(session: Session, text: str, typed: bool = True) -> None:
 def cmd_help(session: Session, arg: str) -> None:
     """this list"""
     for name, function in COMMANDS.items():
-        print(f"  {name:<9} {function.__doc__}")
-    print("  Enter sends; a line ending in \\ goes on; Ctrl-C clears the line; Ctrl-D, /exit or exit leave.")
+        if not (session.ctrl_c_leaves and name in FULL_AGENT_COMMANDS):
+            print(f"  {name:<9} {function.__doc__}")
+    ctrl_c = "Ctrl-C leaves" if session.ctrl_c_leaves else "Ctrl-C clears the line"
+    print(f"  Enter sends; a line ending in \\ goes on; {ctrl_c}; Ctrl-D, /exit or exit leave.")
 
 
 def cmd_mcp(session: Session, arg: str) -> None:
@@ -268,6 +285,8 @@ def cmd_mcp(session: Session, arg: str) -> None:
     statuses = session.servers.mcp_statuses()
     if not statuses:
         print("(no MCP servers: declare them in .geekagent/mcp.json and restart)")
+        return
+    print(f"MCP  {mcp_line(session.servers)}")
     for status in statuses:
         print("\n".join(status_lines(status, with_tools=True)))
 
@@ -323,9 +342,6 @@ def cmd_prompt(session: Session, arg: str) -> None:
 
 def cmd_audit(session: Session, arg: str) -> None:
     """the last 20 tool calls (.geekagent/audit.jsonl)"""
-    if session.audit is None:
-        print("(the tutorial's client keeps no audit log)")
-        return
     print("\n".join(session.audit.last(20)) or "(no tool calls recorded yet)")
 
 
@@ -337,6 +353,7 @@ def cmd_reset(session: Session, arg: str) -> None:
 
 def cmd_exit(session: Session, arg: str) -> None:
     """leave (Ctrl-D works too)"""
+    session.servers.stop_mcp_servers()  # as index.ts's /exit (main() stops them on every other way out)
     session.running = False
 
 
@@ -350,6 +367,8 @@ COMMANDS: dict[str, Callable[[Session, str], None]] = {
     "/read": beyond_resources.cmd_read, "/prompts": beyond_resources.cmd_prompts, "/prompt": cmd_prompt,
     "/reset": cmd_reset, "/exit": cmd_exit,
 }
+# Commands of the full client's extensions: with --tutorial they say so instead of printing nothing.
+FULL_AGENT_COMMANDS = ("/logs", "/audit", "/resources", "/read", "/prompts", "/prompt")
 
 
 if __name__ == "__main__":

@@ -27,9 +27,11 @@ def request(request_id, method, params=None) -> str:
 
 
 def test_handshake_and_tools_list():
-    """initialize echoes the client's version with empty capabilities; tools/list lists both tools."""
-    init, listed = exchange(json.dumps(INIT), request(2, "tools/list"))
-    assert init["result"] == {"protocolVersion": "2025-06-18", "capabilities": {},
+    """initialize echoes the client's version and declares tools (the marked extension that official
+    clients need); tools/list lists both tools; ping gets an empty result."""
+    init, listed, pong = exchange(json.dumps(INIT), request(2, "tools/list"), request(3, "ping"))
+    assert pong["result"] == {}
+    assert init["result"] == {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                               "serverInfo": {"name": "geekagent-demo", "version": "1.0.0"}}
     assert [t["name"] for t in listed["result"]["tools"]] == ["word_count", "dice"]
     assert all("run" not in t for t in listed["result"]["tools"])  # the functions stay in the server
@@ -71,3 +73,23 @@ def test_notifications_are_not_answered():
     (reply,) = exchange(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
                         request(3, "tools/list"))
     assert reply["id"] == 3
+
+
+def test_ctrl_c_ends_it_quietly():
+    """SIGINT (with --tutorial the terminal's Ctrl-C reaches the servers too) ends it without a traceback."""
+    import select
+    import signal
+    proc = subprocess.Popen([sys.executable, str(DAY15 / "demo_server.py")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        proc.stdin.write((json.dumps(INIT) + "\n").encode())
+        proc.stdin.flush()
+        assert select.select([proc.stdout], [], [], 10)[0] and proc.stdout.readline()  # it is serving
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 130 and err == b""

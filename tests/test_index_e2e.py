@@ -193,3 +193,18 @@ def test_make_demo_runs_the_conversation(mode):
     assert done.returncode == 0, done.stderr
     assert BANNER[mode] in done.stdout and done.stdout.count("Allow? [y/N/a=always]") == 2
     assert re.search(r'The die says: rolled [1-6]\. "Model Context Protocol": 22 characters, 3 words\.', done.stdout)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_start_up_says_what_is_true_and_the_tutorial_offers_its_own_commands(tmp_path, mode):
+    """The panel line (index.ts: mcpLine) says what runs: demo(2) when trusted, none when not; with
+    --tutorial, /help lists only the tutorial's commands, the others say so, and Ctrl-C leaves."""
+    cwd = workdir(tmp_path, {"demo": demo()})
+    done = run_agent(cwd, ["/help", "/audit", "/mcp", "/exit"], agent_env(key=None), args=MODES[mode])
+    assert "MCP  demo(2)" in done.stdout and "connected" not in done.stdout
+    tutorial = mode == "tutorial"
+    assert ("/resources" in done.stdout.split("Type a message")[1].split("not in the tutorial")[0]) is not tutorial
+    assert ("not in the tutorial's client (run without --tutorial)" in done.stdout) is tutorial
+    assert ("Ctrl-C leaves" in done.stdout) is tutorial
+    untrusted = run_agent(cwd, ["/exit"], agent_env(key=None, trust=False), args=MODES[mode])
+    assert "MCP  none" in untrusted.stdout and "not trusted" in untrusted.stderr

@@ -89,7 +89,7 @@ def on_initialize(request: dict) -> None:
             sys.stderr.write(f"log line {i:06d} of the flood\n")
         sys.stderr.flush()
     version = "1999-01-01" if MODE == "bad_version" else request["params"]["protocolVersion"]
-    capabilities = {} if MODE == "no_tools" else {"tools": {"listChanged": True}}
+    capabilities = {} if MODE in ("no_tools", "no_capabilities") else {"tools": {"listChanged": True}}
     if MODE == "context":  # resources and prompts too
         capabilities.update({"resources": {}, "prompts": {}})
     reply(request, {"protocolVersion": version, "capabilities": capabilities,
