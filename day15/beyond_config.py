@@ -47,11 +47,13 @@ class ServerConfig(McpServerConfig):
     headers: dict[str, str] = field(default_factory=dict)
     allow_insecure: bool = False        # plain http to another host, only when the entry says so
     protocol: str = "legacy"            # one of PROTOCOLS
+    problem: str | None = None          # what is wrong with the entry (file and key): shown, not started
 
 
 def load_mcp_config(path: str = MCP_CONFIG_PATH, raw: bytes | None = None) -> dict[str, ServerConfig]:
     """Parse mcp.json (its bytes as read once, or the file at `path` when `raw` is None); a missing
-    file means no servers, a broken one raises McpError naming it."""
+    file means no servers, one that is not JSON raises McpError naming it, and a broken entry is
+    that server's problem only (its `problem` names the file and the key), so the others start."""
     try:
         data = parse_json(path, raw)
     except ValueError as e:
@@ -59,8 +61,14 @@ def load_mcp_config(path: str = MCP_CONFIG_PATH, raw: bytes | None = None) -> di
     servers = {} if data is None else data.get("mcpServers", {}) if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise McpError(f"{path}: \"mcpServers\" must be an object of server name -> config")
-    return {name: parse_server_config(f"{path}: mcpServers.{name}", entry)
-            for name, entry in servers.items()}
+    return {name: _entry(f"{path}: mcpServers.{name}", entry) for name, entry in servers.items()}
+
+
+def _entry(where: str, entry: object) -> ServerConfig:
+    try:
+        return parse_server_config(where, entry)
+    except McpError as e:
+        return ServerConfig(command="", problem=str(e))
 
 
 def parse_server_config(where: str, entry: object) -> ServerConfig:

@@ -131,10 +131,12 @@ def connect_mcp_servers(path: str = MCP_CONFIG_PATH, on_start: Callable[[int], N
     `path` is read. on_start(count) is called before they start, on_ready(status) as each one is up
     or has failed.
     """
-    configs = load_mcp_config(path) if configs is None else configs  # a broken file raises before any start
+    configs = load_mcp_config(path) if configs is None else configs  # a file that is not JSON raises here
     clients = {name: McpClient(name, config, on_tools_changed=_sync_tools)
-               for name, config in configs.items() if not config.disabled}
-    errors: dict[str, str | None] = {}
+               for name, config in configs.items() if not config.disabled and not config.problem}
+    errors: dict[str, str | None] = {name: config.problem for name, config in configs.items() if config.problem}
+    for name in errors:
+        on_ready(McpStatus(name, [], errors[name]))  # a broken entry, said first: it does not start
 
     def start(client: McpClient) -> None:
         errors[client.name] = error = _start(client)
@@ -146,7 +148,8 @@ def connect_mcp_servers(path: str = MCP_CONFIG_PATH, on_start: Callable[[int], N
         with _servers_lock:
             _claim_names({c.name: c for c in clients.values() if errors.get(c.name) is None})
             for name in configs:  # registered in config order, so names are stable
-                _statuses[name] = _connected(name, clients.get(name), errors.get(name, "failed to start"))
+                error = errors.get(name, "failed to start" if name in clients else None)  # None: disabled
+                _statuses[name] = _connected(name, clients.get(name), error)
     except BaseException:  # Ctrl-C or SIGTERM during start-up: no server may outlive the agent
         stop_all(list(clients.values()))  # a start still under way cannot spawn after its stop()
         raise
@@ -167,10 +170,10 @@ def _start(client: McpClient) -> str | None:
 
 def _connected(name: str, client: McpClient | None, error: str | None) -> McpStatus:
     """Caller holds _servers_lock."""
-    if client is None:
-        return McpStatus(name, [], disabled=True)
     if error:
         return McpStatus(name, [], error)
+    if client is None:
+        return McpStatus(name, [], disabled=True)
     return McpStatus(name, _register_all(name, client), client=client, needs_tasks=_needing_tasks(client),
                      bad_schemas=_with_bad_schemas(client))
 

@@ -164,6 +164,8 @@ def _names(names: list[str]) -> str:
 
 def what_runs(config: ServerConfig) -> str:
     """The exact command line (every argument, control characters made visible) or the URL."""
+    if config.problem:
+        return f"not started: {clean(config.problem, one_line=True)}"
     if config.disabled:
         return "disabled (not started)"
     if config.kind != "stdio":

@@ -122,9 +122,9 @@ def connect(servers: ModuleType, tutorial: bool, project: beyond_trust.Project) 
             servers.connect_mcp_servers(configs=project.servers(),
                                         on_start=lambda count: print(f"starting {count} server{_s(count)}..."),
                                         on_ready=lambda status: print("  " + status_lines(status, False)[0]))
-    except McpError as e:  # the full client names the file and the key
+    except McpError as e:  # the full client names the file and the key, and starts with none of its servers
         print(f"error: {shown(str(e), one_line=True)}", file=sys.stderr)
-        return False
+        return not tutorial
     except Exception as e:  # as index.ts: whatever stops the tutorial's client from reading the file
         print(f"error: cannot use .geekagent/mcp.json: {shown(str(e), one_line=True)}", file=sys.stderr)
         return False

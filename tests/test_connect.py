@@ -18,6 +18,17 @@ def test_missing_file_means_no_servers(tmp_path):
 @pytest.mark.parametrize("content, problem", [
     ("{not json", "cannot read mcp.json"),
     ('{"mcpServers": []}', '"mcpServers" must be an object'),
+])
+def test_broken_file_names_file_and_key(tmp_path, content, problem):
+    """A config that is not JSON, or has no object of servers, raises McpError naming the file and what is wrong."""
+    path = tmp_path / "mcp.json"
+    path.write_text(content)
+    with pytest.raises(beyond_mcp.McpError) as caught:
+        beyond_mcp.connect_mcp_servers(str(path))
+    assert str(path) in str(caught.value) and problem in str(caught.value)
+
+
+@pytest.mark.parametrize("content, problem", [
     ('{"mcpServers": {"a": {"args": []}}}', 'mcpServers.a: "command" must be a non-empty string'),
     ('{"mcpServers": {"a": {"command": 5}}}', 'mcpServers.a: "command"'),
     ('{"mcpServers": {"a": {"command": "x", "args": "y"}}}', 'mcpServers.a: "args" must be a list of strings'),
@@ -25,13 +36,15 @@ def test_missing_file_means_no_servers(tmp_path):
     ('{"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}', 'mcpServers.a: "env"'),
     ('{"mcpServers": {"a": {"command": "x", "timeout": -1}}}', 'mcpServers.a: "timeout"'),
 ])
-def test_broken_file_names_file_and_key(tmp_path, content, problem):
-    """A broken config raises McpError naming the file and what is wrong."""
+def test_a_broken_entry_fails_that_server_only(tmp_path, content, problem):
+    """A broken entry is that server's error, naming the file and the key; the good one beside it starts."""
     path = tmp_path / "mcp.json"
-    path.write_text(content)
-    with pytest.raises(beyond_mcp.McpError) as caught:
-        beyond_mcp.connect_mcp_servers(str(path))
-    assert str(path) in str(caught.value) and problem in str(caught.value)
+    config = json.loads(content)
+    config["mcpServers"]["demo"] = demo()
+    path.write_text(json.dumps(config))
+    statuses = {s.server: s for s in beyond_mcp.connect_mcp_servers(str(path))}
+    assert str(path) in statuses["a"].error and problem in statuses["a"].error and statuses["a"].tools == []
+    assert statuses["demo"].tools == ["mcp_demo_word_count", "mcp_demo_dice"]
 
 
 def test_good_and_failing_server(tmp_path):

@@ -122,16 +122,24 @@ def test_mcp_and_tools_commands(tmp_path):
     assert "Unknown command; /help lists the commands." in done.stdout
 
 
-def test_broken_config_exits_1(tmp_path):
-    """A broken mcp.json or GeekAgent.json stops start-up with an error naming the file."""
+def test_broken_config(tmp_path):
+    """A broken GeekAgent.json stops start-up naming the file (a policy never silently widens); a broken
+    mcp.json entry fails that server only; an mcp.json that is not JSON is reported and the full agent
+    starts without servers, where the tutorial's, as index.ts, exits."""
     (tmp_path / ".geekagent").mkdir()
     (tmp_path / ".geekagent" / "GeekAgent.json").write_text('{"tools": {"x": "maybe"}}')
     done = run_agent(tmp_path, ["/exit"], agent_env(key=None))
     assert done.returncode == 1 and ".geekagent/GeekAgent.json: tools.x must be" in done.stderr
     (tmp_path / ".geekagent" / "GeekAgent.json").unlink()
-    (tmp_path / ".geekagent" / "mcp.json").write_text('{"mcpServers": {"a": {}}}')
+    (tmp_path / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"a": {}, "demo": demo()}}))
     done = run_agent(tmp_path, ["/exit"], agent_env(key=None))
-    assert done.returncode == 1 and ".geekagent/mcp.json: mcpServers.a" in done.stderr
+    assert done.returncode == 0 and 'x a: .geekagent/mcp.json: mcpServers.a: "command"' in done.stdout
+    assert "MCP  a(failed to start), demo(2)" in done.stdout
+    (tmp_path / ".geekagent" / "mcp.json").write_text('{"mcpServers": {"a": {},}}')
+    done = run_agent(tmp_path, ["/mcp", "/exit"], agent_env(key=None))
+    assert done.returncode == 0 and "cannot read mcp.json" in done.stderr and "(no MCP servers" in done.stdout
+    done = run_agent(tmp_path, ["/exit"], agent_env(key=None), args=("--tutorial",))
+    assert done.returncode == 1 and "cannot use .geekagent/mcp.json" in done.stderr
 
 
 def test_end_of_input_stops_servers(tmp_path):

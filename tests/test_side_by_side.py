@@ -200,14 +200,15 @@ def test_lines_that_are_not_json(twin, started, capfd):
 
 def test_config_is_checked(tmp_path):
     """"args" as a string: the twin refuses it as Node's spawn does and fails that server only (one entry
-    that is not even an object too); the full client names the key before anything starts."""
+    that is not even an object too); the full client names the file and the key, and the others start."""
     entry = {"command": sys.executable, "args": str(tmp_path / "made.py")}
     (tmp_path / "m").write_text("")  # were the string taken letter by letter, python would run this file
     statuses = connect_twin(tmp_path, {"a": entry, "oops": "not an entry", "demo": demo()})
     assert 'The "args" argument must be a list, not str' in statuses["a"].error and statuses["a"].tools == []
     assert statuses["oops"].error and statuses["demo"].tools == ["mcp_demo_word_count", "mcp_demo_dice"]
-    with pytest.raises(mcp.McpError, match=r'mcp.json: mcpServers.a: "args" must be a list of strings'):
-        connect(tmp_path, {"a": entry})
+    statuses = connect(tmp_path, {"a": entry, "oops": "not an entry", "d": demo()})  # d: the twin holds demo's names
+    assert 'mcp.json: mcpServers.a: "args" must be a list of strings' in statuses["a"].error
+    assert "mcpServers.oops: must be an object" in statuses["oops"].error and len(statuses["d"].tools) == 2
 
 
 def test_disabled_entry(tmp_path):
