@@ -12,6 +12,7 @@ import base64
 import http.client
 import json
 import re
+import select
 import threading
 import time
 import urllib.parse
@@ -39,13 +40,16 @@ ANSWER_TIMEOUT_S = 2.0
 SESSION_UNKNOWN = "session unknown"
 # The title of an HTML error page, which says more in one line than the page's source.
 HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.DOTALL)
+# Connections kept alive for the next POST (each POST takes one for itself, so threads never share
+# one): as many as callers usually run at once; a new connection costs about 350 µs, a reused none.
+MAX_IDLE_CONNECTIONS = 8
 # 2026-07-28: the request parameter each method's Mcp-Name header repeats.
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 class HttpTransport(Listening):
-    """One remote server: one POST per message on its own connection, so threads never share one;
-    what it sends unasked is read by the Listening part (beyond_listen.py)."""
+    """One remote server: one POST per message, on a kept-alive connection of its own while it runs,
+    so threads never share one; what it sends unasked is read by the Listening part (beyond_listen.py)."""
 
     def __init__(self, name: str, config: ServerConfig, deliver: Callable[[dict], None],
                  closed: Callable[[str], None], log: Callable[[str], None],
@@ -60,11 +64,14 @@ class HttpTransport(Listening):
         # session_id and protocol_version come from the handshake; each is replaced whole.
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-        # _lock guards three fields, and is never held across I/O. _renewing is set while one thread
+        # _lock guards five fields, and is never held across I/O. _renewing is set while one thread
         # initializes an expired session again, so the others wait for that renewal instead of
         # starting their own; _listening is set to end the current GET stream's thread (stop(), or a
-        # new session); _stream is that stream's guard, whose cut() ends a read in progress.
+        # new session); _stream is that stream's guard, whose cut() ends a read in progress; _idle
+        # holds the connections kept alive between POSTs, until stop() sets _stopped.
         self._lock = threading.Lock()
+        self._idle: list[http.client.HTTPConnection] = []
+        self._stopped = False
         self._renewing: threading.Event | None = None
         self._listening = threading.Event()
         self._stream: Deadline | None = None
@@ -110,6 +117,10 @@ class HttpTransport(Listening):
     def stop(self) -> None:
         """Close the GET stream, then end the session with DELETE (a 405 means the server does not allow that; fine)."""
         self._end_listening(threading.Event())
+        with self._lock:
+            idle, self._idle, self._stopped = self._idle, [], True
+        for connection in idle:
+            connection.close()
         session, self.session_id = self.session_id, None
         if not session:
             return
@@ -125,17 +136,24 @@ class HttpTransport(Listening):
 
     # --- helpers, in the order a message travels ----------------------------------------------
 
-    def _post(self, message: dict, session: str | None, deadline: float) -> int:
-        """One POST; returns the status after the answer was read and delivered (404 is returned)."""
+    def _post(self, message: dict, session: str | None, deadline: float, fresh: bool = False) -> int:
+        """One POST; returns the status after the answer was read and delivered (404 is returned).
+        A kept-alive connection the server closed before the request went out whole is given up, and
+        the request sent once more on a new one (`fresh`); never one the server may have read."""
         try:
             body = json.dumps(message, allow_nan=False).encode()
         except ValueError as e:  # NaN or Infinity: not JSON
             raise McpError(f"{_what(message)} not sent: {e}", self.name) from None
-        connection = self._connection(max(0.001, deadline - time.monotonic()))
-        guard = Deadline(connection, deadline)
+        connection, reused = self._take(deadline, fresh)
+        guard, kept = Deadline(connection, deadline), False
         try:
             with guard:
-                connection.request("POST", self._path(), body, self._headers(session, message))
+                try:
+                    connection.request("POST", self._path(), body, self._headers(session, message))
+                except OSError:
+                    if reused and not guard.expired:
+                        raise _Closed from None
+                    raise
                 response = connection.getresponse()
                 if response.status >= 400:
                     body = read_limited(response, ERROR_BODY_BYTES, "an error")
@@ -147,7 +165,10 @@ class HttpTransport(Listening):
                         return SESSION_UNKNOWN  # the server forgot it (the specification says 404; some say 400)
                     raise McpError(self._http_error(message, response, body), self.name)
                 self._read_answer(message, response)
+            kept = _read_whole(response) and self._keep(connection)
             return response.status
+        except _Closed:
+            return self._post(message, session, deadline, fresh=True)
         except (OSError, http.client.HTTPException, ValueError, McpError) as e:
             if guard.expired or isinstance(e, TimeoutError):  # the deadline cut the answer short
                 if "id" in message and "method" in message:
@@ -157,7 +178,30 @@ class HttpTransport(Listening):
                 raise
             raise McpError(f"{_what(message)} to {self.shown_url} failed: {reason_of(e)}{self._hint(0)}", self.name) from None
         finally:
+            if not kept:
+                connection.close()
+
+    def _take(self, deadline: float, fresh: bool) -> tuple[http.client.HTTPConnection, bool]:
+        """(a connection, whether it was kept alive): an idle one the server has not closed, else a new one."""
+        timeout = max(0.001, deadline - time.monotonic())
+        while not fresh:
+            with self._lock:
+                connection = self._idle.pop() if self._idle else None
+            if connection is None:
+                break
+            if connection.sock and not select.select([connection.sock], [], [], 0)[0]:  # readable: closed
+                connection.sock.settimeout(timeout)
+                return connection, True
             connection.close()
+        return self._connection(timeout), False
+
+    def _keep(self, connection: http.client.HTTPConnection) -> bool:
+        """Keep a connection whose answer was read whole for the next POST; False when there are enough."""
+        with self._lock:
+            if len(self._idle) < MAX_IDLE_CONNECTIONS and not self._stopped:
+                self._idle.append(connection)
+                return True
+        return False
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
         """A new connection; its timeout bounds the connect, the caller's Deadline all the rest."""
@@ -269,6 +313,19 @@ class HttpTransport(Listening):
             with self._lock:
                 self._renewing = None
             renewal.set()
+
+
+def _read_whole(response: http.client.HTTPResponse) -> bool:
+    """True when the answer was read to its end and the server keeps the connection open for another."""
+    if response.will_close:
+        return False
+    if not response.isclosed() and response.length == 0:
+        response.read()  # nothing is left: this tells http.client the answer is done
+    return response.isclosed()
+
+
+class _Closed(Exception):
+    """A kept-alive connection turned out closed before the request went out whole."""
 
 
 def _what(message: dict) -> str:

@@ -5,8 +5,11 @@ read, not the exchange. This module is what chat.py (the model) and beyond_http.
 servers) share: Deadline, read_limited, and one-line error texts.
 """
 import contextlib
+import heapq
+import itertools
 import json
 import re
+import sys
 import threading
 import time
 
@@ -30,30 +33,92 @@ def connection_for(url: str, timeout: float):
 
 class Deadline:
     """A whole-exchange deadline for one http.client connection: entering connects (bounded by the
-    connection's timeout); at `at` (time.monotonic()) the socket is shut down, so no header, body or
-    stream read outlives it (a socket timeout only bounds each read, and a server may trickle one
-    byte per read forever). Reads after the `with` block have no deadline; cut() still ends them."""
+    connection's timeout) unless it is connected already (a kept-alive connection); at `at`
+    (time.monotonic()) the socket is shut down, so no header, body or stream read outlives it (a
+    socket timeout only bounds each read, and a server may trickle one byte per read forever).
+    Reads after the `with` block have no deadline; cut() still ends them. One watcher thread serves
+    every deadline: a timer thread per request cost 200 µs of each."""
 
     def __init__(self, connection, at: float) -> None:
         self.connection, self.at, self.expired = connection, at, False
         self.sock = None
-        self._timer = threading.Timer(max(0.0, at - time.monotonic()), self.cut)
-        self._timer.daemon = True
+        # _lock guards active: once the block has ended, the watcher never touches the socket
+        # (it may be back in a pool, or carrying the next request).
+        self._lock = threading.Lock()
+        self.active = False
 
     def __enter__(self) -> "Deadline":
-        self.connection.connect()
+        if self.connection.sock is None:
+            self.connection.connect()
         self.sock = self.connection.sock  # kept: http.client forgets it once a reply will close it
-        self._timer.start()
+        self.active = True
+        _watcher.watch(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        self._timer.cancel()
+        with self._lock:
+            self.active = False
+        _watcher.done()
 
     def cut(self) -> None:
         """End the exchange now, from any thread: a blocked read returns at once."""
         self.expired = True
         with contextlib.suppress(OSError, AttributeError):  # AttributeError: not connected yet
             self.sock.shutdown(2)  # socket.SHUT_RDWR
+
+    def _due(self) -> None:
+        """The watcher's call at `at`: cut, if the exchange is still under way."""
+        with self._lock:
+            if self.active:
+                self.cut()
+
+
+class _Watcher:
+    """The one thread that cuts deadlines when they come: a heap of them by time. Deadlines that end
+    early stay in the heap until they come up or the heap is rebuilt (when most of it has ended).
+    _condition guards _heap and _active."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Deadline]] = []
+        self._order = itertools.count()  # ties broken by arrival, never by comparing deadlines
+        self._active = 0
+        self._condition = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, deadline: Deadline) -> None:
+        with self._condition:
+            self._active += 1
+            if len(self._heap) > 64 and len(self._heap) > 4 * self._active:
+                self._heap = [entry for entry in self._heap if entry[2].active]
+                heapq.heapify(self._heap)
+            heapq.heappush(self._heap, (deadline.at, next(self._order), deadline))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="deadlines", daemon=True)
+                self._thread.start()
+            if self._heap[0][2] is deadline:
+                self._condition.notify()  # it is the nearest now: the thread's wait must be shorter
+
+    def done(self) -> None:
+        with self._condition:
+            self._active -= 1
+
+    def _run(self) -> None:
+        while True:
+            with self._condition:
+                while self._heap and not self._heap[0][2].active:
+                    heapq.heappop(self._heap)
+                wait = self._heap[0][0] - time.monotonic() if self._heap else None
+                if wait is None or wait > 0:
+                    self._condition.wait(wait)
+                    continue
+                due = heapq.heappop(self._heap)[2]
+            try:
+                due._due()  # outside the condition: a shutdown may take a moment
+            except Exception as e:  # this thread must outlive any one socket: the others wait on it
+                print(f"warning: a deadline could not cut its connection: {e!r}", file=sys.stderr)
+
+
+_watcher = _Watcher()
 
 
 class TooBig(ValueError):

@@ -256,3 +256,18 @@ def test_no_stream_is_fine(remote, capfd):
     assert wait_until(lambda: not listening())
     assert client.call_tool("echo", {"text": "x"}) == "x"
     assert "stream" not in capfd.readouterr().err
+
+
+def test_calls_reuse_a_kept_alive_connection(remote):
+    """100 sequential calls take one connection, not one each; one the server closed while it was idle is
+    not reused, and the next call goes out on a new one without an error."""
+    server, client = remote("json")
+    before = server.connections
+    assert [client.call_tool("echo", {"text": str(i)}) for i in range(100)] == [str(i) for i in range(100)]
+    assert server.connections - before <= 1
+    server.close_after_answer = True
+    ended = server.connections_ended
+    assert client.call_tool("echo", {"text": "then closed"}) == "then closed"
+    assert server.wait_for(lambda: server.connections_ended > ended)  # closed by the server, unannounced
+    server.close_after_answer = False
+    assert client.call_tool("echo", {"text": "on a new one"}) == "on a new one"

@@ -74,6 +74,8 @@ class FakeHttpMcp:
         self.get_status: int | None = None         # "push": answer GETs with this status instead of a stream
         self.close_streams_at_once = False         # "push": end every GET stream right after its priming event
         self.streams_opened = self.streams_closed_by_client = 0
+        self.connections = self.connections_ended = 0  # connections accepted, and those it has closed
+        self.close_after_answer = False             # close each connection after one answer, unannounced
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()  # messages for the open GET stream
         self.changed = threading.Condition()       # notified on every POST, for bounded waits
         self.release = threading.Event()           # lets "hang" requests go when the test ends
@@ -301,12 +303,19 @@ class FakeHttpMcp:
             protocol_version = "HTTP/1.1"
 
             def handle(self):
+                with fake.changed:
+                    fake.connections += 1
                 try:
                     super().handle()
                 except ConnectionError:
                     pass  # the client cut the connection (a deadline, or stop() closing a stream)
+                finally:
+                    with fake.changed:
+                        fake.connections_ended += 1
+                        fake.changed.notify_all()
 
             def do_POST(self):
+                self.close_connection = fake.close_after_answer  # without a Connection: close header
                 message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 try:
                     fake.answer(self, message)
