@@ -26,6 +26,7 @@ PEER_PYTHON = ROOT / ".bench" / "venv" / "bin" / "python"
 QUICK = "--quick" in sys.argv
 RUNS = 3 if QUICK else 5
 CALLS = 500 if QUICK else 2000       # sequential calls per run, after WARMUP
+HTTP_CALLS_PER_THREAD = 100 if QUICK else 250
 WARMUP = 200
 THREADS, CALLS_PER_THREAD = 8, (250 if QUICK else 1000)
 BLOB = 10_000_000
@@ -59,6 +60,55 @@ class Floor:
     def stop(self) -> None:
         self.proc.stdin.close()
         self.proc.wait(PHASE_TIMEOUT_S)
+
+
+class HttpServer:
+    """http_echo_server.py in a subprocess (started after pinning, so it is pinned too)."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("http_echo_server.py"))],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.url = self.proc.stdout.readline().strip()
+
+    def connections(self) -> int:
+        return HttpFloor(self.url).request("bench/connections", {})["connections"]
+
+    def stop(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(PHASE_TIMEOUT_S)
+
+
+class HttpFloor:
+    """The least an HTTP client can do: one kept-alive http.client connection, json per call."""
+
+    def __init__(self, url: str) -> None:
+        import http.client
+        import urllib.parse
+        parts = urllib.parse.urlsplit(url)
+        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=PHASE_TIMEOUT_S)
+        self.path, self.next_id = parts.path, 0
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next_id += 1
+        body = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.connection.request("POST", self.path, body, {"Content-Type": "application/json",
+                                                          "Accept": "application/json, text/event-stream"})
+        return json.loads(self.connection.getresponse().read())["result"]
+
+    def start(self) -> None:
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "floor", "version": "1"}})
+
+    def call_tool(self, name: str, args: dict) -> str:
+        return self.request("tools/call", {"name": name, "arguments": args})["content"][0]["text"]
+
+    def stop(self) -> None:
+        self.connection.close()
+
+
+def ours_over_http(url: str):
+    import beyond_mcp
+    return beyond_mcp.McpClient("bench-http", {"url": url, "type": "http", "timeout": PHASE_TIMEOUT_S})
 
 
 def ours():
@@ -117,6 +167,42 @@ def threaded_calls_per_s(make) -> float:
     client.stop()
     assert not errors and not any(t.is_alive() for t in threads), "a thread got a wrong reply or hung"
     return THREADS * CALLS_PER_THREAD / elapsed
+
+
+def http_callers_per_s(make, shared: bool) -> float:
+    """8 threads calling at once over HTTP: on one client (ours), or each on its own connection (the floor)."""
+    clients = [started(make)] if shared else [started(make) for _ in range(THREADS)]
+    errors = []
+
+    def work(t: int) -> None:
+        client = clients[0 if shared else t]
+        for i in range(HTTP_CALLS_PER_THREAD):
+            if client.call_tool("echo", {"text": f"{t}:{i}"}) != f"{t}:{i}":
+                errors.append(t)
+    threads = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(THREADS)]
+    begun = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(PHASE_TIMEOUT_S)
+    elapsed = time.perf_counter() - begun
+    for client in clients:
+        client.stop()
+    assert not errors and not any(t.is_alive() for t in threads), "a thread got a wrong reply or hung"
+    return THREADS * HTTP_CALLS_PER_THREAD / elapsed
+
+
+def http_connections_per_100(server: HttpServer) -> float:
+    """New connections the full client opens for 100 sequential calls, once it runs."""
+    client = started(lambda: ours_over_http(server.url))
+    try:
+        client.call_tool("echo", {"text": "warm"})
+        before = server.connections()
+        for _ in range(100):
+            client.call_tool("echo", {"text": "hello"})
+        return server.connections() - before - 1  # the second question's own connection
+    finally:
+        client.stop()
 
 
 def spawn_to_tools_ms(make) -> float:
@@ -230,12 +316,30 @@ def comparison(label: str) -> list[tuple]:
               rows[0][2], ""),
              (f"twin (mcp.py): 8 threads, calls/s ({label})", runs(threaded_calls_per_s, twin), None, ""),
              (f"twin (mcp.py): 10 MB result, ms ({label})", runs(blob_ms, twin), rows[4][2], "")]
+    if label == "pinned":
+        rows += http_comparison(label)
     if PEER_PYTHON.exists():
         rows += [(f"official Python SDK: sequential call, median µs ({label})", peer_runs("sequential"),
                   rows[0][2], "about 237 µs where the floor is 24"),
                  (f"official Python SDK: 8 tasks, calls/s ({label})", peer_runs("threads"), None, "about 4,600"),
                  (f"official Python SDK: 10 MB result, ms ({label})", peer_runs("blob"), rows[4][2], "about 300 ms")]
     return rows
+
+
+def http_comparison(label: str) -> list[tuple]:
+    """The full client over Streamable HTTP against one kept-alive http.client connection, same server."""
+    server = HttpServer()
+    try:
+        ours_http, floor_http = (lambda: ours_over_http(server.url)), (lambda: HttpFloor(server.url))
+        ours_seq, floor_seq = runs(sequential_us, ours_http), runs(sequential_us, floor_http)
+        return [(f"HTTP: sequential call, median µs ({label})", [s["median"] for s in ours_seq],
+                 [s["median"] for s in floor_seq], "≤ 1.3× floor"),
+                (f"HTTP: new connections per 100 sequential calls ({label})",
+                 runs(http_connections_per_100, server), None, "about 0"),
+                (f"HTTP: 8 callers, calls/s ({label})", runs(http_callers_per_s, ours_http, True),
+                 runs(http_callers_per_s, floor_http, False), "≥ 0.7× floor")]
+    finally:
+        server.stop()
 
 
 def peer_runs(figure: str) -> list[float]:
@@ -282,8 +386,9 @@ def report(rows: list[tuple], seconds: float) -> None:
             r, rlo, rhi = summary(reference)
             ref, ratio = f"{r:,.1f} ({rlo:,.1f}-{rhi:,.1f})", f"{m / r:.2f}×"
         lines.append(f"| {label} | {m:,.1f} ({lo:,.1f}-{hi:,.1f}) | {ref} | {ratio} | {goal} |")
-    lines += ["", "Reference: the raw-pipe floor for calls, blob and spawn; `python -c pass` for the first "
-              "prompt; one 300 ms server for the three.",
+    lines += ["", "Reference: the raw-pipe floor for calls, blob and spawn; for HTTP one kept-alive "
+              "http.client connection (8 of them for 8 callers); `python -c pass` for the first prompt; "
+              "one 300 ms server for the three.",
               f"Whole run: {seconds:.0f} s."]
     text = "\n".join(lines)
     print(text)

@@ -301,6 +301,7 @@ class FakeHttpMcp:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms wait for an ACK
 
             def handle(self):
                 with fake.changed:

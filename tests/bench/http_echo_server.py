@@ -1,0 +1,76 @@
+"""The benchmark's Streamable HTTP server: the same echo tool as echo_server.py, one JSON answer per POST.
+
+Stdlib only (ThreadingHTTPServer, HTTP/1.1 so connections stay alive); no session, no GET stream
+(405), so what is measured is the client's cost per call. It prints its URL, then serves until its
+input closes; a POST of method bench/connections answers how many connections it has accepted
+before that one.
+`python http_echo_server.py`.
+"""
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from echo_server import TOOLS, result
+
+connections = 0
+counted = threading.Lock()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes: with Nagle's algorithm the body would wait for the
+    # client's delayed ACK, 40 ms a call, for every client alike.
+    disable_nagle_algorithm = True
+
+    def setup(self) -> None:
+        global connections
+        super().setup()
+        with counted:
+            connections += 1
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        if "id" not in message:
+            return self.reply(202, b"")
+        method = message.get("method")
+        if method == "initialize":
+            answer = {"protocolVersion": message["params"]["protocolVersion"],
+                      "capabilities": {"tools": {}}, "serverInfo": {"name": "echo", "version": "1"}}
+        elif method == "tools/list":
+            answer = {"tools": TOOLS}
+        elif method == "tools/call":
+            answer = result(message["params"])
+        elif method == "bench/connections":
+            answer = {"connections": connections - 1}  # not counting the asker's own
+        else:
+            answer = {}
+        self.reply(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": answer}).encode())
+
+    def do_GET(self) -> None:
+        self.reply(405, b"")
+
+    def do_DELETE(self) -> None:
+        self.reply(200, b"")
+
+    def reply(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def main() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(f"http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
+    sys.stdin.read()  # until the benchmark closes our input
+
+
+if __name__ == "__main__":
+    main()
