@@ -1,6 +1,7 @@
 """The full agent against hostile servers and models: every wait bounded, every byte counted, no process left."""
 import json
 import math
+import os
 import random
 import signal
 import sys
@@ -23,7 +24,10 @@ def test_signal_at_any_moment_of_start_up_leaves_no_server(tmp_path):
     """SIGTERM at random moments of start-up, just after spawn included: servers that ignore SIGTERM
     and the end of their input are killed all the same."""
     import subprocess
-    delays = [None] + [random.uniform(0.0, 0.4) for _ in range(7)]  # None: as soon as a server runs
+    seed = random.randrange(1 << 32)  # printed on failure: TEST_SEED=<seed> replays the same moments
+    seed = int(os.environ.get("TEST_SEED", seed))
+    rng = random.Random(seed)
+    delays = [None] + [rng.uniform(0.0, 0.4) for _ in range(7)]  # None: as soon as a server runs
     failures = []
 
     def one(i: int, delay: float | None) -> None:
@@ -49,7 +53,7 @@ def test_signal_at_any_moment_of_start_up_leaves_no_server(tmp_path):
         thread.start()
     for thread in threads:
         thread.join(90)
-    assert failures == []
+    assert failures == [], f"TEST_SEED={seed}"
 
 
 # --- writes never block past a deadline -----------------------------------------------------------
