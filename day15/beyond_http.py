@@ -12,7 +12,6 @@ import base64
 import http.client
 import json
 import re
-import select
 import threading
 import time
 import urllib.parse
@@ -25,7 +24,7 @@ from beyond_modern import META, header_value, param_headers
 from beyond_stdio import MAX_MESSAGE_BYTES
 from beyond_text import loads_or_none, shorten
 from mcp import McpError
-from net import ERROR_BODY_BYTES, HEADER_BREAK, Deadline, error_detail, read_limited, reason_of
+from net import ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Deadline, error_detail, read_limited, reason_of
 from permissions import URL_PASSWORD
 import sse
 
@@ -64,14 +63,12 @@ class HttpTransport(Listening):
         # session_id and protocol_version come from the handshake; each is replaced whole.
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-        # _lock guards five fields, and is never held across I/O. _renewing is set while one thread
+        # _lock guards three fields, and is never held across I/O. _renewing is set while one thread
         # initializes an expired session again, so the others wait for that renewal instead of
         # starting their own; _listening is set to end the current GET stream's thread (stop(), or a
-        # new session); _stream is that stream's guard, whose cut() ends a read in progress; _idle
-        # holds the connections kept alive between POSTs, until stop() sets _stopped.
+        # new session); _stream is that stream's guard, whose cut() ends a read in progress.
         self._lock = threading.Lock()
-        self._idle: list[http.client.HTTPConnection] = []
-        self._stopped = False
+        self._pool = ConnectionPool(MAX_IDLE_CONNECTIONS)  # the connections kept alive between POSTs
         self._renewing: threading.Event | None = None
         self._listening = threading.Event()
         self._stream: Deadline | None = None
@@ -117,10 +114,7 @@ class HttpTransport(Listening):
     def stop(self) -> None:
         """Close the GET stream, then end the session with DELETE (a 405 means the server does not allow that; fine)."""
         self._end_listening(threading.Event())
-        with self._lock:
-            idle, self._idle, self._stopped = self._idle, [], True
-        for connection in idle:
-            connection.close()
+        self._pool.close()
         session, self.session_id = self.session_id, None
         if not session:
             return
@@ -165,7 +159,7 @@ class HttpTransport(Listening):
                         return SESSION_UNKNOWN  # the server forgot it (the specification says 404; some say 400)
                     raise McpError(self._http_error(message, response, body), self.name)
                 self._read_answer(message, response)
-            kept = _read_whole(response) and self._keep(connection)
+            kept = self._pool.keep(connection, response)
             return response.status
         except _Closed:
             return self._post(message, session, deadline, fresh=True)
@@ -184,24 +178,8 @@ class HttpTransport(Listening):
     def _take(self, deadline: float, fresh: bool) -> tuple[http.client.HTTPConnection, bool]:
         """(a connection, whether it was kept alive): an idle one the server has not closed, else a new one."""
         timeout = max(0.001, deadline - time.monotonic())
-        while not fresh:
-            with self._lock:
-                connection = self._idle.pop() if self._idle else None
-            if connection is None:
-                break
-            if connection.sock and not select.select([connection.sock], [], [], 0)[0]:  # readable: closed
-                connection.sock.settimeout(timeout)
-                return connection, True
-            connection.close()
-        return self._connection(timeout), False
-
-    def _keep(self, connection: http.client.HTTPConnection) -> bool:
-        """Keep a connection whose answer was read whole for the next POST; False when there are enough."""
-        with self._lock:
-            if len(self._idle) < MAX_IDLE_CONNECTIONS and not self._stopped:
-                self._idle.append(connection)
-                return True
-        return False
+        connection = None if fresh else self._pool.take(timeout)
+        return (connection, True) if connection else (self._connection(timeout), False)
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
         """A new connection; its timeout bounds the connect, the caller's Deadline all the rest."""
@@ -313,15 +291,6 @@ class HttpTransport(Listening):
             with self._lock:
                 self._renewing = None
             renewal.set()
-
-
-def _read_whole(response: http.client.HTTPResponse) -> bool:
-    """True when the answer was read to its end and the server keeps the connection open for another."""
-    if response.will_close:
-        return False
-    if not response.isclosed() and response.length == 0:
-        response.read()  # nothing is left: this tells http.client the answer is done
-    return response.isclosed()
 
 
 class _Closed(Exception):

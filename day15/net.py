@@ -9,6 +9,7 @@ import heapq
 import itertools
 import json
 import re
+import select
 import sys
 import threading
 import time
@@ -119,6 +120,48 @@ class _Watcher:
 
 
 _watcher = _Watcher()
+
+
+class ConnectionPool:
+    """Kept-alive connections to one server, each carrying one request at a time: take() gives an
+    idle one the server has not closed (None when there is none), keep() puts back one whose answer
+    was read to its end, close() ends them all. _lock guards _idle and _closed."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._idle: list = []
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def take(self, timeout: float):
+        while True:
+            with self._lock:
+                connection = self._idle.pop() if self._idle else None
+            if connection is None:
+                return None
+            # An idle connection with something to read has been closed by the server (or is broken).
+            if connection.sock and not select.select([connection.sock], [], [], 0)[0]:
+                connection.sock.settimeout(timeout)
+                return connection
+            connection.close()
+
+    def keep(self, connection, response) -> bool:
+        """True when the connection was kept for the next request; the caller closes it otherwise."""
+        if response.will_close:
+            return False
+        if not response.isclosed() and response.length == 0:
+            response.read()  # nothing is left: this tells http.client the answer is done
+        with self._lock:
+            if response.isclosed() and len(self._idle) < self.size and not self._closed:
+                self._idle.append(connection)
+                return True
+        return False
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle, self._closed = self._idle, [], True
+        for connection in idle:
+            connection.close()
 
 
 class TooBig(ValueError):

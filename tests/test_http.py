@@ -259,8 +259,8 @@ def test_no_stream_is_fine(remote, capfd):
 
 
 def test_calls_reuse_a_kept_alive_connection(remote):
-    """100 sequential calls take one connection, not one each; one the server closed while it was idle is
-    not reused, and the next call goes out on a new one without an error."""
+    """100 sequential calls take one connection, not one each; one the server closed while it was idle
+    costs the next call nothing (it is dropped, or given up before the request went out whole)."""
     server, client = remote("json")
     before = server.connections
     assert [client.call_tool("echo", {"text": str(i)}) for i in range(100)] == [str(i) for i in range(100)]
@@ -271,3 +271,34 @@ def test_calls_reuse_a_kept_alive_connection(remote):
     assert server.wait_for(lambda: server.connections_ended > ended)  # closed by the server, unannounced
     server.close_after_answer = False
     assert client.call_tool("echo", {"text": "on a new one"}) == "on a new one"
+
+
+def test_an_idle_connection_the_server_closed_is_not_taken():
+    """The pool gives back an idle connection only while the server keeps it open; one the server has
+    closed (its end readable: EOF) is dropped, so no request is sent on it."""
+    import socket
+    from net import ConnectionPool
+
+    class Connection:  # what the pool uses of an http.client connection
+        def __init__(self, sock):
+            self.sock, self.closed = sock, False
+
+        def close(self):
+            self.closed = True
+            self.sock.close()
+
+    class Answer:  # an answer read to its end, on a connection the server keeps open
+        will_close, length = False, 0
+
+        def isclosed(self):
+            return True
+    pool = ConnectionPool(2)
+    (open_end, server_a), (closed_end, server_b) = socket.socketpair(), socket.socketpair()
+    server_b.close()  # the server ends this one while it is idle
+    kept_open, kept_closed = Connection(open_end), Connection(closed_end)
+    assert pool.keep(kept_open, Answer()) and pool.keep(kept_closed, Answer())
+    assert pool.take(1.0) is kept_open and kept_closed.closed  # the closed one was dropped on the way
+    assert pool.take(1.0) is None
+    pool.close()
+    server_a.close()
+    kept_open.close()
