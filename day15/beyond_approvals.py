@@ -3,13 +3,15 @@ the user's state ($XDG_STATE_HOME/geekagent/approvals.json), never in the folder
 
 The tutorial's GeekAgent.json is the hand-written policy file and stays so: the agent never writes
 it. An allowed tool (by `a` or by GeekAgent.json) is pinned at its first use: a hash of its
-description and input schema. A later run that finds it changed makes it ask again and says why, so
-a server cannot change what an allowed tool claims to do between two runs.
+description and input schema. A tool that says something else than it did, later in this run or in
+a later run than the one that pinned it, asks again, so a server cannot change what an allowed tool
+claims to do. Without a folder (scripts, tests) the answers last for the run.
 """
 import json
 import os
 import threading
 
+import permissions
 from beyond_folder import JsonStore, state_dir
 
 
@@ -21,43 +23,59 @@ def pin_of(info: dict) -> str:
 
 
 class Approvals:
-    """One folder's answers: tool name -> {"pin": hash or None, "always": true or false}."""
+    """One folder's answers: tool name -> {"pin": hash or None, "always": true or false}, and what each
+    tool said when this run first registered it."""
 
-    def __init__(self, folder: str, path: str | None = None) -> None:
-        self.folder = os.path.realpath(folder)
-        self.store = JsonStore(path or os.path.join(state_dir(), "approvals.json"))
-        kept = self.store.load().get(self.folder)
+    def __init__(self, folder: str | None = None, path: str | None = None) -> None:
+        self.folder = os.path.realpath(folder) if folder else None
+        self.store = JsonStore(path or os.path.join(state_dir(), "approvals.json")) if folder else None
+        kept = self.store.load().get(self.folder) if self.store else None
         kept = kept if isinstance(kept, dict) else {}
-        # _lock guards _tools: the REPL answers and a server's tool-list change checks from another thread.
+        # _lock guards _tools and _said: the REPL answers while a server's tool-list change registers
+        # tools on another thread.
         self._tools = {name: entry for name, entry in kept.items() if isinstance(entry, dict)}
+        self._said: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def always(self, name: str, pin: str | None = None) -> bool:
-        """True when the user answered `a` for this tool and it still says what it said then."""
+    def review(self, name: str, info: dict | None) -> str | None:
+        """A tool is registered (info None: one whose description is ours, with nothing to pin). An `a`
+        for it as it is now allows it; the return says why an allowed tool that changed must ask."""
+        pin = pin_of(info) if info is not None else None
         with self._lock:
-            entry = self._tools.get(name, {})
-        return entry.get("always") is True and entry.get("pin") == pin
+            earlier = self._said.setdefault(name, pin) if pin else None
+            if pin:
+                self._said[name] = pin
+            kept = self._tools.get(name, {})
+        if kept.get("always") is True and kept.get("pin") == pin:
+            permissions.set_policy(name, "allow")  # `a` in an earlier run, for the tool as it was then
+        if earlier != pin and permissions.policy_for(name) == "allow":
+            return "since it was allowed; it asks before every call for the rest of this session"
+        if earlier == pin and kept.get("pin") not in (None, pin) and permissions.policy_for(name) != "deny":
+            return "since it was allowed in an earlier run; it asks before every call until you allow it again"
+        return None
 
-    def changed(self, name: str, pin: str) -> bool:
-        """True when the tool was allowed and pinned once and now says something else."""
+    def used(self, name: str) -> None:
+        """An allowed tool ran: pin it as it is now, unless it is pinned already."""
         with self._lock:
-            kept = self._tools.get(name, {}).get("pin")
-        return kept is not None and kept != pin
+            pin, pinned = self._said.get(name), self._tools.get(name, {}).get("pin") is not None
+        if pin and not pinned:
+            self._keep(name, {"pin": pin, "always": False})
 
-    def used(self, name: str, pin: str) -> None:
-        """An allowed tool ran: pin it, unless it is pinned already."""
-        with self._lock:
-            if self._tools.get(name, {}).get("pin") is not None:
-                return
-        self._keep(name, {"pin": pin, "always": False})
-
-    def remember(self, name: str, pin: str | None) -> str:
+    def remember(self, name: str) -> str:
         """The user answered `a`: allow this tool as it is now in later runs too. Returns where it is kept."""
+        with self._lock:
+            pin = self._said.get(name)
         self._keep(name, {"pin": pin, "always": True})
-        return f"kept in {self.store.path}"
+        return f"kept in {self.store.path}" if self.store else "for the rest of this session"
+
+    def new_run(self) -> None:
+        """Every server stopped: what the tools said is forgotten with them."""
+        with self._lock:
+            self._said.clear()
 
     def _keep(self, name: str, entry: dict) -> None:
         with self._lock:
             self._tools[name] = entry
             tools = dict(self._tools)
-        self.store.update(self.folder, tools)
+        if self.store:
+            self.store.update(self.folder, tools)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import mcp
 import permissions
-from beyond_approvals import Approvals, pin_of
+from beyond_approvals import Approvals
 from beyond_client import McpClient
 from beyond_stdio import run_all
 from beyond_config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
@@ -48,20 +48,18 @@ def set_activity(activity: Callable[[str], contextlib.AbstractContextManager]) -
     _activity = activity
 
 
-# The folder's `a`lways answers and pins (index.py sets them; None keeps both for this run only).
-_approvals: Approvals | None = None
+# The folder's `a`lways answers and pins (index.py sets them; by default they last for the run).
+_approvals = Approvals()
 
 
 def use_approvals(approvals: Approvals | None) -> None:
     global _approvals
-    _approvals = approvals
+    _approvals = approvals or Approvals()
 
 
 def remember_always(name: str) -> str:
-    """permissions' remember(): keep an `a` for this tool as it is now (its pin) in the folder's approvals."""
-    if _approvals is None:
-        return "for the rest of this session"
-    return _approvals.remember(name, _pins.get(name))
+    """permissions' remember(): keep an `a` for this tool as it is now in the folder's approvals."""
+    return _approvals.remember(name)
 
 
 # --- the registry adapter ------------------------------------------------------------------
@@ -88,8 +86,8 @@ def as_registry_tool(server: str, client: McpClient, info: dict, name: str | Non
         prompt = f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?"
         if not permissions.authorize(name, prompt):
             return f"call cancelled: the user declined {name}."
-        if _approvals and permissions.last_decision() == "allow" and name in _pins:
-            _approvals.used(name, _pins[name])  # pinned at its first use as an allowed tool
+        if permissions.last_decision() == "allow":
+            _approvals.used(name)  # pinned at its first use as an allowed tool
         with _activity(name) as progress:
             return client.call_tool(info["name"], args, on_progress=progress)
 
@@ -112,13 +110,11 @@ class McpStatus(mcp.McpStatus):
     bad_schemas: list[str] = field(default_factory=list)  # tools whose inputSchema a model endpoint refuses
 
 
-# _servers_lock guards _statuses, _contested, _pins and the MCP part of the registry: a server's
+# _servers_lock guards _statuses, _contested and the MCP part of the registry: a server's
 # tool-list change updates them from a helper thread while the REPL reads them.
 _statuses: dict[str, McpStatus] = {}
 # Registry names two tools would share: each of those tools gets a hashed name instead.
 _contested: set[str] = set()
-# Registry name -> what the tool said it was (description and schema) when first registered.
-_pins: dict[str, str] = {}
 _servers_lock = threading.Lock()
 
 
@@ -271,8 +267,7 @@ def _register_resource_reader(server: str, client: McpClient) -> list[str]:
     register_tool(Tool(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
                              "link to them: [link: ...], [resource: ...]).", schema, run, authorizes=True))
     permissions.ensure_tool_policy(name, "ask")
-    if _approvals and _approvals.always(name):  # its description is ours and never changes: no pin
-        permissions.set_policy(name, "allow")
+    _approvals.review(name, None)  # its description is ours and never changes: nothing to pin
     return [name]
 
 
@@ -302,21 +297,12 @@ def _with_bad_schemas(client: McpClient) -> list[str]:
 
 
 def _pin(server: str, name: str, info: dict) -> None:
-    """An allowed tool whose description or schema is not what it was, in this run or when it was
-    allowed in an earlier one, asks again (caller holds _servers_lock)."""
-    said = pin_of(info)
-    earlier, _pins[name] = _pins.get(name, said), said
-    if _approvals and _approvals.always(name, said):
-        permissions.set_policy(name, "allow")  # `a` in an earlier run, for the tool as it was then
-    if earlier != said and permissions.policy_for(name) == "allow":
-        when = "since it was allowed; it asks before every call for the rest of this session"
-    elif earlier == said and _approvals and _approvals.changed(name, said) and permissions.policy_for(name) != "deny":
-        when = "since it was allowed in an earlier run; it asks before every call until you allow it again"
-    else:
-        return
-    permissions.set_policy(name, "ask")
-    print(f"warning: {name} (server {clean(server, one_line=True)}) changed its description or input schema "
-          f"{when}.", file=sys.stderr)
+    """An allowed tool whose description or schema is not what it was asks again (caller holds _servers_lock)."""
+    why = _approvals.review(name, info)
+    if why:
+        permissions.set_policy(name, "ask")
+        print(f"warning: {name} (server {clean(server, one_line=True)}) changed its description or input "
+              f"schema {why}.", file=sys.stderr)
 
 
 def server_of(tool: str) -> str:
@@ -338,7 +324,7 @@ def stop_mcp_servers() -> None:
         statuses = list(_statuses.values())
         _statuses.clear()
         _contested.clear()
-        _pins.clear()
+        _approvals.new_run()
         for status in statuses:
             for tool in status.tools:
                 unregister_tool(tool)

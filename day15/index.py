@@ -141,9 +141,8 @@ def _full_agent_state(folder: str):
     approvals = beyond_approvals.Approvals(folder)
     beyond_mcp.use_approvals(approvals)
     permissions.set_remember(beyond_mcp.remember_always)
-    for tool in tools.all_tools():  # the built-ins: their descriptions are ours, so nothing to pin
-        if approvals.always(tool.name):
-            permissions.set_policy(tool.name, "allow")
+    for tool in tools.all_tools():  # the built-ins: an `a` allows them; their descriptions are ours, nothing to pin
+        approvals.review(tool.name, None)
     audit = beyond_audit.AuditLog(beyond_mcp.server_of)
     tools.set_audit(audit.record)
     return audit
