@@ -17,26 +17,28 @@ def result(params: dict) -> dict:
     return {"content": [{"type": "text", "text": text}]}
 
 
+def answer(message: dict) -> dict:
+    """The result for a request (this server and http_echo_server.py answer alike)."""
+    method = message.get("method")
+    if method == "initialize":
+        return {"protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "echo", "version": "1"}}
+    if method == "tools/list":
+        return {"tools": TOOLS}
+    if method == "tools/call":
+        return result(message["params"])
+    return {}
+
+
 def main() -> None:
     if len(sys.argv) > 1:
         time.sleep(float(sys.argv[1]))  # a server that is slow to start, for the parallel start-up figure
     read, write, flush = sys.stdin.buffer.readline, sys.stdout.buffer.write, sys.stdout.buffer.flush
     while line := read():
         message = json.loads(line)
-        method = message.get("method")
-        if "id" not in message:
-            continue
-        if method == "initialize":
-            answer = {"protocolVersion": message["params"]["protocolVersion"],
-                      "capabilities": {"tools": {}}, "serverInfo": {"name": "echo", "version": "1"}}
-        elif method == "tools/list":
-            answer = {"tools": TOOLS}
-        elif method == "tools/call":
-            answer = result(message["params"])
-        else:
-            answer = {}
-        write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": answer}).encode() + b"\n")
-        flush()
+        if "id" in message:
+            write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": answer(message)}).encode() + b"\n")
+            flush()
 
 
 if __name__ == "__main__":
