@@ -54,6 +54,7 @@ def test_trust_is_asked_once_per_content_and_kept_outside_the_folder(tmp_path):
     (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"other": fake("normal")}}))
     declined = run_in_pty(command, cwd, env, [("Trust this folder", "n\n"), ("> ", "/mcp\n"), ("no MCP servers", "/exit\n")])
     assert "server other: runs" in declined and "Not trusted" in declined
+    assert ".geekagent/mcp.json changed since you trusted this folder" in declined and ".env changed" not in declined
 
 
 # --- no key leaves for another host ---------------------------------------------------------------
