@@ -15,6 +15,7 @@ import signal
 from collections.abc import Callable
 from types import ModuleType
 
+import beyond_commands
 import beyond_folder
 import beyond_resources
 import beyond_stdio
@@ -290,64 +291,11 @@ def cmd_mcp(session: Session, arg: str) -> None:
         print("\n".join(status_lines(status, with_tools=True)))
 
 
-def cmd_tools(session: Session, arg: str) -> None:
-    """every tool with its policy"""
-    for tool in tools.all_tools():
-        print(f"  {permissions.policy_for(tool.name):<5}  {tool.name}")
-
-
-def cmd_call(session: Session, arg: str) -> None:
-    """<tool> [json-args]: run one tool directly"""
-    name, _, arguments = arg.partition(" ")
-    if not name:
-        print("usage: /call <tool> [json-args], e.g. /call mcp_demo_dice {}")
-        return
-    if tools.get_tool(name) is None:  # Beyond the tutorial: say what was probably meant
-        near = [t.name for t in tools.all_tools() if t.name.endswith(f"_{name}") or name in t.name]
-        print(f"no tool {shown(name, one_line=True)}" + (f"; did you mean {', '.join(near[:5])}?" if near else
-                                                        "; /tools lists them"))
-        return
-    session.last_result = tools.run_tool(name, arguments.strip() or "{}")
-    print(shown(session.last_result))
-
-
-def cmd_logs(session: Session, arg: str) -> None:
-    """[server]: what the servers wrote on stderr or logged, last 200 lines each"""
-    for status in session.servers.mcp_statuses():
-        client = getattr(status, "client", None)
-        if client is not None and arg in ("", status.server):
-            print(f"{shown(status.server, one_line=True)}:")
-            print("\n".join(f"  {line}" for line in client.tail) or "  (nothing)")
-
-
-def cmd_history(session: Session, arg: str) -> None:
-    """the conversation so far, one line a message"""
-    for message in session.history[1:]:
-        text = message.get("content") or ", ".join(c["function"]["name"] for c in message.get("tool_calls", []))
-        print(f"  {message['role']:<9} {shown(' '.join(str(text).split())[:100], one_line=True)}")
-
-
-def cmd_last(session: Session, arg: str) -> None:
-    """the last tool result in full"""
-    print(shown(session.last_result) or "(no tool has run yet)")
-
-
 def cmd_prompt(session: Session, arg: str) -> None:
     """<server> <name> [key=value ...]: send a server's prompt as the next message"""
     text = beyond_resources.prompt_turn(session, arg)
     if text:
         chat_turn(session, text, typed=False)
-
-
-def cmd_audit(session: Session, arg: str) -> None:
-    """the last 20 tool calls (.geekagent/audit.jsonl)"""
-    print("\n".join(session.audit.last(20)) or "(no tool calls recorded yet)")
-
-
-def cmd_reset(session: Session, arg: str) -> None:
-    """start a new conversation"""
-    session.history = chat.new_history()
-    print("(conversation cleared)")
 
 
 def cmd_exit(session: Session, arg: str) -> None:
@@ -360,11 +308,14 @@ def unknown_command(session: Session, arg: str) -> None:
     print("Unknown command; /help lists the commands.")
 
 
+# The tutorial's commands are /help, /mcp and /exit; the others are beyond it (beyond_commands.py,
+# beyond_resources.py). In this order /help lists them.
 COMMANDS: dict[str, Callable[[Session, str], None]] = {
-    "/help": cmd_help, "/mcp": cmd_mcp, "/tools": cmd_tools, "/call": cmd_call, "/logs": cmd_logs,
-    "/history": cmd_history, "/last": cmd_last, "/audit": cmd_audit, "/resources": beyond_resources.cmd_resources,
+    "/help": cmd_help, "/mcp": cmd_mcp, "/tools": beyond_commands.cmd_tools, "/call": beyond_commands.cmd_call,
+    "/logs": beyond_commands.cmd_logs, "/history": beyond_commands.cmd_history, "/last": beyond_commands.cmd_last,
+    "/audit": beyond_commands.cmd_audit, "/resources": beyond_resources.cmd_resources,
     "/read": beyond_resources.cmd_read, "/prompts": beyond_resources.cmd_prompts, "/prompt": cmd_prompt,
-    "/reset": cmd_reset, "/exit": cmd_exit,
+    "/reset": beyond_commands.cmd_reset, "/exit": cmd_exit,
 }
 # Commands of the full client's extensions: with --tutorial they say so instead of printing nothing.
 FULL_AGENT_COMMANDS = ("/logs", "/audit", "/resources", "/read", "/prompts", "/prompt")

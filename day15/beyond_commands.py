@@ -1,0 +1,62 @@
+"""Beyond the tutorial: the REPL's commands that index.ts does not have (its own are /mcp and /exit,
+with /help listing them), one small function each: /tools, /call, /logs, /history, /last, /audit and
+/reset. index.py puts them in its command table beside the tutorial's; resources and prompts are
+beyond_resources.py's. Each takes the REPL's session and the rest of the line.
+"""
+import chat
+import permissions
+import tools
+from beyond_terminal import shown
+
+
+def cmd_tools(session, arg: str) -> None:
+    """every tool with its policy"""
+    for tool in tools.all_tools():
+        print(f"  {permissions.policy_for(tool.name):<5}  {tool.name}")
+
+
+def cmd_call(session, arg: str) -> None:
+    """<tool> [json-args]: run one tool directly"""
+    name, _, arguments = arg.partition(" ")
+    if not name:
+        print("usage: /call <tool> [json-args], e.g. /call mcp_demo_dice {}")
+        return
+    if tools.get_tool(name) is None:  # say what was probably meant
+        near = [t.name for t in tools.all_tools() if t.name.endswith(f"_{name}") or name in t.name]
+        print(f"no tool {shown(name, one_line=True)}" + (f"; did you mean {', '.join(near[:5])}?" if near else
+                                                        "; /tools lists them"))
+        return
+    session.last_result = tools.run_tool(name, arguments.strip() or "{}")
+    print(shown(session.last_result))
+
+
+def cmd_logs(session, arg: str) -> None:
+    """[server]: what the servers wrote on stderr or logged, last 200 lines each"""
+    for status in session.servers.mcp_statuses():
+        client = getattr(status, "client", None)
+        if client is not None and arg in ("", status.server):
+            print(f"{shown(status.server, one_line=True)}:")
+            print("\n".join(f"  {line}" for line in client.tail) or "  (nothing)")
+
+
+def cmd_history(session, arg: str) -> None:
+    """the conversation so far, one line a message"""
+    for message in session.history[1:]:
+        text = message.get("content") or ", ".join(c["function"]["name"] for c in message.get("tool_calls", []))
+        print(f"  {message['role']:<9} {shown(' '.join(str(text).split())[:100], one_line=True)}")
+
+
+def cmd_last(session, arg: str) -> None:
+    """the last tool result in full"""
+    print(shown(session.last_result) or "(no tool has run yet)")
+
+
+def cmd_audit(session, arg: str) -> None:
+    """the last 20 tool calls (.geekagent/audit.jsonl)"""
+    print("\n".join(session.audit.last(20)) or "(no tool calls recorded yet)")
+
+
+def cmd_reset(session, arg: str) -> None:
+    """start a new conversation"""
+    session.history = chat.new_history()
+    print("(conversation cleared)")
