@@ -12,7 +12,8 @@ import os
 import threading
 
 import permissions
-from beyond_folder import JsonStore, state_dir
+from beyond_base import state_dir
+from beyond_folder import JsonStore
 
 
 def pin_of(info: dict) -> str:

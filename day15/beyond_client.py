@@ -18,9 +18,10 @@ from collections.abc import Callable
 
 import mcp
 from beyond_config import ServerConfig, parse_server_config
-from beyond_from_server import ANSWERS_PER_S, METHOD_NOT_FOUND, FromServer
+from beyond_base import METHOD_NOT_FOUND, wait_for
+from beyond_from_server import ANSWERS_PER_S, FromServer
 from beyond_modern import Revisions
-from beyond_stdio import StdioTransport, wait_for
+from beyond_stdio import StdioTransport
 from beyond_text import clean, content_text, loads_or_none, shorten
 from mcp import McpError
 from permissions import mask_secrets

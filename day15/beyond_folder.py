@@ -14,6 +14,8 @@ import os
 import stat
 import sys
 
+from beyond_base import config_dir
+
 FOLDER = ".geekagent"
 # Config files are written by hand; anything bigger is not one, and is refused rather than held in memory.
 MAX_CONFIG_BYTES = 1 << 20
@@ -29,18 +31,6 @@ class FolderError(ValueError):
 
 
 # --- which folder is the project ---------------------------------------------------------------
-
-def config_dir() -> str:
-    """$XDG_CONFIG_HOME/geekagent (default ~/.config/geekagent): what the user decided."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "geekagent")
-
-
-def state_dir() -> str:
-    """$XDG_STATE_HOME/geekagent (default ~/.local/state/geekagent): what the agent keeps for itself."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "geekagent")
-
 
 def settings_path() -> str:
     """The user's own settings: {"safeFolders": ["/path", ...]} adopts those folders whoever owns them."""

@@ -12,11 +12,9 @@ import time
 
 from beyond_text import clean, shorten
 from mcp import McpError
+from beyond_base import METHOD_NOT_FOUND
 from permissions import mask_secrets
 
-# JSON-RPC's "method not found": what we answer a request we do not serve (and what a server
-# without tools may answer tools/list with).
-METHOD_NOT_FOUND = -32601
 # A server that announces tool-list changes over and over is re-listed at most once per this
 # interval, doubled each time the list came back unchanged (up to the cap): a server that repeats
 # itself forever then costs a tools/list every few minutes.

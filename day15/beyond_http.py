@@ -18,10 +18,9 @@ import urllib.parse
 from collections.abc import Callable
 
 from beyond_config import ServerConfig, expand
-from beyond_from_server import METHOD_NOT_FOUND
+from beyond_base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND
 from beyond_listen import Listening
 from beyond_modern import META, header_value, param_headers
-from beyond_stdio import MAX_MESSAGE_BYTES
 from beyond_text import loads_or_none, shorten
 from mcp import McpError
 from net import ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Deadline, error_detail, read_limited, reason_of

@@ -12,7 +12,7 @@ import json
 import threading
 import time
 
-from beyond_stdio import MAX_MESSAGE_BYTES
+from beyond_base import MAX_MESSAGE_BYTES
 from mcp import McpError
 from net import ERROR_BODY_BYTES, HEADER_BREAK, Deadline, read_limited, reason_of
 import sse

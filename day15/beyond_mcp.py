@@ -22,7 +22,7 @@ import mcp
 import permissions
 from beyond_approvals import Approvals
 from beyond_client import McpClient
-from beyond_stdio import run_all
+from beyond_base import run_all
 from beyond_config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond_text import clean, shorten, shown_arguments, squeeze
 from mcp import McpError

@@ -10,7 +10,6 @@ SIGTERM, wait, SIGKILL.
 import contextlib
 import json
 import os
-import queue
 import re
 import select
 import signal
@@ -20,18 +19,12 @@ import threading
 import time
 from collections.abc import Callable
 
+from beyond_base import MAX_MESSAGE_BYTES, SIGNAL_CHECK_S
 from beyond_config import ServerConfig, server_command, server_env
 from mcp import McpError
 
-# Waits in the caller's thread wake up at least this often, so a Ctrl-C or SIGTERM that landed on
-# another thread is still acted on (only a wait that returns to Python lets the handler run).
-SIGNAL_CHECK_S = 0.1
-
 # Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
 PIPE_BUFFER_BYTES = 65536
-# One JSON-RPC message may be this big (a 20 MB tool result is fine); a longer line is discarded
-# as it streams, so a hostile server costs at most this much memory, once.
-MAX_MESSAGE_BYTES = 64 << 20
 # A stderr line is kept and shown up to this size: enough for any log line, not for a flood.
 MAX_STDERR_LINE_BYTES = 8192
 # How much of a discarded line is kept, to find the id of the request it answered.
@@ -247,39 +240,6 @@ def _not_started(error: Exception, program: str, cwd: str | None) -> str:
     if cwd and not os.path.isdir(cwd):
         return f"cannot start server: its \"cwd\" {cwd!r} is not a folder; fix \"cwd\" in .geekagent/mcp.json"
     return f"cannot start server: {getattr(error, 'strerror', None) or error} ({program})"
-
-
-def wait_for(waiter: queue.SimpleQueue, deadline: list[float]) -> object:
-    """waiter.get() until deadline[0] (queue.Empty then), which may move meanwhile, in steps short
-    enough to notice signals."""
-    while True:
-        try:
-            return waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, deadline[0] - time.monotonic())))
-        except queue.Empty:
-            if time.monotonic() >= deadline[0]:
-                raise
-
-
-def run_all(jobs: list[tuple[str, Callable[[], None]]]) -> None:
-    """Run each (name, job) on a thread of its own and wait until all are done, in steps short enough
-    that the main thread notices Ctrl-C and SIGTERM.
-
-    Not Thread.join(): on Python 3.11 a join that a signal handler's exception interrupts marks the
-    running thread as stopped, and the interpreter then exits without waiting for it, so a server
-    that thread was stopping would be left running. A semaphore has no such side effect.
-    """
-    done = threading.Semaphore(0)
-
-    def run(job: Callable[[], None]) -> None:
-        try:
-            job()
-        finally:
-            done.release()
-    for name, job in jobs:
-        threading.Thread(target=run, args=(job,), name=name).start()
-    for _ in jobs:
-        while not done.acquire(timeout=SIGNAL_CHECK_S):
-            pass
 
 
 # Beyond the tutorial (Linux): a server's descendant that leaves the server's process group (setsid,

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from beyond_base import state_dir
 from beyond_text import clean
 from permissions import mask_secrets
 
@@ -28,8 +29,7 @@ REDRAW_S = 0.1
 
 def history_path() -> str:
     """$XDG_STATE_HOME/geekagent/history (default ~/.local/state/geekagent/history)."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "geekagent", "history")
+    return os.path.join(state_dir(), "history")
 
 
 class Terminal:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import permissions
 from beyond_config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
-from beyond_folder import FolderError, JsonStore, config_dir, read_inside
+from beyond_base import config_dir
+from beyond_folder import FolderError, JsonStore, read_inside
 from beyond_text import clean, shorten
 from mcp import McpError
 
