@@ -98,5 +98,6 @@ def test_a_line_from_a_server_goes_above_the_prompt(tmp_path):
     the prompt, which is drawn again with what was typed so far."""
     cwd = workdir(tmp_path / "p", {"fake": fake("normal")}, {"mcp_fake_say_later": "allow"})
     screen = run_in_pty([sys.executable, INDEX, "--verbose"], cwd, pty_env(tmp_path), [
-        ("> ", "/call mcp_fake_say_later {}\r"), ("scheduled", "half"), ("said later", "\x15/exit\r")])
+        ("> ", "/call mcp_fake_say_later {}\r"), ("scheduled", "half"),
+        ("said later\r\n> half", "\x15/exit\r")])  # keys typed before the redraw would race it
     assert re.search(r"\r\x1b\[K\[mcp:fake\] said later\r\n> half", screen), repr(screen[-300:])

@@ -15,9 +15,11 @@ of a stream comes after a priming event without data. Every mode but "modern" is
 and answers 400 to a request without one.
 """
 import base64
+import contextlib
 import json
 import queue
 import select
+import socket
 import threading
 import time
 import uuid
@@ -311,6 +313,8 @@ class FakeHttpMcp:
                 except ConnectionError:
                     pass  # the client cut the connection (a deadline, or stop() closing a stream)
                 finally:
+                    with contextlib.suppress(OSError):  # the end is sent before it is counted as ended
+                        self.connection.shutdown(socket.SHUT_WR)
                     with fake.changed:
                         fake.connections_ended += 1
                         fake.changed.notify_all()
