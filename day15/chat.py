@@ -297,6 +297,7 @@ def _normalised(message: dict, turn: int) -> dict:
     return stored
 
 
+# Beyond the tutorial: some endpoints send content as a list of parts.
 def text_of(content: object) -> str:
     """A message's text: a string as it is; a list of parts (as some endpoints send) joined; else none."""
     if isinstance(content, str):

@@ -317,7 +317,7 @@ COMMANDS: dict[str, Callable[[Session, str], None]] = {
     "/read": beyond_resources.cmd_read, "/prompts": beyond_resources.cmd_prompts, "/prompt": cmd_prompt,
     "/reset": beyond_commands.cmd_reset, "/exit": cmd_exit,
 }
-# Commands of the full client's extensions: with --tutorial they say so instead of printing nothing.
+# Beyond the tutorial: the full client's commands; with --tutorial they say so instead of printing nothing.
 FULL_AGENT_COMMANDS = ("/logs", "/audit", "/resources", "/read", "/prompts", "/prompt")
 
 
