@@ -1,14 +1,20 @@
 """Beyond the tutorial: what the full client's parts share, in one small module they import downward.
 
-The limits every transport holds a message to, the helpers that wait in steps short enough to notice
-Ctrl-C and SIGTERM, the JSON-RPC code more than one part answers or checks, and the user's own folders
-(XDG), where answers, pins and history live. Nothing here knows of servers, sessions or the REPL.
+The interface every transport has (Transport) and the inbox it reports into (Inbox); the limits every
+transport holds a message to; the helpers that wait in steps short enough to notice Ctrl-C and
+SIGTERM; the JSON-RPC code more than one part answers or checks; and the user's own folders (XDG),
+where answers, pins and history live. Nothing here knows of MCP's handshake, tools or the REPL.
+
+A deadline is one type everywhere: an instant of time.monotonic(), in seconds.
 """
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
+
+from mcp import McpError
 
 # Waits in the caller's thread wake up at least this often, so a Ctrl-C or SIGTERM that landed on
 # another thread is still acted on (only a wait that returns to Python lets the handler run).
@@ -21,14 +27,75 @@ MAX_MESSAGE_BYTES = 64 << 20
 METHOD_NOT_FOUND = -32601
 
 
-def wait_for(waiter: queue.SimpleQueue, deadline: list[float]) -> object:
-    """waiter.get() until deadline[0] (queue.Empty then), which may move meanwhile, in steps short
-    enough to notice signals."""
+
+class Inbox(Protocol):
+    """What a transport hands its client, from the transport's own threads. The client owns it."""
+
+    def deliver(self, message: bytes | dict) -> None:
+        """A message from the server: a line as read (stdio), or parsed already (HTTP)."""
+
+    def ended(self, reason: str) -> None:
+        """The connection is gone for good (the process exited, a message was cut in half); why."""
+
+    def rejected(self, request_id: int, reason: str) -> None:
+        """The reply to this request was discarded (over MAX_MESSAGE_BYTES); why."""
+
+    def log(self, text: str) -> None:
+        """A line of the transport's own about this server, for the user."""
+
+    def said(self, line: str) -> None:
+        """A line the server wrote for people (its stderr)."""
+
+
+class Transport:
+    """Every transport: Kind(name, config, inbox), then start(), send(), listen(), stop().
+
+    It carries JSON-RPC messages and reports what arrives and its end into the inbox; it knows nothing
+    of MCP's handshake, tools or revisions. An HTTP session the server forgot is SessionExpired,
+    which the client answers by initializing again.
+    """
+
+    session_id: str | None = None  # the server's session, where the transport has one (Streamable HTTP)
+
+    def __init__(self, name: str, config, inbox: Inbox) -> None:
+        self.name, self.config, self.inbox = name, config, inbox
+
+    def start(self) -> None:
+        """Connect (spawn the process, check the URL); McpError if that cannot be done."""
+        raise NotImplementedError
+
+    def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
+        """Hand one message to the server by `deadline`; McpError if it does not take it. `headers`
+        go with it where the transport has headers (HTTP), and are ignored elsewhere."""
+        raise NotImplementedError
+
+    def listen(self, request: dict | None = None) -> None:
+        """Open the way for what the server sends unasked (a stdio server's stdout is always open),
+        with `request` where the revision asks for it (2026-07-28's subscriptions/listen)."""
+        if request is not None:
+            self.send(request, time.monotonic() + self.config.timeout)
+
+    def stop(self) -> None:
+        """Close the connection for good. Idempotent; never raises."""
+        raise NotImplementedError
+
+
+class SessionExpired(McpError):
+    """The server does not know the session any more (HTTP 404, as the specification has it)."""
+
+    def __init__(self, message: str, server: str, session: str) -> None:
+        super().__init__(message, server)
+        self.session = session  # the session it forgot
+
+
+def wait_for(waiter: queue.SimpleQueue, call) -> object:
+    """waiter.get() until call.deadline (queue.Empty then), which progress may push out meanwhile,
+    in steps short enough to notice signals."""
     while True:
         try:
-            return waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, deadline[0] - time.monotonic())))
+            return waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, call.deadline - time.monotonic())))
         except queue.Empty:
-            if time.monotonic() >= deadline[0]:
+            if time.monotonic() >= call.deadline:
                 raise
 
 

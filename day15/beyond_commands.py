@@ -36,7 +36,7 @@ def cmd_logs(session, arg: str) -> None:
         client = getattr(status, "client", None)
         if client is not None and arg in ("", status.server):
             print(f"{shown(status.server, one_line=True)}:")
-            print("\n".join(f"  {line}" for line in client.tail) or "  (nothing)")
+            print("\n".join(f"  {line}" for line in client.from_server.tail) or "  (nothing)")
 
 
 def cmd_history(session, arg: str) -> None:

@@ -1,18 +1,21 @@
 """Beyond the tutorial: what a server sends on its own, which the tutorial's client ignores.
 
-The FromServer part of the full client (beyond_client.McpClient): the server's requests are
-answered (ping, and -32601 for the rest) with one try and at most ANSWERS_PER_S a second, so a
-server that stops reading never blocks the reader and one that floods costs little; log notifications and stderr lines are kept (and printed with --verbose); progress is
-shown and pushes its call's deadline out; a changed tool list is read again by one thread, spaced
-out. It uses the client's lock, send, log, tool list and revision; it has no state the client does not set.
+The full client (beyond_client.McpClient) holds one FromServer per server: the server's requests
+are answered (ping, and -32601 for the rest) with one try and at most ANSWERS_PER_S a second, so a
+server that stops reading never blocks the reader and one that floods costs little; log
+notifications and stderr lines are kept (and printed with --verbose); progress is shown and pushes
+its call's deadline out; a changed tool list is read again by one thread, spaced out. It asks the
+client to send, to log, to list the tools and which revision it speaks.
 """
+import itertools
 import json
 import threading
 import time
+from collections import deque
 
+from beyond_base import METHOD_NOT_FOUND
 from beyond_text import clean, shorten
 from mcp import McpError
-from beyond_base import METHOD_NOT_FOUND
 from permissions import mask_secrets
 
 # A server that announces tool-list changes over and over is re-listed at most once per this
@@ -24,18 +27,48 @@ RELIST_INTERVAL_CAP_S = 300.0
 # dropped and counted, so a server that floods requests (each answer over HTTP is a POST) costs the
 # client little more than reading them.
 ANSWERS_PER_S = 20.0
-# Print the server's words as they come, with the [mcp:name] prefix (index.py --verbose), as the
-# tutorial does; otherwise they are kept, not shouted.
-ECHO_SERVER_OUTPUT = False
+# The server's own words (stderr lines and log notifications) kept for /logs and for its errors.
+TAIL_LINES = 200
 
 
 class FromServer:
-    """Mixed into beyond_client.McpClient: the handlers of what the server sends unasked."""
+    """What one server sends unasked, and the state its handling needs; `echo` prints the server's
+    words as they come, with the [mcp:name] prefix, as the tutorial does (index.py --verbose)."""
 
-    def _answer_server_request(self, message: dict) -> None:
+    def __init__(self, client, echo: bool = False) -> None:
+        self.client, self.echo = client, echo
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)  # what the server said last (appends are atomic)
+        # _relist_lock guards _relisting and _relist_again: one re-list in flight, one queued.
+        self._relist_lock = threading.Lock()
+        self._relisting = False
+        self._relist_again = False
+        self._dropped_answers = 0  # answers to the server's requests not given (not writable at once, or too many)
+        self._answer_budget, self._answer_time = ANSWERS_PER_S, time.monotonic()  # answers allowed now, and when
+        # Our calls in flight by progress token: the call (its deadline, progress callback, latest
+        # deadline). No lock: every touch is one dict operation, which the GIL makes atomic.
+        self.calls: dict[int, object] = {}
+        self._tokens = itertools.count(1)  # next() on a count is atomic too
+
+    def track(self, call) -> int:
+        """A progress token for `call`, whose progress then reaches it until untrack()."""
+        token = next(self._tokens)
+        self.calls[token] = call
+        return token
+
+    def untrack(self, token: int) -> None:
+        del self.calls[token]
+
+    def handle(self, message: dict) -> None:
+        """A message with a method: a request of the server's (it has an id) or a notification."""
+        if "id" in message:
+            self._answer(message)
+        else:
+            self._on_notification(message)
+
+    def _answer(self, message: dict) -> None:
         """ping gets {}; any other method gets -32601, so a server never waits on us (within ANSWERS_PER_S)."""
         method = shorten(str(message["method"]), 100)
-        if self.modern:
+        if self.client.revisions.modern:
             return self._drop_answer(method, "in MCP 2026-07-28 a server sends no requests")
         now = time.monotonic()
         self._answer_budget = min(ANSWERS_PER_S, self._answer_budget + (now - self._answer_time) * ANSWERS_PER_S)
@@ -49,7 +82,8 @@ class FromServer:
             reply = {"jsonrpc": "2.0", "id": message["id"],
                      "error": {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}}
         try:
-            self._send(reply, time.monotonic())  # one try: the reader never waits on a server that does not read
+            # One try: the reader never waits on a server that does not read.
+            self.client.send_message(reply, time.monotonic())
         except McpError as e:
             self._drop_answer(method, str(e))
 
@@ -57,7 +91,7 @@ class FromServer:
         """Count an answer not given; say so at the 1st, 10th, 100th, 1000th and every 10000th."""
         self._dropped_answers += 1  # the count is a report, so a rare lost update between readers is harmless
         if self._dropped_answers in (1, 10, 100, 1000) or self._dropped_answers % 10000 == 0:
-            self.log(f"could not answer {method} ({self._dropped_answers} answers dropped so far): {why}")
+            self.client.log(f"could not answer {method} ({self._dropped_answers} answers dropped so far): {why}")
 
     def _on_notification(self, message: dict) -> None:
         """Log messages are shown and a changed tool list is read again; other notifications are ignored."""
@@ -67,8 +101,8 @@ class FromServer:
             self.said(f"{params.get('level', 'info')}: {data if isinstance(data, str) else json.dumps(data)}")
         elif message["method"] == "notifications/progress":
             self._on_progress(params)
-        elif message["method"] == "notifications/subscriptions/acknowledged" and self._subscribed:
-            self._subscribed.set()  # 2026-07-28: our subscriptions/listen is in place
+        elif message["method"] == "notifications/subscriptions/acknowledged" and self.client.revisions.subscribed:
+            self.client.revisions.subscribed.set()  # 2026-07-28: our subscriptions/listen is in place
         elif message["method"] == "notifications/tools/list_changed":
             with self._relist_lock:
                 if self._relisting:
@@ -76,21 +110,21 @@ class FromServer:
                     return
                 self._relisting = True
             # Not on this thread: the reply to tools/list arrives through this very thread.
-            threading.Thread(target=self._relist, name=f"mcp-{self.name}-relist", daemon=True).start()
+            threading.Thread(target=self._relist, name=f"mcp-{self.client.name}-relist", daemon=True).start()
 
     def _relist(self) -> None:
         """The one re-list thread: read the tools again while changes keep being announced, spaced out."""
-        interval = RELIST_INTERVAL_S
+        client, interval = self.client, RELIST_INTERVAL_S
         while True:
-            before = self.tools
+            before = client.tools
             try:
-                self.tools = self.list_tools()
+                client.tools = client.list_tools()
             except McpError as e:
-                self.log(f"could not read the changed tool list: {e}")
+                client.log(f"could not read the changed tool list: {e}")
             else:
-                if self.tools != before and self.on_tools_changed:
-                    self.on_tools_changed(self)
-            interval = RELIST_INTERVAL_S if self.tools != before else min(interval * 2, RELIST_INTERVAL_CAP_S)
+                if client.tools != before and client.on_tools_changed:
+                    client.on_tools_changed(client)
+            interval = RELIST_INTERVAL_S if client.tools != before else min(interval * 2, RELIST_INTERVAL_CAP_S)
             if self._closed_wait(interval):
                 break
             with self._relist_lock:
@@ -104,24 +138,24 @@ class FromServer:
     def _closed_wait(self, seconds: float) -> bool:
         """Wait, unless the client is stopped meanwhile (then True, at once)."""
         deadline = time.monotonic() + seconds
-        while not self._closed and time.monotonic() < deadline:
+        while not self.client.closed and time.monotonic() < deadline:
             time.sleep(min(0.05, seconds))  # a pause between re-lists; stop() is seen within 50 ms
-        return self._closed
+        return self.client.closed
 
     def _on_progress(self, params: dict) -> None:
-        """Progress of one of our calls: show it, and push that call's deadline out (up to its cap)."""
+        """Progress of one of our calls: show it, and push that call's deadline out (up to its latest)."""
         token = params.get("progressToken")
-        found = self._progress.get(token) if type(token) is int else None
-        if found:
-            found[1][0] = min(time.monotonic() + self.cfg.timeout, found[2])
-        if found:
-            done, total, note = params.get("progress"), params.get("total"), params.get("message")
-            text = f"{done:g}" if isinstance(done, (int, float)) else "?"
-            text += f"/{total:g}" if isinstance(total, (int, float)) else ""
-            found[0](text + (f" {shorten(clean(str(note), one_line=True), 80)}" if note else ""))
+        call = self.calls.get(token) if type(token) is int else None
+        if call is None:
+            return
+        call.deadline = min(time.monotonic() + call.timeout, call.latest)
+        done, total, note = params.get("progress"), params.get("total"), params.get("message")
+        text = f"{done:g}" if isinstance(done, (int, float)) else "?"
+        text += f"/{total:g}" if isinstance(total, (int, float)) else ""
+        call.on_progress(text + (f" {shorten(clean(str(note), one_line=True), 80)}" if note else ""))
 
     def said(self, line: str) -> None:
-        """A line of the server's own (stderr, or a log notification): kept, and shown with --verbose."""
+        """A line of the server's own (stderr, or a log notification): kept, and shown when echoing."""
         self.tail.append(clean(mask_secrets(line), one_line=True))
-        if ECHO_SERVER_OUTPUT:
-            self.log(line)
+        if self.echo:
+            self.client.log(line)

@@ -4,7 +4,9 @@ The tutorial's client speaks only stdio (its section 6 names this first). Every 
 is a POST to the server's URL; the answer is 202 (nothing), one JSON body, or a stream of
 Server-Sent Events whose messages may include server requests and notifications before the
 response. What the server sends unasked (list changes, log lines, pings) comes on a GET stream
-opened after the handshake. Each message goes to the full client (beyond_client.py) exactly as on stdio.
+the client opens with listen() after its handshake. Each message goes into the client's inbox
+(beyond_client.py) exactly as a line on stdio. A session the server forgot is SessionExpired: the
+client initializes again; the transport only carries the Mcp-Session-Id the answer to initialize set.
 In the 2026-07-28 revision (beyond_modern.py) there is no session and no GET stream; each POST
 names its version, method and (for a call, a read or a prompt) the target in headers.
 """
@@ -15,15 +17,14 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
 
+from beyond_base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Inbox, SessionExpired, Transport
 from beyond_config import ServerConfig, expand
-from beyond_base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND
 from beyond_listen import Listening
-from beyond_modern import META, header_value, param_headers
+from beyond_modern import META, header_value
 from beyond_text import loads_or_none, shorten
 from mcp import McpError
-from net import ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Deadline, error_detail, read_limited, reason_of
+from net import ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, error_detail, read_limited, reason_of
 from permissions import URL_PASSWORD
 import sse
 
@@ -34,8 +35,6 @@ DELETE_TIMEOUT_S = 2.0
 # A notification or our answer to a server's request (a ping) gets this long: the client passes
 # "now" as its deadline for those (one try, never wait), but over HTTP one try is a whole POST.
 ANSWER_TIMEOUT_S = 2.0
-# What _post returns for an answer that says the server forgot our session.
-SESSION_UNKNOWN = "session unknown"
 # The title of an HTML error page, which says more in one line than the page's source.
 HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.DOTALL)
 # Connections kept alive for the next POST (each POST takes one for itself, so threads never share
@@ -45,32 +44,27 @@ MAX_IDLE_CONNECTIONS = 8
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
-class HttpTransport(Listening):
+class HttpTransport(Listening, Transport):
     """One remote server: one POST per message, on a kept-alive connection of its own while it runs,
     so threads never share one; what it sends unasked is read by the Listening part (beyond_listen.py)."""
 
-    def __init__(self, name: str, config: ServerConfig, deliver: Callable[[dict], None],
-                 closed: Callable[[str], None], log: Callable[[str], None],
-                 handshake: Callable[[], dict], tool_schema: Callable[[str], object]) -> None:
-        self.name, self.config = name, config
-        # The client's callbacks; tool_schema gives a listed tool's inputSchema by name.
-        self.deliver, self.log, self.handshake, self.tool_schema = deliver, log, handshake, tool_schema
+    def __init__(self, name: str, config: ServerConfig, inbox: Inbox) -> None:
+        super().__init__(name, config, inbox)
         # As written in mcp.json (${VAR} unexpanded), a password in it masked: this is what messages show.
         self.shown_url = URL_PASSWORD.sub(r"\1[REDACTED]@", config.url)
         self.url: urllib.parse.SplitResult | None = None  # expanded and checked by start()
         self.headers: dict[str, str] = {}
-        # session_id and protocol_version come from the handshake; each is replaced whole.
+        # session_id (Mcp-Session-Id) and protocol_version come with the answer to initialize; each is
+        # replaced whole by the next answer to initialize.
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-        # _lock guards three fields, and is never held across I/O. _renewing is set while one thread
-        # initializes an expired session again, so the others wait for that renewal instead of
-        # starting their own; _listening is set to end the current GET stream's thread (stop(), or a
-        # new session); _stream is that stream's guard, whose cut() ends a read in progress.
+        # _lock guards two fields, and is never held across I/O. _listening is set to end the current
+        # GET stream's thread (stop(), or a new session); _stream is that stream's cutoff, whose cut()
+        # ends a read in progress.
         self._lock = threading.Lock()
         self._pool = ConnectionPool(MAX_IDLE_CONNECTIONS)  # the connections kept alive between POSTs
-        self._renewing: threading.Event | None = None
         self._listening = threading.Event()
-        self._stream: Deadline | None = None
+        self._stream: Cutoff | None = None
 
     def start(self) -> None:
         """Expand and check the URL and headers; there is nothing to connect until the first request."""
@@ -95,20 +89,17 @@ class HttpTransport(Listening):
             raise McpError(f"plain http to {self.url.hostname} would send everything unencrypted; "
                            "use https, or add \"allowInsecure\": true to the entry", self.name)
 
-    def send(self, message: dict, deadline: float) -> None:
-        """POST one message and hand every message of the answer to the client, all by the deadline."""
+    def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
+        """POST one message (with `headers`) and hand every message of the answer to the inbox, all by
+        the deadline. SessionExpired if the server forgot the session."""
         if "id" not in message or "method" not in message:  # a notification or an answer: see above
             deadline = max(deadline, time.monotonic() + ANSWER_TIMEOUT_S)
-        session = self.session_id
-        status = self._post(message, session, deadline)
-        if status == SESSION_UNKNOWN and message.get("method") not in (None, "initialize"):
-            self._renew_session(session)  # the server forgot our session: initialize again, once
-            status = self._post(message, self.session_id, deadline)
-        if status == SESSION_UNKNOWN:
-            raise McpError(f"{_what(message)} to {self.shown_url} failed: the server does not know the session "
-                           "even after a new initialize", self.name)
-        if message.get("method") == "notifications/initialized":
-            self.listen()  # the session is ready: open the stream of what the server sends unasked
+        # initialize starts a new session: the last one's id does not go with it (the answer sets the
+        # new one; until then other requests still carry the last, and find it forgotten).
+        session = None if message.get("method") == "initialize" else self.session_id
+        if self._post(message, session, deadline, headers or {}) is SessionExpired:
+            raise SessionExpired(f"{_what(message)} to {self.shown_url} failed: the server does not know the "
+                                 "session", self.name, session)
 
     def stop(self) -> None:
         """Close the GET stream, then end the session with DELETE (a 405 means the server does not allow that; fine)."""
@@ -119,7 +110,7 @@ class HttpTransport(Listening):
             return
         connection = self._connection(DELETE_TIMEOUT_S)
         try:
-            with Deadline(connection, time.monotonic() + DELETE_TIMEOUT_S):
+            with Cutoff(connection, time.monotonic() + DELETE_TIMEOUT_S):
                 connection.request("DELETE", self._path(), headers={**self.headers, "Mcp-Session-Id": session})
                 read_limited(connection.getresponse(), ERROR_BODY_BYTES, "the answer to DELETE")
         except (OSError, http.client.HTTPException, ValueError):
@@ -129,8 +120,9 @@ class HttpTransport(Listening):
 
     # --- helpers, in the order a message travels ----------------------------------------------
 
-    def _post(self, message: dict, session: str | None, deadline: float, fresh: bool = False) -> int:
-        """One POST; returns the status after the answer was read and delivered (404 is returned).
+    def _post(self, message: dict, session: str | None, deadline: float, headers: dict[str, str],
+              fresh: bool = False) -> int | type[SessionExpired]:
+        """One POST; returns the status after the answer was read and delivered, or SessionExpired.
         A kept-alive connection the server closed before the request went out whole is given up, and
         the request sent once more on a new one (`fresh`); never one the server may have read."""
         try:
@@ -138,11 +130,11 @@ class HttpTransport(Listening):
         except ValueError as e:  # NaN or Infinity: not JSON
             raise McpError(f"{_what(message)} not sent: {e}", self.name) from None
         connection, reused = self._take(deadline, fresh)
-        guard, kept = Deadline(connection, deadline), False
+        guard, kept = Cutoff(connection, deadline), False
         try:
             with guard:
                 try:
-                    connection.request("POST", self._path(), body, self._headers(session, message))
+                    connection.request("POST", self._path(), body, {**self._headers(session, message), **headers})
                 except OSError:
                     if reused and not guard.expired:
                         raise _Closed from None
@@ -152,16 +144,17 @@ class HttpTransport(Listening):
                     body = read_limited(response, ERROR_BODY_BYTES, "an error")
                     error = self._error_reply(message, response.status, body)
                     if error and (error["error"]["code"] == METHOD_NOT_FOUND or _version(message)):
-                        self.deliver(error)  # the reply: an unknown method (a 2026-07-28 404), or any 2026-07-28 error
+                        # The reply: an unknown method (a 2026-07-28 404), or any 2026-07-28 error.
+                        self.inbox.deliver(error)
                         return response.status
                     if session and (response.status == 404 or (response.status == 400 and b"session" in body.lower())):
-                        return SESSION_UNKNOWN  # the server forgot it (the specification says 404; some say 400)
+                        return SessionExpired  # the server forgot it (the specification says 404; some say 400)
                     raise McpError(self._http_error(message, response, body), self.name)
                 self._read_answer(message, response)
             kept = self._pool.keep(connection, response)
             return response.status
         except _Closed:
-            return self._post(message, session, deadline, fresh=True)
+            return self._post(message, session, deadline, headers, fresh=True)
         except (OSError, http.client.HTTPException, ValueError, McpError) as e:
             if guard.expired or isinstance(e, TimeoutError):  # the deadline cut the answer short
                 if "id" in message and "method" in message:
@@ -181,7 +174,7 @@ class HttpTransport(Listening):
         return (connection, True) if connection else (self._connection(timeout), False)
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
-        """A new connection; its timeout bounds the connect, the caller's Deadline all the rest."""
+        """A new connection; its timeout bounds the connect, the caller's Cutoff all the rest."""
         kind = http.client.HTTPSConnection if self.url.scheme == "https" else http.client.HTTPConnection
         return kind(self.url.hostname, self.url.port, timeout=timeout)
 
@@ -199,8 +192,6 @@ class HttpTransport(Listening):
             named = message["params"].get(NAMED_BY.get(message["method"], ""))
             if isinstance(named, str):
                 headers["Mcp-Name"] = header_value(named)
-            if message["method"] == "tools/call":  # and the arguments the tool asks to see in headers
-                headers.update(param_headers(self.tool_schema(named), message["params"].get("arguments")))
         elif self.protocol_version:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
@@ -215,8 +206,8 @@ class HttpTransport(Listening):
         return {"jsonrpc": "2.0", "id": message["id"], "error": error}
 
     def _read_answer(self, message: dict, response: http.client.HTTPResponse) -> None:
-        if message.get("method") == "initialize" and response.getheader("Mcp-Session-Id"):
-            self.session_id = response.getheader("Mcp-Session-Id")
+        if message.get("method") == "initialize":  # a server without sessions gives none
+            self.session_id = response.getheader("Mcp-Session-Id") or None
         if "id" not in message or "method" not in message:
             read_limited(response, ERROR_BODY_BYTES, "an answer to a notification")  # 202, no body
             return
@@ -234,7 +225,7 @@ class HttpTransport(Listening):
         if request["method"] == "initialize" and answer.get("id") == request["id"]:
             version = (answer.get("result") or {}).get("protocolVersion")
             self.protocol_version = version if isinstance(version, str) else None
-        self.deliver(answer)
+        self.inbox.deliver(answer)
 
     def _http_error(self, message: dict, response: http.client.HTTPResponse, body: bytes) -> str:
         """One line: HTTP status and the JSON-RPC error's message (or an HTML page's title), and a hint."""
@@ -262,7 +253,7 @@ class HttpTransport(Listening):
         try:
             data = json.loads(body)
         except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
-            self.log(f"skipped an answer that is not JSON: {shorten(body.decode('utf-8', 'replace'))}")
+            self.inbox.log(f"skipped an answer that is not JSON: {shorten(body.decode('utf-8', 'replace'))}")
             return []
         return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
 
@@ -270,26 +261,6 @@ class HttpTransport(Listening):
         """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the limit."""
         for data in sse.events(response, MAX_MESSAGE_BYTES):
             yield from self._json_messages(data.encode())
-
-    def _renew_session(self, stale: str) -> None:
-        """One new handshake for all the threads that found the same session expired."""
-        with self._lock:
-            renewal, mine = self._renewing, self._renewing is None
-            if mine:
-                if self.session_id != stale:
-                    return  # another thread has renewed it already
-                renewal = self._renewing = threading.Event()
-        if not mine:
-            renewal.wait(self.config.timeout)  # its handshake is bounded by the same timeout
-            return
-        try:
-            self.session_id = self.protocol_version = None
-            self.log("the session expired; initializing again")
-            self.handshake()
-        finally:
-            with self._lock:
-                self._renewing = None
-            renewal.set()
 
 
 class _Closed(Exception):

@@ -14,7 +14,7 @@ import time
 
 from beyond_base import MAX_MESSAGE_BYTES
 from mcp import McpError
-from net import ERROR_BODY_BYTES, HEADER_BREAK, Deadline, read_limited, reason_of
+from net import ERROR_BODY_BYTES, HEADER_BREAK, Cutoff, read_limited, reason_of
 import sse
 
 # The GET stream of what the server sends unasked: after it drops it is opened again once, after
@@ -59,7 +59,7 @@ class Listening:
                 brought = self._read_stream(stopped, last_id, request, ready)
             except (OSError, http.client.HTTPException, ValueError, McpError) as e:
                 if not stopped.is_set():
-                    self.log(f"no stream of server messages until the next {'start' if request else 'session'}: "
+                    self.inbox.log(f"no stream of server messages until the next {'start' if request else 'session'}: "
                              f"{reason_of(e)}")
                 return
             finally:
@@ -82,7 +82,7 @@ class Listening:
             headers.update({"Accept": "text/event-stream", **({"Last-Event-ID": last_id[0]} if last_id else {})})
             payload = None
         connection = self._connection(self.config.timeout)
-        guard = Deadline(connection, time.monotonic() + self.config.timeout)  # up to the answer's headers
+        guard = Cutoff(connection, time.monotonic() + self.config.timeout)  # up to the answer's headers
         with self._lock:
             if stopped.is_set():
                 return None
@@ -102,7 +102,7 @@ class Listening:
             guard.sock.settimeout(None)  # a stream may be quiet for hours; stop() or a new session cuts it
             for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: self._keep_id(event_id, last_id)):
                 for message in self._json_messages(data.encode()):
-                    self.deliver(message)
+                    self.inbox.deliver(message)
                     if request and "method" not in message and message.get("id") == request["id"]:
                         return None  # the server ended the subscription: it is not reopened
                     # What counts is news; the acknowledgement of a subscription opened again is not.
@@ -112,7 +112,7 @@ class Listening:
                 return None  # cut on purpose
             if not opened:
                 raise
-            self.log(f"the stream of server messages dropped: {reason_of(e)}")
+            self.inbox.log(f"the stream of server messages dropped: {reason_of(e)}")
         finally:
             connection.close()
         return None if stopped.is_set() else brought

@@ -120,15 +120,15 @@ _servers_lock = threading.Lock()
 
 def connect_mcp_servers(path: str = MCP_CONFIG_PATH, on_start: Callable[[int], None] = lambda count: None,
                         on_ready: Callable[[McpStatus], None] = lambda status: None,
-                        configs: dict[str, ServerConfig] | None = None) -> list[McpStatus]:
+                        configs: dict[str, ServerConfig] | None = None, echo: bool = False) -> list[McpStatus]:
     """Start every configured server at once and register its tools; one failure never stops the others.
 
     `configs` are the entries as already parsed (the ones the user trusted); without them the file at
     `path` is read. on_start(count) is called before they start, on_ready(status) as each one is up
-    or has failed.
+    or has failed. `echo` prints what servers say (stderr, log messages) as it comes.
     """
     configs = load_mcp_config(path) if configs is None else configs  # a file that is not JSON raises here
-    clients = {name: McpClient(name, config, on_tools_changed=_sync_tools)
+    clients = {name: McpClient(name, config, on_tools_changed=_sync_tools, echo=echo)
                for name, config in configs.items() if not config.disabled and not config.problem}
     errors: dict[str, str | None] = {name: config.problem for name, config in configs.items() if config.problem}
     for name in errors:

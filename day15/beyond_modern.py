@@ -7,14 +7,14 @@ server has; there are no sessions, and a server sends no requests of its own. A 
 "protocol" in mcp.json picks: "legacy" (the handshake: the default), "2026-07-28" (this revision
 only), or "auto" (a server/discover probe, and the handshake when it finds no modern server).
 
-The Revisions part of the full client (beyond_client.McpClient) holds what differs; it uses the
-client's config, transport, _request and _handshake, and sets revision and capabilities.
+The full client (beyond_client.McpClient) holds one Revisions per server: the revision spoken and
+what differs between revisions; it asks the client for requests, the handshake and a new
+connection, and sets the client's capabilities.
 """
 import base64
 import json
 import re
 import threading
-import time
 
 from beyond_config import PROTOCOLS
 from beyond_text import shorten
@@ -35,93 +35,92 @@ HEADER_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 class Revisions:
-    """Mixed into beyond_client.McpClient: which revision a server speaks, and requests shaped for it."""
+    """Which revision one server speaks, and requests shaped for it."""
 
-    revision: str | None = None  # the version spoken (agreed in the handshake, or modern); None before
-    _listen_id: int | None = None  # the id of our subscriptions/listen request, which no one waits for
-    _subscribed: threading.Event | None = None  # set when the server acknowledged it (one per subscription)
+    def __init__(self, client) -> None:
+        self.client = client
+        self.revision: str | None = None  # the version spoken (agreed in the handshake, or modern); None before
+        self.listen_id: int | None = None  # the id of our subscriptions/listen request, which no one waits for
+        self.subscribed: threading.Event | None = None  # set when the server acknowledged it (one per subscription)
 
     @property
     def modern(self) -> bool:
         return self.revision in MODERN_VERSIONS
 
-    def _open(self) -> None:
+    def open(self) -> None:
         """Agree on a revision with the server, as the entry's "protocol" says, and learn its capabilities."""
-        self.revision = None
-        if self.cfg.protocol == "legacy":
+        client, self.revision = self.client, None
+        if client.cfg.protocol == "legacy":
             try:
-                self._handshake()
+                client._handshake()
             except McpError as e:
                 if e.code is None and "HTTP 400" not in str(e):
                     raise  # no answer, an exit, a refused connection: not a question of revisions
                 raise McpError(f"{e} (if the server speaks only MCP 2026-07-28, set \"protocol\": \"auto\" "
-                               "in its entry)", self.name) from None
+                               "in its entry)", client.name) from None
             return
         try:
-            self._discover(min(PROBE_TIMEOUT_S, self.cfg.startup_timeout) if self.cfg.protocol == "auto" else None)
+            self._discover(min(PROBE_TIMEOUT_S, client.cfg.startup_timeout) if client.cfg.protocol == "auto" else None)
         except McpError as e:
-            if self.cfg.protocol != "auto":
+            if client.cfg.protocol != "auto":
                 raise McpError(f"{e} (for a server that speaks only the handshake, set \"protocol\": "
-                               "\"legacy\" or \"auto\" in its entry)", self.name) from None
-            self.said(f"server/discover found no 2026-07-28 server ({e}); using the handshake")
+                               "\"legacy\" or \"auto\" in its entry)", client.name) from None
+            client.from_server.said(f"server/discover found no 2026-07-28 server ({e}); using the handshake")
             self._fall_back(str(e))
 
     def _discover(self, timeout: float | None) -> None:
         """server/discover in the newest modern revision; the server's versions pick the one we speak."""
         self.revision = MODERN_VERSIONS[-1]  # requests now carry _meta
-        result = self._request("server/discover", {}, timeout=timeout)
+        result = self.client._request("server/discover", {}, timeout=timeout)
         supported = result.get("supportedVersions")
         common = [v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported]
         if not common:
             self.revision = None
-            raise McpError(f"server/discover: {self._versions_differ(supported)}", self.name)
+            raise McpError(f"server/discover: {self._versions_differ(supported)}", self.client.name)
         self.revision = common[-1]
-        self.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
+        self.client.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
 
     def _fall_back(self, why: str) -> None:
         """The handshake after a failed probe; a stdio server that exited on the probe is started again."""
         self.revision = None
-        if self._dead:
-            self._transport.stop()
-            with self._lock:
-                self._dead = None
-            self._transport = self._new_transport()
-            self._transport.start()
+        self.client.link.reconnect_if_dead()
         try:
-            self._handshake()
+            self.client._handshake()
         except McpError as e:
-            raise McpError(f"{e} (and server/discover failed: {why})", self.name) from None
+            raise McpError(f"{e} (and server/discover failed: {why})", self.client.name) from None
 
-    def _subscribe(self) -> None:
+    def subscribe(self) -> None:
         """Ask to hear when the tool list changes (subscriptions/listen), which earlier revisions say unasked.
 
         The request stays open for the session: its answer ends the subscription, so no one waits
         for it. Over HTTP that answer is a stream of its own, read by the transport's listening thread.
         Start-up waits (a little) for the server's acknowledgement, so no change made right after is missed.
         """
-        if not self.modern or not (self.capabilities.get("tools") or {}).get("listChanged"):
+        client = self.client
+        if not self.modern or not (client.capabilities.get("tools") or {}).get("listChanged"):
             return
-        with self._lock:
-            self._listen_id, self._next_id = self._next_id, self._next_id + 1
-        self._subscribed = threading.Event()
-        message = {"jsonrpc": "2.0", "id": self._listen_id, "method": "subscriptions/listen",
-                   "params": self._with_meta({"notifications": {"toolsListChanged": True}})}
-        if self.cfg.kind == "stdio":
-            self._send(message, time.monotonic() + self.cfg.timeout)
-        else:
-            self._transport.listen(message)
-        if not self._subscribed.wait(min(PROBE_TIMEOUT_S, self.cfg.startup_timeout)):
-            self.said("subscriptions/listen was not acknowledged in time; tool-list changes may be missed")
+        self.listen_id, self.subscribed = client.new_request_id(), threading.Event()
+        client.listen({"jsonrpc": "2.0", "id": self.listen_id, "method": "subscriptions/listen",
+                       "params": self.with_meta({"notifications": {"toolsListChanged": True}})})
+        if not self.subscribed.wait(min(PROBE_TIMEOUT_S, client.cfg.startup_timeout)):
+            client.from_server.said("subscriptions/listen was not acknowledged in time; "
+                                    "tool-list changes may be missed")
 
-    def _with_meta(self, params: dict) -> dict:
+    def unsubscribed(self, message: dict) -> None:
+        """The answer to our subscriptions/listen: the server ended the subscription."""
+        error = message.get("error") if isinstance(message.get("error"), dict) else {}
+        self.client.from_server.said("subscriptions/listen ended"
+                                     f"{': ' + shorten(str(error.get('message')), 200) if error else ''}")
+
+    def with_meta(self, params: dict) -> dict:
         """A modern request's params: its own _meta (a progress token) plus the version, capabilities, identity."""
         if not self.modern:
             return params
         meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
         return {**params, "_meta": {**meta, f"{META}protocolVersion": self.revision,
-                                    f"{META}clientCapabilities": {}, f"{META}clientInfo": self.client_info}}
+                                    f"{META}clientCapabilities": {}, f"{META}clientInfo": self.client.client_info}}
 
-    def _switch_version(self, method: str, error: McpError) -> None:
+    def switch_version(self, method: str, error: McpError) -> None:
         """After an error reply: if a 2026-07-28 server refused the version (-32022), speak another that
         both sides do (the caller sends the request again, once); otherwise raise, naming both lists."""
         if error.code != UNSUPPORTED_VERSION or not self.modern:
@@ -130,7 +129,8 @@ class Revisions:
         supported = data.get("supported") if isinstance(data.get("supported"), list) else []
         common = [v for v in MODERN_VERSIONS if v in supported and v != self.revision]
         if not common:
-            raise McpError(f"{method} failed: {self._versions_differ(supported)}", self.name, error.code) from None
+            raise McpError(f"{method} failed: {self._versions_differ(supported)}", self.client.name,
+                           error.code) from None
         self.revision = common[-1]
 
     def _versions_differ(self, supported: object) -> str:
@@ -138,30 +138,35 @@ class Revisions:
         return (f"the server speaks {shorten(theirs, 200)}; this client speaks {', '.join(MODERN_VERSIONS)} "
                 "without a handshake")
 
-    def _usable_over_http(self, tool: dict) -> bool:
+    def usable(self, tool: dict) -> bool:
         """A tool whose x-mcp-header annotations cannot be followed is left out over HTTP, with a warning."""
-        if not self.modern or self.cfg.kind == "stdio":
+        if not self.modern or self.client.cfg.kind == "stdio":
             return True
         try:
             mirrored(tool.get("inputSchema"))
             return True
         except ValueError as e:
-            self.log(f"skipped tool {shorten(str(tool.get('name')), 80)}: {e}")
+            self.client.log(f"skipped tool {shorten(str(tool.get('name')), 80)}: {e}")
             return False
 
-    def _input_schema(self, tool: str) -> object:
-        """The inputSchema of a listed tool (for the arguments it wants in headers), or None."""
-        return next((t.get("inputSchema") for t in self.tools if t.get("name") == tool), None)
+    def param_headers(self, message: dict) -> dict[str, str] | None:
+        """Over HTTP in 2026-07-28, the Mcp-Param-<name> headers a tools/call carries: each argument
+        its tool's inputSchema asks to see in headers ("x-mcp-header"), encoded."""
+        if not self.modern or message.get("method") != "tools/call" or self.client.cfg.kind == "stdio":
+            return None
+        params = message["params"]
+        schema = next((t.get("inputSchema") for t in self.client.tools if t.get("name") == params.get("name")), None)
+        return param_headers(schema, params.get("arguments"))
 
-    def _result_kind(self, method: str, result: dict) -> None:
+    def result_kind(self, method: str, result: dict) -> None:
         """A result that is not complete (2026-07-28: the server wants input first) is an error here."""
         kind = result.get("resultType", "complete")  # absent, as from earlier revisions: complete
         if kind == "input_required":
             raise McpError(f"{method}: the server asked for input (sampling, elicitation or roots) that this client "
-                           "does not provide", self.name)
+                           "does not provide", self.client.name)
         if kind != "complete":
             raise McpError(f"{method}: the server answered with an unknown resultType {shorten(json.dumps(kind), 80)}",
-                           self.name)
+                           self.client.name)
 
 
 def header_value(text: str) -> str:

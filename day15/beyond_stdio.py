@@ -17,9 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
-
-from beyond_base import MAX_MESSAGE_BYTES, SIGNAL_CHECK_S
+from beyond_base import MAX_MESSAGE_BYTES, SIGNAL_CHECK_S, Inbox, Transport
 from beyond_config import ServerConfig, server_command, server_env
 from mcp import McpError
 
@@ -47,16 +45,11 @@ KILL_WAIT_S = 0.5
 EXIT_DRAIN_S = 0.5
 
 
-class StdioTransport:
+class StdioTransport(Transport):
     """A server started as a subprocess; messages are newline-delimited JSON on stdin/stdout."""
 
-    def __init__(self, name: str, config: ServerConfig, deliver: Callable[[bytes], None],
-                 closed: Callable[[str], None], log: Callable[[str], None],
-                 too_big: Callable[[int, str], None], said: Callable[[str], None]) -> None:
-        self.name, self.config = name, config
-        # The client's callbacks: a message, the end of the session, a line of our own to report,
-        # a reply (by id) discarded for its size, and a line the server wrote on stderr.
-        self.deliver, self.closed, self.log, self.too_big, self.said = deliver, closed, log, too_big, said
+    def __init__(self, name: str, config: ServerConfig, inbox: Inbox) -> None:
+        super().__init__(name, config, inbox)
         self.proc: subprocess.Popen | None = None
         self._stderr_thread: threading.Thread | None = None
         self._last_stderr = ""
@@ -97,8 +90,8 @@ class StdioTransport:
         threading.Thread(target=self._read_stdout, name=f"mcp-{self.name}-stdout", daemon=True).start()
         threading.Thread(target=self._watch_exit, name=f"mcp-{self.name}-exit", daemon=True).start()
 
-    def send(self, message: dict, deadline: float) -> None:
-        """Write one message by `deadline` (time.monotonic()); McpError if the server does not take it."""
+    def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
+        """Write one message by `deadline`; McpError if the server does not take it. No headers on a pipe."""
         what = message.get("method", "reply")
         try:
             data = (JSON_ENCODER.encode(message) + "\n").encode("utf-8")
@@ -136,7 +129,7 @@ class StdioTransport:
                 select.select([], [self.proc.stdin.fileno()], [], min(left, SIGNAL_CHECK_S))
         finally:
             if 0 < len(view) < len(data):  # given up (deadline, Ctrl-C) in the middle of a message
-                self.closed("the server stopped reading its input in the middle of a message")
+                self.inbox.ended("the server stopped reading its input in the middle of a message")
 
     def _read_stdout(self) -> None:
         """Reader thread: one JSON message per line, none over MAX_MESSAGE_BYTES; at the end, say why."""
@@ -146,7 +139,7 @@ class StdioTransport:
                 if len(line) > MAX_MESSAGE_BYTES:
                     self._discard(stdout, line)
                 elif not line.isspace():  # stops at the first other byte, so a 20 MB line is not copied
-                    self.deliver(line)
+                    self.inbox.deliver(line)
         except (OSError, ValueError):
             pass  # stdout closed under us by stop(); the reason below says so
         finally:
@@ -165,15 +158,16 @@ class StdioTransport:
                 return
             self._end_reason = reason
             self._ended.set()
-        self.closed(reason)
+        self.inbox.ended(reason)
 
     def _discard(self, stdout, line: bytes) -> None:
         """Fail the request an oversized line answers, then read the rest of it in small steps, keeping nothing."""
         found = REPLY_ID.search(line[:HEAD_BYTES])
         if found:
-            self.too_big(int(found.group(1)), f"the reply is over the {_mb(MAX_MESSAGE_BYTES)} limit "
-                                              "of one message and was discarded")
-        self.log(f"discarding a message over {_mb(MAX_MESSAGE_BYTES)}" + ("" if found else " (no request id in it)"))
+            self.inbox.rejected(int(found.group(1)), f"the reply is over the {_mb(MAX_MESSAGE_BYTES)} limit "
+                                                    "of one message and was discarded")
+        self.inbox.log(f"discarding a message over {_mb(MAX_MESSAGE_BYTES)}"
+                       + ("" if found else " (no request id in it)"))
         while line and not line.endswith(b"\n"):
             line = stdout.readline(PIPE_BUFFER_BYTES)
 
@@ -189,7 +183,7 @@ class StdioTransport:
                 line = raw.decode("utf-8", "replace").rstrip() + (" ... (cut at 8 KB)" if cut else "")
                 if line:
                     self._last_stderr = line
-                    self.said(line)
+                    self.inbox.said(line)
         except (OSError, ValueError):
             pass  # stderr closed under us by stop(): nothing more to read
 

@@ -230,11 +230,6 @@ class Output:
             self.mid_line = False
 
 
-# Beyond the tutorial: what a server or model wrote is shown masked, its control characters visible.
-def shown(text: str, one_line: bool = False) -> str:
-    return clean(permissions.mask_secrets(text), one_line)
-
-
 def shown(text: str, one_line: bool = False) -> str:
     """What a server or model wrote, as the terminal shows it: masked, its control characters visible."""
     return clean(mask_secrets(text), one_line)

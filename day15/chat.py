@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 import sse
-from net import ERROR_BODY_CHARS, Deadline, TooBig, connection_for, error_detail, read_limited, transport_error
+from net import ERROR_BODY_CHARS, Cutoff, TooBig, connection_for, error_detail, read_limited, transport_error
 from tools import openai_tools, run_tool
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -144,7 +144,7 @@ def _request(url: str, data: bytes, headers: dict, on_text, on_usage) -> dict:
         connection, path = connection_for(url, HTTP_TIMEOUT_S)
     except ValueError as e:  # a port that is no number, a broken IPv6 address
         raise ChatError(f"OPENAI_BASE_URL gives a URL that cannot be used ({url}): {e}") from None
-    guard = Deadline(connection, deadline)
+    guard = Cutoff(connection, deadline)
     try:
         with guard:
             connection.request("POST", path, data, headers)

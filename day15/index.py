@@ -66,8 +66,6 @@ def main(argv: list[str] | None = None) -> int:
         import mcp as servers
     else:
         import beyond_mcp as servers
-        import beyond_from_server
-        beyond_from_server.ECHO_SERVER_OUTPUT = "--verbose" in args
     # Beyond the tutorial: text a server or model sent that the terminal cannot encode (a lone
     # surrogate, say) is shown replaced instead of failing the print.
     for stream in (sys.stdout, sys.stderr):
@@ -91,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         print(style(BANNER[tutorial], "2"))
         print(f"project: {shown(root, one_line=True)}" if root else
               f"no .geekagent/ in {shown(os.getcwd(), one_line=True)} or its parents: built-in tools only")
-        if trusted and not connect(servers, tutorial, project):
+        if trusted and not connect(servers, tutorial, project, echo="--verbose" in args):
             return 1
         print_banner(servers)
         session = Session(servers, audit)
@@ -110,9 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def connect(servers: ModuleType, tutorial: bool, project: beyond_trust.Project) -> bool:
+def connect(servers: ModuleType, tutorial: bool, project: beyond_trust.Project, echo: bool = False) -> bool:
     """Connect the configured servers, from the mcp.json bytes the user trusted; a config that cannot
-    be read or parsed stops start-up."""
+    be read or parsed stops start-up. The full client prints what servers say as it comes with `echo`."""
     try:
         if tutorial:  # the twin reads a file: it gets a private copy of the bytes that were shown
             if beyond_trust.MCP_CONFIG_PATH in project.problems:
@@ -120,7 +118,7 @@ def connect(servers: ModuleType, tutorial: bool, project: beyond_trust.Project) 
             with beyond_folder.private_copy(project.files[beyond_trust.MCP_CONFIG_PATH]) as path:
                 servers.connect_mcp_servers(path)
         else:  # Beyond the tutorial: something on screen at once, then each server as it is ready
-            servers.connect_mcp_servers(configs=project.servers(),
+            servers.connect_mcp_servers(configs=project.servers(), echo=echo,
                                         on_start=lambda count: print(f"starting {count} server{_s(count)}..."),
                                         on_ready=lambda status: print("  " + status_lines(status, False)[0]))
     except McpError as e:  # the full client names the file and the key, and starts with none of its servers

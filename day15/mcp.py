@@ -145,17 +145,23 @@ class McpClient:
         request_id = msg.get("id") if isinstance(msg, dict) else None
         if not isinstance(request_id, (int, float)) or isinstance(request_id, bool):
             return  # mcp.ts's Map holds numbers: any other id (a list, true, a string) matches nothing
-        with self._lock:
-            pending = self._pending.pop(request_id, None)
-        if pending is None:
-            return  # no request with that id: a notification from the server, which we do not handle
         if msg.get("error"):
             error = msg["error"] if isinstance(msg["error"], dict) else {}
             message = error.get("message")  # mcp.ts: message ?? JSON.stringify(error)
-            pending.put(McpError(json.dumps(msg["error"]) if message is None else str(message), self.name,
-                                 error.get("code")))
+            self._settle(request_id, McpError(json.dumps(msg["error"]) if message is None else str(message),
+                                              self.name, error.get("code")))
         else:
-            pending.put(msg.get("result"))
+            self._settle(request_id, msg.get("result"))
+
+    def _settle(self, request_id: int, outcome: object) -> bool:
+        """Node resolves or rejects the request's promise; here the waiting thread's slot gets the
+        result or the McpError. False when no request has that id."""
+        with self._lock:
+            pending = self._pending.pop(request_id, None)
+        if pending is None:
+            return False  # no request with that id: a notification from the server, which we do not handle
+        pending.put(outcome)
+        return True
 
     def _request(self, method: str, params: dict) -> dict:
         """Send a request and wait for the reply with the same id; no reply in time is a failure."""
@@ -166,19 +172,23 @@ class McpClient:
             request_id = self._next_id
             self._next_id += 1
             self._pending[request_id] = waiter
-        self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         try:
-            # Node sets a timer; a thread waits on its reply slot with a timeout instead.
-            reply = waiter.get(timeout=REQUEST_TIMEOUT_S)
-        except queue.Empty:
-            raise McpError(f"request {method} timed out (no reply in {REQUEST_TIMEOUT_S:g} s)",
-                           self.name) from None
+            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            reply = self._wait(request_id, method, waiter)
         finally:
             with self._lock:
                 self._pending.pop(request_id, None)
         if isinstance(reply, McpError):
             raise reply
         return reply
+
+    def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue) -> object:
+        """Node sets a timer for the request; a thread waits on its reply slot with a timeout instead."""
+        try:
+            return waiter.get(timeout=REQUEST_TIMEOUT_S)
+        except queue.Empty:
+            raise McpError(f"request {method} timed out (no reply in {REQUEST_TIMEOUT_S:g} s)",
+                           self.name) from None
 
     def _notify(self, method: str) -> None:
         """A notification has no id and gets no reply."""

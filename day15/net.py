@@ -2,7 +2,7 @@
 
 The TypeScript agent has fetch; Python's urllib follows redirects (with the key) and bounds each
 read, not the exchange. This module is what chat.py (the model) and beyond_http.py (remote MCP
-servers) share: Deadline, read_limited, and one-line error texts.
+servers) share: Cutoff, read_limited, and one-line error texts.
 """
 import contextlib
 import heapq
@@ -32,11 +32,12 @@ def connection_for(url: str, timeout: float):
     return kind(parts.hostname, parts.port, timeout=timeout), (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
-class Deadline:
-    """A whole-exchange deadline for one http.client connection: entering connects (bounded by the
-    connection's timeout) unless it is connected already (a kept-alive connection); at `at`
-    (time.monotonic()) the socket is shut down, so no header, body or stream read outlives it (a
-    socket timeout only bounds each read, and a server may trickle one byte per read forever).
+class Cutoff:
+    """One http.client connection cut at a deadline, so the whole exchange ends by it: entering
+    connects (bounded by the connection's timeout) unless it is connected already (a kept-alive
+    connection); at `at` (time.monotonic()) the socket is shut down, so no header, body or stream
+    read outlives it (a socket timeout only bounds each read, and a server may trickle one byte per
+    read forever).
     Reads after the `with` block have no deadline; cut() still ends them. One watcher thread serves
     every deadline: a timer thread per request cost 200 µs of each."""
 
@@ -48,7 +49,7 @@ class Deadline:
         self._lock = threading.Lock()
         self.active = False
 
-    def __enter__(self) -> "Deadline":
+    def __enter__(self) -> "Cutoff":
         if self.connection.sock is None:
             self.connection.connect()
         self.sock = self.connection.sock  # kept: http.client forgets it once a reply will close it
@@ -80,23 +81,23 @@ class _Watcher:
     _condition guards _heap and _active."""
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, Deadline]] = []
+        self._heap: list[tuple[float, int, Cutoff]] = []
         self._order = itertools.count()  # ties broken by arrival, never by comparing deadlines
         self._active = 0
         self._condition = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def watch(self, deadline: Deadline) -> None:
+    def watch(self, cutoff: Cutoff) -> None:
         with self._condition:
             self._active += 1
             if len(self._heap) > 64 and len(self._heap) > 4 * self._active:
                 self._heap = [entry for entry in self._heap if entry[2].active]
                 heapq.heapify(self._heap)
-            heapq.heappush(self._heap, (deadline.at, next(self._order), deadline))
+            heapq.heappush(self._heap, (cutoff.at, next(self._order), cutoff))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="deadlines", daemon=True)
                 self._thread.start()
-            if self._heap[0][2] is deadline:
+            if self._heap[0][2] is cutoff:
                 self._condition.notify()  # it is the nearest now: the thread's wait must be shorter
 
     def done(self) -> None:

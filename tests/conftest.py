@@ -28,8 +28,8 @@ def started():
     """Start a full client for a config and always stop it, so no test leaves a process behind."""
     clients = []
 
-    def start(config: dict, name: str = "fake") -> beyond_mcp.McpClient:
-        client = beyond_mcp.McpClient(name, config)
+    def start(config: dict, name: str = "fake", echo: bool = False) -> beyond_mcp.McpClient:
+        client = beyond_mcp.McpClient(name, config, echo=echo)
         clients.append(client)
         client.start()
         return client

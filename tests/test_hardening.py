@@ -23,13 +23,11 @@ def test_other_server_requests_get_method_not_found(started):
     assert reply["error"]["code"] == -32601 and "sampling/createMessage" in reply["error"]["message"]
 
 
-def test_log_notification_is_kept_and_shown_when_verbose(started, capfd, monkeypatch):
-    """notifications/message is kept with the server's stderr; with --verbose it is printed with the prefix."""
-    import beyond_from_server
-    monkeypatch.setattr(beyond_from_server, "ECHO_SERVER_OUTPUT", True)
-    client = started(fake("normal"))
+def test_log_notification_is_kept_and_shown_when_verbose(started, capfd):
+    """notifications/message is kept with the server's stderr; with --verbose (echo) it is printed with the prefix."""
+    client = started(fake("normal"), echo=True)
     assert client.call_tool("log", {}) == "logged"
-    assert "warning: disk almost full" in client.tail
+    assert "warning: disk almost full" in client.from_server.tail
     assert "[mcp:fake] warning: disk almost full" in capfd.readouterr().err
 
 
@@ -134,7 +132,7 @@ def test_stopped_server_is_not_restarted(started):
     client.stop()
     with pytest.raises(McpError, match="server stopped"):
         client.call_tool("echo", {"text": "x"})
-    assert client._transport.proc.returncode is not None
+    assert client.link.transport.proc.returncode is not None
 
 
 def test_environment_is_filtered_and_expanded(started, monkeypatch):
@@ -168,7 +166,7 @@ def test_invalid_utf8_is_replaced_not_fatal(started, capfd):
     client = started(fake("normal"))
     assert client.call_tool("bad_utf8", {}) == "caf\ufffd ok"
     assert client.call_tool("echo", {"text": "still here"}) == "still here"
-    assert wait_until(lambda: "stderr with \ufffd\ufffd bad bytes" in client.tail)  # stderr has its own thread
+    assert wait_until(lambda: "stderr with \ufffd\ufffd bad bytes" in client.from_server.tail)  # stderr has its own thread
     assert "replaced invalid UTF-8" in capfd.readouterr().err
 
 

@@ -66,9 +66,9 @@ def test_big_call_to_a_server_that_stopped_reading_fails_by_its_deadline(started
     with pytest.raises(McpError, match="not reading its input"):
         client.call_tool("echo", {"text": "x" * 1_000_000})
     assert time.monotonic() - begun < 5  # the deadline is 1 s; a blocking write would hang here
-    pid = client._transport.proc.pid
+    pid = client.link.transport.proc.pid
     client.stop()
-    assert client._transport.proc.poll() is not None, f"server {pid} still runs"
+    assert client.link.transport.proc.poll() is not None, f"server {pid} still runs"
 
 
 def test_reader_never_blocks_on_answers(started, capfd):
@@ -170,8 +170,8 @@ def test_long_stderr_line_is_cut(started):
     """A 1 MB stderr line is kept as its first 8 KB and a note."""
     client = started(fake("normal"))
     assert client.call_tool("long_stderr", {"size": 1_000_000}) == "written"
-    assert wait_until(lambda: any("(cut at 8 KB)" in line for line in client.tail))
-    (line,) = [line for line in client.tail if "(cut at 8 KB)" in line]
+    assert wait_until(lambda: any("(cut at 8 KB)" in line for line in client.from_server.tail))
+    (line,) = [line for line in client.from_server.tail if "(cut at 8 KB)" in line]
     assert len(line) < 8300 and " end" not in line
 
 

@@ -60,6 +60,14 @@ def test_expired_session_is_renewed_once(remote, capfd):
     assert "the session expired; initializing again" in capfd.readouterr().err
 
 
+def test_a_session_forgotten_under_many_callers_is_renewed_by_one(remote):
+    """The server forgets every session (a restart); 8 calls at once find it so: one new initialize serves them all."""
+    server, client = remote("json")
+    server.sessions.clear()
+    assert echo_from_threads(client) == {i: str(i) for i in range(8)}
+    assert [m.get("method") for _, m in server.posts].count("initialize") == 2
+
+
 def test_unauthorized_is_clear_and_headers_expand(monkeypatch):
     """401 carries the server's message; ${VAR} in headers supplies the token."""
     with FakeHttpMcp("unauthorized") as server:
@@ -199,7 +207,7 @@ def test_get_stream_brings_what_the_server_sends_unasked(remote):
     assert server.wait_for(lambda: server.client_replies.get("srv-1", {}).get("result") == {})
     assert wait_until(lambda: [t["name"] for t in client.tools] == ["echo", "late"])
     assert client.call_tool("late", {"text": "callable"}) == "callable"
-    assert "info: from afar" in client.tail
+    assert "info: from afar" in client.from_server.tail
     client.stop()
     assert server.wait_for(lambda: server.streams_closed_by_client == 1) and len(server.deletes) == 1
     assert wait_until(lambda: not listening())

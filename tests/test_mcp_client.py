@@ -64,8 +64,8 @@ def test_stderr_flood_during_initialize_does_not_deadlock(started, capfd):
     client = started(fake("stderr_flood", timeout=10))
     assert client.call_tool("echo", {"text": "after the flood"}) == "after the flood"
     client.stop()
-    client._transport._stderr_thread.join(10)  # the drain thread reads the rest of the flood, then ends
-    assert list(client.tail)[-1] == "log line 019999 of the flood" and len(client.tail) == 200
+    client.link.transport._stderr_thread.join(10)  # the drain thread reads the rest of the flood, then ends
+    assert list(client.from_server.tail)[-1] == "log line 019999 of the flood" and len(client.from_server.tail) == 200
     assert "of the flood" not in capfd.readouterr().err
 
 
@@ -102,7 +102,7 @@ def test_missing_command_is_a_clear_error():
 def test_stop_kills_server_that_ignores_sigterm(started):
     """stop() escalates to SIGKILL; afterwards nothing of the group runs."""
     client = started(fake("ignore_term"))
-    pgid = client._transport.proc.pid
+    pgid = client.link.transport.proc.pid
     client.stop()
     assert not group_alive(pgid)
 
@@ -114,7 +114,7 @@ def test_stop_kills_children_of_the_server(started):
     assert pid_alive(child)
     client.stop()
     assert not pid_alive(child)
-    assert not group_alive(client._transport.proc.pid)
+    assert not group_alive(client.link.transport.proc.pid)
 
 
 def test_stop_is_idempotent_and_fails_pending_calls(started):

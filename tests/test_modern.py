@@ -49,7 +49,7 @@ def test_auto_falls_back_to_the_handshake(started, mode, monkeypatch):
     client = started(fake(mode, protocol="auto"))
     assert client.revision == "2025-11-25"
     assert client.call_tool("echo", {"text": "after the probe"}) == "after the probe"
-    assert any("server/discover found no 2026-07-28 server" in line for line in client.tail)
+    assert any("server/discover found no 2026-07-28 server" in line for line in client.from_server.tail)
     methods = [r["method"] for r in seen(client)]
     assert methods[0] == ("initialize" if mode == "exit_on_probe" else "server/discover")  # a new process
 

@@ -135,7 +135,7 @@ def test_log_notifications(twin, started, capfd):
     assert "disk almost full" not in capfd.readouterr().err  # read before the reply, on the same pipe
     full = started(fake("normal"))
     assert full.call_tool("log", {}) == "logged"
-    assert "warning: disk almost full" in full.tail
+    assert "warning: disk almost full" in full.from_server.tail
 
 
 def test_protocol_version(twin, started):
@@ -329,7 +329,7 @@ def test_stop_returns_at_once_and_reaps(twin, started):
     client.proc.kill()
     assert wait_until(lambda: client.proc.returncode is not None)  # reaped by the twin's exit thread
     full = started(fake("ignore_term"))
-    pid = full._transport.proc.pid
+    pid = full.link.transport.proc.pid
     full.stop()
     assert not pid_alive(pid)
 
