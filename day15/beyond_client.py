@@ -25,7 +25,7 @@ from beyond_config import ServerConfig, parse_server_config
 from beyond_from_server import FromServer
 from beyond_link import Link
 from beyond_modern import Revisions
-from beyond_text import clean, content_text, loads_or_none, shorten
+from beyond_text import clean, content_text, shorten
 from mcp import McpError
 from permissions import mask_secrets
 
@@ -63,6 +63,10 @@ class Call:
         self.latest, self.on_progress = self.deadline + (cap - 1) * timeout, on_progress
 
 
+class _Calls(threading.local):
+    current: Call | None = None  # the request this thread is making
+
+
 class McpClient(mcp.McpClient):
     """One MCP server over a transport, with the same constructor and public methods as the twin's.
 
@@ -84,7 +88,7 @@ class McpClient(mcp.McpClient):
         self.revisions = Revisions(self)
         self.link = Link(self)  # the transport, and how it is replaced
         # The request each thread is making (a Call), for the twin's hooks, which are called without it.
-        self._calls = threading.local()
+        self._calls = _Calls()
 
     @property
     def revision(self) -> str | None:
@@ -162,7 +166,8 @@ class McpClient(mcp.McpClient):
         The call carries a progress token: what the server reports goes to on_progress and pushes
         the call's deadline out (by its timeout, up to PROGRESS_CAP timeouts in all).
         """
-        self.link.restart_if_dead()
+        if self._dead:
+            self.link.restart_if_dead()
         call = Call(self.cfg.timeout, on_progress, PROGRESS_CAP)
         token = self.from_server.track(call)
         try:
@@ -214,24 +219,26 @@ class McpClient(mcp.McpClient):
         version when it refuses this one. The hooks below cancel what we give up on."""
         if call is None:
             call = Call(timeout or (self.cfg.startup_timeout if method in STARTUP_METHODS else self.cfg.timeout))
-        outer, self._calls.current = getattr(self._calls, "current", None), call
+        calls, revisions = self._calls, self.revisions
+        outer, calls.current = calls.current, call
         try:
             if self._dead:  # the twin says only why; this names the request too
                 raise McpError(f"{method} failed: {self._dead}", self.name)
             try:
-                result = super()._request(method, self.revisions.with_meta(params))
+                result = super()._request(method, revisions.with_meta(params) if revisions.modern else params)
             except ReplyError as e:
-                self.revisions.switch_version(method, e)  # raises unless a version both sides speak was found
-                result = super()._request(method, self.revisions.with_meta(params))
+                revisions.switch_version(method, e)  # raises unless a version both sides speak was found
+                result = super()._request(method, revisions.with_meta(params))
         finally:
-            self._calls.current = outer
-        self.revisions.result_kind(method, result)
+            calls.current = outer
+        if "resultType" in result:  # absent, as from earlier revisions: complete
+            revisions.result_kind(method, result)
         return result
 
     def _send(self, message: dict) -> None:
         """The twin's writing hook: through the transport, by the deadline of the request this thread
         makes (a notification: by its timeout). Unlike the twin's, a failed write is an error the caller sees."""
-        call = getattr(self._calls, "current", None)
+        call = self._calls.current
         deadline = call.deadline if call else time.monotonic() + self.cfg.timeout
         try:
             self.send_message(message, deadline)
@@ -249,7 +256,7 @@ class McpClient(mcp.McpClient):
         transport = self.link.transport
         if transport is None or self._dead:
             raise McpError(f"{message.get('method', 'reply')} failed: {self._dead or 'not started'}", self.name)
-        transport.send(message, deadline, self.revisions.param_headers(message))
+        transport.send(message, deadline, self.revisions.param_headers(message) if self.revisions.modern else None)
 
     def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue) -> object:
         """The twin's timer hook: until the call's deadline, which progress may push out; what we give
@@ -296,14 +303,16 @@ class McpClient(mcp.McpClient):
 
     def _parse(self, line: bytes) -> dict | None:
         try:
-            message = json.loads(line)
+            text = line.decode()  # decoded first: json.loads would guess the encoding of bytes
         except UnicodeDecodeError:  # invalid UTF-8 is replaced and reported, never fatal
             self.log("replaced invalid UTF-8 in a message from the server")
-            message = loads_or_none(line.decode("utf-8", "replace"))
+            text = line.decode("utf-8", "replace")
+        try:
+            message = json.loads(text)
         except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
             message = None
         if not isinstance(message, dict):
-            self.log(f"skipped a line that is not a JSON-RPC message: {shorten(line.decode('utf-8', 'replace'))}")
+            self.log(f"skipped a line that is not a JSON-RPC message: {shorten(text)}")
             return None
         return message
 

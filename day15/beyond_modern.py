@@ -39,13 +39,19 @@ class Revisions:
 
     def __init__(self, client) -> None:
         self.client = client
-        self.revision: str | None = None  # the version spoken (agreed in the handshake, or modern); None before
+        self.modern = False  # whether `revision` is one without a handshake (read on every request)
+        self._revision: str | None = None
         self.listen_id: int | None = None  # the id of our subscriptions/listen request, which no one waits for
         self.subscribed: threading.Event | None = None  # set when the server acknowledged it (one per subscription)
 
     @property
-    def modern(self) -> bool:
-        return self.revision in MODERN_VERSIONS
+    def revision(self) -> str | None:
+        """The version spoken (agreed in the handshake, or modern); None before."""
+        return self._revision
+
+    @revision.setter
+    def revision(self, version: str | None) -> None:
+        self._revision, self.modern = version, version in MODERN_VERSIONS
 
     def open(self) -> None:
         """Agree on a revision with the server, as the entry's "protocol" says, and learn its capabilities."""
@@ -152,7 +158,7 @@ class Revisions:
     def param_headers(self, message: dict) -> dict[str, str] | None:
         """Over HTTP in 2026-07-28, the Mcp-Param-<name> headers a tools/call carries: each argument
         its tool's inputSchema asks to see in headers ("x-mcp-header"), encoded."""
-        if not self.modern or message.get("method") != "tools/call" or self.client.cfg.kind == "stdio":
+        if not self.modern or self.client.cfg.kind == "stdio" or message.get("method") != "tools/call":
             return None
         params = message["params"]
         schema = next((t.get("inputSchema") for t in self.client.tools if t.get("name") == params.get("name")), None)

@@ -99,8 +99,9 @@ class StdioTransport(Transport):
             raise McpError(f"{what} not sent: {e}", self.name) from None
         # A deadline already past means one try (our answers to the server's requests): the pipe is
         # not waited for, but another thread's write in progress is, briefly.
-        lock_wait = max(deadline - time.monotonic(), 0.0) or ONE_TRY_LOCK_WAIT_S
-        if not self._write_lock.acquire(timeout=lock_wait):
+        lock = self._write_lock
+        if not lock.acquire(False) and not lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)
+                                                        or ONE_TRY_LOCK_WAIT_S):
             raise McpError(f"{what} failed: the server is not reading its input", self.name)
         try:
             self._write_all(data, deadline, what)
