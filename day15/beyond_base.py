@@ -1,20 +1,21 @@
 """Beyond the tutorial: what the full client's parts share, in one small module they import downward.
 
-The interface every transport has (Transport) and the inbox it reports into (Inbox); the limits every
-transport holds a message to; the helpers that wait in steps short enough to notice Ctrl-C and
-SIGTERM; the JSON-RPC code more than one part answers or checks; and the user's own folders (XDG),
-where answers, pins and history live. Nothing here knows of MCP's handshake, tools or the REPL.
+The interface every transport has (Transport), the inbox it reports into (Inbox) and its errors; the
+limits every transport holds a message to; what a server is started with (`${VAR}` expanded, a safe
+part of the environment); the helpers that wait in steps short enough to notice Ctrl-C and SIGTERM;
+the JSON-RPC code more than one part answers or checks; and the user's own folders (XDG), where
+answers, pins and history live. It imports none of ours: nothing here knows of MCP, tools or the REPL.
 
 A deadline is one type everywhere: an instant of time.monotonic(), in seconds.
 """
 import os
 import queue
+import re
+import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Protocol
-
-from mcp import McpError
 
 # Waits in the caller's thread wake up at least this often, so a Ctrl-C or SIGTERM that landed on
 # another thread is still acted on (only a wait that returns to Python lets the handler run).
@@ -25,6 +26,15 @@ MAX_MESSAGE_BYTES = 64 << 20
 # JSON-RPC's "method not found": what we answer a request we do not serve (and what a server
 # without tools may answer tools/list with).
 METHOD_NOT_FOUND = -32601
+
+# A server inherits only these variables (the official SDKs' list) plus its config `env`, so
+# secrets such as OPENAI_API_KEY never reach third-party code unasked.
+SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
+                    "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME",
+                    "USERPROFILE", "PROGRAMFILES")
+# ${VAR} or ${VAR:-default}, as in shells and in Claude Code's configs.
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 
@@ -61,15 +71,15 @@ class Transport:
         self.name, self.config, self.inbox = name, config, inbox
 
     def start(self) -> None:
-        """Connect (spawn the process, check the URL); McpError if that cannot be done."""
+        """Connect (spawn the process, check the URL); TransportError if that cannot be done."""
         raise NotImplementedError
 
     def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
-        """Hand one message to the server by `deadline`; McpError if it does not take it. `headers`
-        go with it where the transport has headers (HTTP), and are ignored elsewhere."""
+        """Hand one message to the server by `deadline`; TransportError if it does not take it.
+        `headers` go with it where the transport has headers (HTTP), and are ignored elsewhere."""
         raise NotImplementedError
 
-    def listen(self, request: dict | None = None) -> None:
+    def listen(self, request: dict | None = None, headers: dict[str, str] | None = None) -> None:
         """Open the way for what the server sends unasked (a stdio server's stdout is always open),
         with `request` where the revision asks for it (2026-07-28's subscriptions/listen)."""
         if request is not None:
@@ -80,11 +90,16 @@ class Transport:
         raise NotImplementedError
 
 
-class SessionExpired(McpError):
+class TransportError(Exception):
+    """A transport could not start or carry a message; the words are for the user (the client adds
+    the server's name: an McpError)."""
+
+
+class SessionExpired(TransportError):
     """The server does not know the session any more (HTTP 404, as the specification has it)."""
 
-    def __init__(self, message: str, server: str, session: str) -> None:
-        super().__init__(message, server)
+    def __init__(self, message: str, session: str) -> None:
+        super().__init__(message)
         self.session = session  # the session it forgot
 
 
@@ -131,3 +146,29 @@ def state_dir() -> str:
     """$XDG_STATE_HOME/geekagent (default ~/.local/state/geekagent): what the agent keeps for itself."""
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(base, "geekagent")
+
+
+def expand(text: str, where: str) -> str:
+    """${VAR} and ${VAR:-default} from the agent's environment; a missing VAR is an error."""
+    def value(match: re.Match) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in os.environ:
+            return os.environ[name]
+        if default is not None:
+            return default
+        raise TransportError(f"{where}: ${{{name}}} is not set; set it in the environment or .env, "
+                             f"or write ${{{name}:-default}}")
+    return VARIABLE.sub(value, text)
+
+
+def server_command(config) -> list[str]:
+    """command and args with variables expanded."""
+    return [expand(part, "command/args") for part in [config.command, *config.args]]
+
+
+def server_env(config) -> dict[str, str]:
+    """The safe part of the agent's environment plus the config's env (expanded)."""
+    names = SAFE_ENV_WINDOWS if sys.platform == "win32" else SAFE_ENV_POSIX
+    env = {name: os.environ[name] for name in names if name in os.environ}
+    env.update({key: expand(value, f"env.{key}") for key, value in config.env.items()})
+    return env

@@ -20,11 +20,12 @@ import time
 from collections.abc import Callable
 
 import mcp
-from beyond_base import METHOD_NOT_FOUND, SessionExpired, wait_for
+from beyond_base import METHOD_NOT_FOUND, SessionExpired, TransportError, wait_for
 from beyond_config import ServerConfig, parse_server_config
 from beyond_from_server import FromServer
 from beyond_link import Link
 from beyond_modern import Revisions
+from beyond_stdio import StdioTransport
 from beyond_text import clean, content_text, shorten
 from mcp import McpError
 from permissions import mask_secrets
@@ -100,7 +101,7 @@ class McpClient(mcp.McpClient):
         """Start the transport, agree on a revision (the handshake, or not) and list the tools; on
         failure, shut it down."""
         try:
-            self.link.connect()
+            self.connect()
             self.revisions.open()
             self.tools = self.list_tools()
             self.revisions.subscribe()
@@ -189,6 +190,19 @@ class McpClient(mcp.McpClient):
 
     # --- connecting ------------------------------------------------------------------------------
 
+    def transport_kind(self) -> type:
+        if self.cfg.kind == "stdio":
+            return StdioTransport
+        from beyond_http import HttpTransport  # imported only when a remote server is configured
+        return HttpTransport
+
+    def connect(self) -> None:
+        """A new transport (the link's), started; what it could not do is this server's McpError."""
+        try:
+            self.link.connect()
+        except TransportError as e:
+            raise McpError(str(e), self.name) from None
+
     def _handshake(self) -> dict:
         """initialize, check the version, notifications/initialized, then listen; returns the server's answer."""
         init = self._request("initialize", {"protocolVersion": PROTOCOL_VERSION,
@@ -199,12 +213,12 @@ class McpClient(mcp.McpClient):
         self.revisions.revision = init["protocolVersion"]
         self._notify("notifications/initialized")
         self.capabilities = init.get("capabilities") if isinstance(init.get("capabilities"), dict) else {}
-        self.link.transport.listen()  # over HTTP, the stream of what the server sends unasked
+        self.link.transport.listen(None, self._headers({}))  # over HTTP, the stream of what the server sends unasked
         return init
 
     def listen(self, request: dict) -> None:
         """Send a request whose answer is a stream of what the server sends unasked (no one waits for it)."""
-        self.link.transport.listen(request)
+        self.link.transport.listen(request, self._headers(request))
 
     def new_request_id(self) -> int:
         with self._lock:
@@ -240,23 +254,35 @@ class McpClient(mcp.McpClient):
         makes (a notification: by its timeout). Unlike the twin's, a failed write is an error the caller sees."""
         call = self._calls.current
         deadline = call.deadline if call else time.monotonic() + self.cfg.timeout
-        try:
-            self.send_message(message, deadline)
-        except SessionExpired as e:
-            if message.get("method") in (None, "initialize"):
-                raise
-            self.link.renew_session(e.session)  # the server forgot our session: initialize again, once
-            self.send_message(message, deadline)
-        except TimeoutError:  # an HTTP transport waited for the answer itself, past the deadline
-            self._cancel(message["id"], message["method"], f"no reply within {call.timeout:g} s")
-            raise McpError(f"no reply to {message['method']} within {call.timeout:g} s", self.name) from None
+        for attempt in (1, 2):
+            try:
+                return self._transmit(message, deadline)
+            except SessionExpired as e:
+                if attempt == 2 or message.get("method") in (None, "initialize"):
+                    raise McpError(f"{e}{' even after a new initialize' if attempt == 2 else ''}", self.name) from None
+                self.link.renew_session(e.session)  # the server forgot our session: initialize again, once
+            except TransportError as e:
+                raise McpError(str(e), self.name) from None
+            except TimeoutError:  # an HTTP transport waited for the answer itself, past the deadline
+                self._cancel(message["id"], message["method"], f"no reply within {call.timeout:g} s")
+                raise McpError(f"no reply to {message['method']} within {call.timeout:g} s", self.name) from None
 
     def send_message(self, message: dict, deadline: float) -> None:
         """One message through the transport by the deadline (now: one try, as answers and cancels are)."""
+        try:
+            self._transmit(message, deadline)
+        except TransportError as e:
+            raise McpError(str(e), self.name) from None
+
+    def _transmit(self, message: dict, deadline: float) -> None:
         transport = self.link.transport
         if transport is None or self._dead:
             raise McpError(f"{message.get('method', 'reply')} failed: {self._dead or 'not started'}", self.name)
-        transport.send(message, deadline, self.revisions.param_headers(message) if self.revisions.modern else None)
+        transport.send(message, deadline, self._headers(message))
+
+    def _headers(self, message: dict) -> dict[str, str] | None:
+        """What MCP asks a message to carry in headers, where a transport has them (not over stdio)."""
+        return None if self.cfg.kind == "stdio" else self.revisions.headers(message)
 
     def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue) -> object:
         """The twin's timer hook: until the call's deadline, which progress may push out; what we give

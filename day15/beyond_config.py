@@ -1,13 +1,10 @@
-"""Beyond the tutorial: a checked .geekagent/mcp.json, `${VAR}` expansion and a safe environment.
+"""Beyond the tutorial: a checked .geekagent/mcp.json.
 
-The tutorial's connect_mcp_servers (mcp.py) reads mcpServers as it is and hands every server the
-agent's whole environment. Here each entry is checked before anything starts (an error names the
-file and the key), Claude Desktop's and Claude Code's extra keys are understood, and a server gets
-only a safe part of the environment plus its own `env`.
+The tutorial's connect_mcp_servers (mcp.py) reads mcpServers as it is. Here each entry is checked
+before anything starts (an error names the file and the key), and Claude Desktop's and Claude
+Code's extra keys are understood. `${VAR}` is expanded, and a server gets only a safe part of the
+agent's environment plus its own `env`, when it starts (beyond_base.py).
 """
-import os
-import re
-import sys
 from dataclasses import dataclass, field
 
 from mcp import McpError, McpServerConfig
@@ -15,12 +12,6 @@ from permissions import parse_json
 
 MCP_CONFIG_PATH = ".geekagent/mcp.json"
 
-# A server inherits only these variables (the official SDKs' list) plus its config `env`, so
-# secrets such as OPENAI_API_KEY never reach third-party code unasked.
-SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
-SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
-                    "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME",
-                    "USERPROFILE", "PROGRAMFILES")
 # The tutorial waits 10 s for everything; real servers need longer: a first `npx -y` download, a
 # browser tool, a fetch. The official SDKs wait 60 s for a call. Both are per server in mcp.json.
 CALL_TIMEOUT_S = 60.0      # "timeout": a request after start-up
@@ -31,9 +22,6 @@ MAX_TIMEOUT_S = 3600.0
 # "protocol": the handshake of revisions up to 2025-11-25 ("legacy"), the stateless 2026-07-28
 # revision only, or "auto": a probe that picks (beyond_modern.py).
 PROTOCOLS = ("legacy", "2026-07-28", "auto")
-# ${VAR} or ${VAR:-default}, as in shells and in Claude Code's configs.
-VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
 
 @dataclass
 class ServerConfig(McpServerConfig):
@@ -120,29 +108,3 @@ def _problem(c: ServerConfig) -> str | None:
 
 def _seconds(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value <= MAX_TIMEOUT_S
-
-
-def expand(text: str, where: str) -> str:
-    """${VAR} and ${VAR:-default} from the agent's environment; a missing VAR is an error."""
-    def value(match: re.Match) -> str:
-        name, default = match.group(1), match.group(2)
-        if name in os.environ:
-            return os.environ[name]
-        if default is not None:
-            return default
-        raise McpError(f"{where}: ${{{name}}} is not set; set it in the environment or .env, "
-                       f"or write ${{{name}:-default}}")
-    return VARIABLE.sub(value, text)
-
-
-def server_command(config: ServerConfig) -> list[str]:
-    """command and args with variables expanded."""
-    return [expand(part, "command/args") for part in [config.command, *config.args]]
-
-
-def server_env(config: ServerConfig) -> dict[str, str]:
-    """The safe part of the agent's environment plus the config's env (expanded)."""
-    names = SAFE_ENV_WINDOWS if sys.platform == "win32" else SAFE_ENV_POSIX
-    env = {name: os.environ[name] for name in names if name in os.environ}
-    env.update({key: expand(value, f"env.{key}") for key, value in config.env.items()})
-    return env

@@ -18,12 +18,9 @@ import threading
 import time
 import urllib.parse
 
-from beyond_base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Inbox, SessionExpired, Transport
-from beyond_config import ServerConfig, expand
+from beyond_base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Inbox, SessionExpired, Transport, TransportError, expand
 from beyond_listen import Listening
-from beyond_modern import META, header_value
 from beyond_text import loads_or_none, shorten
-from mcp import McpError
 from net import ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, error_detail, read_limited, reason_of
 from permissions import URL_PASSWORD
 import sse
@@ -40,24 +37,20 @@ HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.
 # Connections kept alive for the next POST (each POST takes one for itself, so threads never share
 # one): as many as callers usually run at once; a new connection costs about 350 µs, a reused none.
 MAX_IDLE_CONNECTIONS = 8
-# 2026-07-28: the request parameter each method's Mcp-Name header repeats.
-NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 class HttpTransport(Listening, Transport):
     """One remote server: one POST per message, on a kept-alive connection of its own while it runs,
     so threads never share one; what it sends unasked is read by the Listening part (beyond_listen.py)."""
 
-    def __init__(self, name: str, config: ServerConfig, inbox: Inbox) -> None:
+    def __init__(self, name: str, config, inbox: Inbox) -> None:
         super().__init__(name, config, inbox)
         # As written in mcp.json (${VAR} unexpanded), a password in it masked: this is what messages show.
         self.shown_url = URL_PASSWORD.sub(r"\1[REDACTED]@", config.url)
         self.url: urllib.parse.SplitResult | None = None  # expanded and checked by start()
         self.headers: dict[str, str] = {}
-        # session_id (Mcp-Session-Id) and protocol_version come with the answer to initialize; each is
-        # replaced whole by the next answer to initialize.
+        # session_id (Mcp-Session-Id) comes with the answer to initialize, and is replaced whole by the next.
         self.session_id: str | None = None
-        self.protocol_version: str | None = None
         # _lock guards two fields, and is never held across I/O. _listening is set to end the current
         # GET stream's thread (stop(), or a new session); _stream is that stream's cutoff, whose cut()
         # ends a read in progress.
@@ -69,25 +62,25 @@ class HttpTransport(Listening, Transport):
     def start(self) -> None:
         """Expand and check the URL and headers; there is nothing to connect until the first request."""
         if self.config.kind == "sse":
-            raise McpError("the old HTTP+SSE transport (\"type\": \"sse\") is not supported; "
-                           "use the server's Streamable HTTP endpoint with \"type\": \"http\"", self.name)
+            raise TransportError("the old HTTP+SSE transport (\"type\": \"sse\") is not supported; "
+                                 "use the server's Streamable HTTP endpoint with \"type\": \"http\"")
         self.headers = {k: expand(v, f"headers.{k}") for k, v in self.config.headers.items()}
         broken = next((k for k, v in self.headers.items() if HEADER_BREAK.search(k + v)), None)
         if broken is not None:
-            raise McpError(f"headers.{broken} holds a line break or NUL, which would forge headers", self.name)
+            raise TransportError(f"headers.{broken} holds a line break or NUL, which would forge headers")
         try:
             self.url = urllib.parse.urlsplit(expand(self.config.url, "url"))
             self.url.port  # raises for a port that is no number or out of range
         except ValueError as e:
-            raise McpError(f"url {self.shown_url} cannot be used: {e}", self.name) from None
+            raise TransportError(f"url {self.shown_url} cannot be used: {e}") from None
         if self.url.scheme not in ("http", "https") or not self.url.hostname:
-            raise McpError(f"url {self.shown_url} must start with http:// or https://", self.name)
+            raise TransportError(f"url {self.shown_url} must start with http:// or https://")
         if self.url.username is not None:  # user:password@ means Basic authorization; it is never shown
             pair = f"{urllib.parse.unquote(self.url.username)}:{urllib.parse.unquote(self.url.password or '')}"
             self.headers.setdefault("Authorization", "Basic " + base64.b64encode(pair.encode()).decode())
         if self.url.scheme == "http" and self.url.hostname not in LOCAL_HOSTS and not self.config.allow_insecure:
-            raise McpError(f"plain http to {self.url.hostname} would send everything unencrypted; "
-                           "use https, or add \"allowInsecure\": true to the entry", self.name)
+            raise TransportError(f"plain http to {self.url.hostname} would send everything unencrypted; "
+                                 "use https, or add \"allowInsecure\": true to the entry")
 
     def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
         """POST one message (with `headers`) and hand every message of the answer to the inbox, all by
@@ -99,7 +92,7 @@ class HttpTransport(Listening, Transport):
         session = None if message.get("method") == "initialize" else self.session_id
         if self._post(message, session, deadline, headers or {}) is SessionExpired:
             raise SessionExpired(f"{_what(message)} to {self.shown_url} failed: the server does not know the "
-                                 "session", self.name, session)
+                                 "session", session)
 
     def stop(self) -> None:
         """Close the GET stream, then end the session with DELETE (a 405 means the server does not allow that; fine)."""
@@ -128,13 +121,13 @@ class HttpTransport(Listening, Transport):
         try:
             body = json.dumps(message, allow_nan=False).encode()
         except ValueError as e:  # NaN or Infinity: not JSON
-            raise McpError(f"{_what(message)} not sent: {e}", self.name) from None
+            raise TransportError(f"{_what(message)} not sent: {e}") from None
         connection, reused = self._take(deadline, fresh)
         guard, kept = Cutoff(connection, deadline), False
         try:
             with guard:
                 try:
-                    connection.request("POST", self._path(), body, {**self._headers(session, message), **headers})
+                    connection.request("POST", self._path(), body, self._headers(session, headers))
                 except OSError:
                     if reused and not guard.expired:
                         raise _Closed from None
@@ -143,26 +136,27 @@ class HttpTransport(Listening, Transport):
                 if response.status >= 400:
                     body = read_limited(response, ERROR_BODY_BYTES, "an error")
                     error = self._error_reply(message, response.status, body)
-                    if error and (error["error"]["code"] == METHOD_NOT_FOUND or _version(message)):
-                        # The reply: an unknown method (a 2026-07-28 404), or any 2026-07-28 error.
+                    if error and (error["error"]["code"] == METHOD_NOT_FOUND or not session):
+                        # The reply: an unknown method, or (no session to have forgotten) any JSON-RPC error.
                         self.inbox.deliver(error)
                         return response.status
                     if session and (response.status == 404 or (response.status == 400 and b"session" in body.lower())):
                         return SessionExpired  # the server forgot it (the specification says 404; some say 400)
-                    raise McpError(self._http_error(message, response, body), self.name)
+                    raise TransportError(self._http_error(message, response, body))
                 self._read_answer(message, response)
             kept = self._pool.keep(connection, response)
             return response.status
         except _Closed:
             return self._post(message, session, deadline, headers, fresh=True)
-        except (OSError, http.client.HTTPException, ValueError, McpError) as e:
+        except (OSError, http.client.HTTPException, ValueError, TransportError) as e:
             if guard.expired or isinstance(e, TimeoutError):  # the deadline cut the answer short
                 if "id" in message and "method" in message:
                     raise TimeoutError from None  # a request: the client reports it and cancels, as on stdio
-                raise McpError(f"no answer to {_what(message)} in time", self.name) from None
-            if isinstance(e, McpError):
+                raise TransportError(f"no answer to {_what(message)} in time") from None
+            if isinstance(e, TransportError):
                 raise
-            raise McpError(f"{_what(message)} to {self.shown_url} failed: {reason_of(e)}{self._hint(0)}", self.name) from None
+            raise TransportError(f"{_what(message)} to {self.shown_url} failed: {reason_of(e)}{self._hint(0)}") \
+                from None
         finally:
             if not kept:
                 connection.close()
@@ -181,19 +175,12 @@ class HttpTransport(Listening, Transport):
     def _path(self) -> str:
         return (self.url.path or "/") + (f"?{self.url.query}" if self.url.query else "")
 
-    def _headers(self, session: str | None, message: dict | None = None) -> dict:
+    def _headers(self, session: str | None, extra: dict[str, str]) -> dict:
+        """The entry's headers, the client's for this message (MCP-Protocol-Version and the like), the session's."""
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                   **self.headers}
+                   **self.headers, **extra}
         if session:
             headers["Mcp-Session-Id"] = session
-        version = _version(message or {})
-        if version:  # 2026-07-28: the version the body declares, the method, and what it names
-            headers.update({"MCP-Protocol-Version": version, "Mcp-Method": message["method"]})
-            named = message["params"].get(NAMED_BY.get(message["method"], ""))
-            if isinstance(named, str):
-                headers["Mcp-Name"] = header_value(named)
-        elif self.protocol_version:
-            headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
     @staticmethod
@@ -215,17 +202,11 @@ class HttpTransport(Listening, Transport):
         answers = self._sse_messages(response) if content_type.startswith("text/event-stream") \
             else self._json_messages(read_limited(response, MAX_MESSAGE_BYTES, "the answer"))
         for answer in answers:
-            self._deliver(message, answer)
+            self.inbox.deliver(answer)
             if "method" not in answer and answer.get("id") == message["id"]:
                 return  # our reply: the rest of the stream is not ours to wait for
-        raise McpError(f"{message['method']} to {self.shown_url} failed: "
-                       "the server ended its answer without a reply", self.name)
-
-    def _deliver(self, request: dict, answer: dict) -> None:
-        if request["method"] == "initialize" and answer.get("id") == request["id"]:
-            version = (answer.get("result") or {}).get("protocolVersion")
-            self.protocol_version = version if isinstance(version, str) else None
-        self.inbox.deliver(answer)
+        raise TransportError(f"{message['method']} to {self.shown_url} failed: "
+                             "the server ended its answer without a reply")
 
     def _http_error(self, message: dict, response: http.client.HTTPResponse, body: bytes) -> str:
         """One line: HTTP status and the JSON-RPC error's message (or an HTML page's title), and a hint."""
@@ -269,11 +250,3 @@ class _Closed(Exception):
 
 def _what(message: dict) -> str:
     return message.get("method", "reply")
-
-
-def _version(message: dict) -> str | None:
-    """The 2026-07-28 protocol version a message declares in params._meta, or None (earlier revisions)."""
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
-    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-    version = meta.get(f"{META}protocolVersion")
-    return version if isinstance(version, str) else None

@@ -10,7 +10,6 @@ A transport replaced finds its inbox closed, so what it says late is not taken f
 import threading
 
 from beyond_base import Transport
-from beyond_stdio import StdioTransport
 from mcp import McpError
 
 # A crashed server is started again once per crash, and at most this many times in a session.
@@ -59,15 +58,11 @@ class Link:
         self._renewing: threading.Event | None = None
 
     def connect(self) -> None:
-        """A new transport for the client's config, with a new inbox; the previous one is retired."""
+        """A new transport of the client's kind, with a new inbox; the previous one is retired."""
         self.retire()
         client = self.client
-        if client.cfg.kind == "stdio":
-            kind = StdioTransport
-        else:
-            from beyond_http import HttpTransport as kind  # imported only when a remote server is configured
         self._inbox = Inbox(client)
-        self.transport = kind(client.name, client.cfg, self._inbox)
+        self.transport = client.transport_kind()(client.name, client.cfg, self._inbox)
         self.transport.start()
 
     def retire(self) -> None:
@@ -82,7 +77,7 @@ class Link:
         if self.client.dead_reason:
             self.retire()
             self.client._revive()
-            self.connect()
+            self.client.connect()
 
     def restart_if_dead(self) -> None:
         """A server that died is started again by the next call to it: once per death, MAX_RESTARTS in all."""

@@ -12,8 +12,7 @@ import json
 import threading
 import time
 
-from beyond_base import MAX_MESSAGE_BYTES
-from mcp import McpError
+from beyond_base import MAX_MESSAGE_BYTES, TransportError
 from net import ERROR_BODY_BYTES, HEADER_BREAK, Cutoff, read_limited, reason_of
 import sse
 
@@ -32,13 +31,14 @@ MAX_EVENT_ID_CHARS = 1024
 class Listening:
     """Mixed into beyond_http.HttpTransport: the thread that reads the server's stream."""
 
-    def listen(self, request: dict | None = None) -> None:
+    def listen(self, request: dict | None = None, headers: dict[str, str] | None = None) -> None:
         """A thread reading what the server sends unasked: the session's GET stream, or in 2026-07-28
-        the answer to `request` (subscriptions/listen). A previous stream is closed."""
+        the answer to `request` (subscriptions/listen); the client's `headers` go with it. A previous
+        stream is closed."""
         stopped, ready = threading.Event(), threading.Event()
         self._end_listening(stopped)
-        threading.Thread(target=self._listener, args=(stopped, ready, request), name=f"mcp-{self.name}-listen",
-                         daemon=True).start()
+        threading.Thread(target=self._listener, args=(stopped, ready, request, headers or {}),
+                         name=f"mcp-{self.name}-listen", daemon=True).start()
         ready.wait(min(STREAM_OPEN_WAIT_S, self.config.timeout))  # a change right after start-up is then heard
 
     def _end_listening(self, successor: threading.Event) -> None:
@@ -49,15 +49,16 @@ class Listening:
         if stream:
             stream.cut()
 
-    def _listener(self, stopped: threading.Event, ready: threading.Event, request: dict | None) -> None:
+    def _listener(self, stopped: threading.Event, ready: threading.Event, request: dict | None,
+                  extra: dict[str, str]) -> None:
         """Open the stream (`ready` once it is open or will not be) and read it; after a drop, open it
         again once (see REOPEN_INTERVAL_S)."""
         last_id: list[str] = []  # the last event id the server gave, to resume from
         pause = REOPEN_INTERVAL_S
         while True:
             try:
-                brought = self._read_stream(stopped, last_id, request, ready)
-            except (OSError, http.client.HTTPException, ValueError, McpError) as e:
+                brought = self._read_stream(stopped, last_id, request, extra, ready)
+            except (OSError, http.client.HTTPException, ValueError, TransportError) as e:
                 if not stopped.is_set():
                     self.inbox.log(f"no stream of server messages until the next {'start' if request else 'session'}: "
                              f"{reason_of(e)}")
@@ -71,14 +72,14 @@ class Listening:
                 return
 
     def _read_stream(self, stopped: threading.Event, last_id: list[str], request: dict | None,
-                     ready: threading.Event) -> int | None:
+                     extra: dict[str, str], ready: threading.Event) -> int | None:
         """Open one stream, a GET or the POST of `request` (errors raised), and route its messages as on
         stdio until it ends (a drop is no error): the number of messages it brought; None if there is
         no stream to read."""
         if request:
-            headers, payload = self._headers(None, request), json.dumps(request).encode()
+            headers, payload = self._headers(None, extra), json.dumps(request).encode()
         else:
-            headers = {k: v for k, v in self._headers(self.session_id).items() if k != "Content-Type"}  # no body
+            headers = {k: v for k, v in self._headers(self.session_id, extra).items() if k != "Content-Type"}  # no body
             headers.update({"Accept": "text/event-stream", **({"Last-Event-ID": last_id[0]} if last_id else {})})
             payload = None
         connection = self._connection(self.config.timeout)
@@ -96,7 +97,7 @@ class Listening:
                 return None
             if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
                 body = read_limited(response, ERROR_BODY_BYTES, "an error") if response.status >= 400 else b""
-                raise McpError(self._http_error(request or {"method": "GET"}, response, body), self.name)
+                raise TransportError(self._http_error(request or {"method": "GET"}, response, body))
             opened = True
             ready.set()
             guard.sock.settimeout(None)  # a stream may be quiet for hours; stop() or a new session cuts it

@@ -16,12 +16,12 @@ import json
 import re
 import threading
 
-from beyond_config import PROTOCOLS
 from beyond_text import shorten
 from mcp import McpError
 
-# The stateless revisions this client speaks, oldest first (it declares the newest).
-MODERN_VERSIONS = (PROTOCOLS[1],)
+# The stateless revisions this client speaks, oldest first (it declares the newest); an entry's
+# "protocol" names one of them (beyond_config.PROTOCOLS).
+MODERN_VERSIONS = ("2026-07-28",)
 # Keys of params._meta reserved by MCP; protocolVersion and clientCapabilities are required.
 META = "io.modelcontextprotocol/"
 # JSON-RPC error: the request's protocol version is not one the server speaks (data: supported, requested).
@@ -29,6 +29,8 @@ UNSUPPORTED_VERSION = -32022
 # "auto": how long server/discover may take before the server is taken to speak only the handshake
 # (some stay silent on any request before initialize). At most the entry's startupTimeout.
 PROBE_TIMEOUT_S = 5.0
+# HTTP: the request parameter each method's Mcp-Name header repeats.
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 # HTTP: a tool may ask for arguments to be repeated as Mcp-Param-<name> headers ("x-mcp-header" on a
 # string, integer or boolean property); the name must be an HTTP token.
 HEADER_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -155,14 +157,24 @@ class Revisions:
             self.client.log(f"skipped tool {shorten(str(tool.get('name')), 80)}: {e}")
             return False
 
-    def param_headers(self, message: dict) -> dict[str, str] | None:
-        """Over HTTP in 2026-07-28, the Mcp-Param-<name> headers a tools/call carries: each argument
-        its tool's inputSchema asks to see in headers ("x-mcp-header"), encoded."""
-        if not self.modern or self.client.cfg.kind == "stdio" or message.get("method") != "tools/call":
-            return None
-        params = message["params"]
-        schema = next((t.get("inputSchema") for t in self.client.tools if t.get("name") == params.get("name")), None)
-        return param_headers(schema, params.get("arguments"))
+    def headers(self, message: dict) -> dict[str, str]:
+        """The HTTP headers MCP asks a message to carry: the version agreed; in 2026-07-28 the version
+        the body declares, the method, what it names, and the arguments a tool's inputSchema asks to
+        see in headers ("x-mcp-header")."""
+        if not self.modern:
+            return {"MCP-Protocol-Version": self.revision} if self.revision else {}
+        method = message.get("method")
+        if method is None:
+            return {}  # an answer or a notification goes as it is
+        headers = {"MCP-Protocol-Version": self.revision, "Mcp-Method": method}
+        params = message.get("params") or {}
+        named = params.get(NAMED_BY.get(method, ""))
+        if isinstance(named, str):
+            headers["Mcp-Name"] = header_value(named)
+        if method == "tools/call":
+            schema = next((t.get("inputSchema") for t in self.client.tools if t.get("name") == named), None)
+            headers.update(param_headers(schema, params.get("arguments")))
+        return headers
 
     def result_kind(self, method: str, result: dict) -> None:
         """A result that is not complete (2026-07-28: the server wants input first) is an error here."""

@@ -17,9 +17,8 @@ import subprocess
 import sys
 import threading
 import time
-from beyond_base import MAX_MESSAGE_BYTES, SIGNAL_CHECK_S, Inbox, Transport
-from beyond_config import ServerConfig, server_command, server_env
-from mcp import McpError
+
+from beyond_base import MAX_MESSAGE_BYTES, SIGNAL_CHECK_S, Inbox, Transport, TransportError, server_command, server_env
 
 # Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
 PIPE_BUFFER_BYTES = 65536
@@ -48,7 +47,7 @@ EXIT_DRAIN_S = 0.5
 class StdioTransport(Transport):
     """A server started as a subprocess; messages are newline-delimited JSON on stdin/stdout."""
 
-    def __init__(self, name: str, config: ServerConfig, inbox: Inbox) -> None:
+    def __init__(self, name: str, config, inbox: Inbox) -> None:
         super().__init__(name, config, inbox)
         self.proc: subprocess.Popen | None = None
         self._stderr_thread: threading.Thread | None = None
@@ -68,11 +67,11 @@ class StdioTransport(Transport):
         self._write_lock = threading.Lock()
 
     def start(self) -> None:
-        """Spawn the server and start the reader threads; McpError if it cannot be started."""
+        """Spawn the server and start the reader threads; TransportError if it cannot be started."""
         command = server_command(self.config)
         with self._proc_lock:
             if self._stopping:
-                raise McpError("server stopped", self.name)
+                raise TransportError("server stopped")
             try:
                 self.proc = subprocess.Popen(
                     command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -81,7 +80,7 @@ class StdioTransport(Transport):
                     # launchers such as npx, no controlling terminal, and Ctrl-C stays ours.
                     start_new_session=True)
             except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command or env
-                raise McpError(_not_started(e, command[0], self.config.cwd), self.name) from None
+                raise TransportError(_not_started(e, command[0], self.config.cwd)) from None
         os.set_blocking(self.proc.stdin.fileno(), False)  # writes wait in select(), up to a deadline
         # stderr first: the stdout thread joins it to report the server's last words.
         self._stderr_thread = threading.Thread(target=self._drain_stderr, name=f"mcp-{self.name}-stderr",
@@ -91,18 +90,19 @@ class StdioTransport(Transport):
         threading.Thread(target=self._watch_exit, name=f"mcp-{self.name}-exit", daemon=True).start()
 
     def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
-        """Write one message by `deadline`; McpError if the server does not take it. No headers on a pipe."""
+        """Write one message by `deadline`; TransportError if the server does not take it. A pipe has
+        no headers."""
         what = message.get("method", "reply")
         try:
             data = (JSON_ENCODER.encode(message) + "\n").encode("utf-8")
         except ValueError as e:  # NaN, Infinity, or a lone surrogate: not valid JSON in UTF-8
-            raise McpError(f"{what} not sent: {e}", self.name) from None
+            raise TransportError(f"{what} not sent: {e}") from None
         # A deadline already past means one try (our answers to the server's requests): the pipe is
         # not waited for, but another thread's write in progress is, briefly.
         lock = self._write_lock
         if not lock.acquire(False) and not lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)
                                                         or ONE_TRY_LOCK_WAIT_S):
-            raise McpError(f"{what} failed: the server is not reading its input", self.name)
+            raise TransportError(f"{what} failed: the server is not reading its input")
         try:
             self._write_all(data, deadline, what)
         finally:
@@ -120,12 +120,12 @@ class StdioTransport(Transport):
                     left = deadline - time.monotonic()
                 except BrokenPipeError:  # the server closed its input, most likely by exiting: say why
                     self._ended.wait(2 * CLOSE_GRACE_S)
-                    raise McpError(f"{what} failed: {self._end_reason or 'the server closed its input'}",
-                                   self.name) from None
+                    raise TransportError(f"{what} failed: {self._end_reason or 'the server closed its input'}") \
+                        from None
                 except (OSError, ValueError):  # stdin closed by stop()
                     left = -1.0
                 if left <= 0:
-                    raise McpError(f"{what} failed: the server is not reading its input", self.name)
+                    raise TransportError(f"{what} failed: the server is not reading its input")
                 # Short steps: a Ctrl-C or SIGTERM that landed on another thread is still seen.
                 select.select([], [self.proc.stdin.fileno()], [], min(left, SIGNAL_CHECK_S))
         finally:

@@ -137,7 +137,8 @@ def test_handshake_refused_by_a_modern_server_gets_a_hint(started):
     with pytest.raises(McpError, match=r'initialize failed: initialize is not supported.*set "protocol": "auto"'):
         started(fake("modern"))
     with FakeHttpMcp("modern") as server:
-        with pytest.raises(McpError, match=r'initialize to .* HTTP 400: params._meta .*set "protocol": "auto"'):
+        # The 400's JSON-RPC error is the reply (no session to have forgotten), as a stdio server's would be.
+        with pytest.raises(McpError, match=r'initialize failed: params._meta .*\(code -32602\) .*set "protocol": "auto"'):
             started({"type": "http", "url": server.url}, name="remote")
 
 
