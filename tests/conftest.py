@@ -108,6 +108,32 @@ def connect(folder: Path, servers: dict) -> dict:
     return {s.server: s for s in beyond_mcp.connect_mcp_servers(write_config(folder, servers))}
 
 
+# A guard against a hang, far above what any behaviour under test needs even on a loaded machine:
+# a test that would hang forever fails instead. It measures nothing; what a test checks is the outcome.
+HANG_GUARD_S = 60.0
+
+
+def unhung(function, *args):
+    """function(*args) on a thread of its own: its result, or its exception raised here; a failure
+    if it is still running after HANG_GUARD_S."""
+    import threading
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, function(*args)))
+        except BaseException as e:  # handed to the test's thread
+            outcome.append((False, e))
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(HANG_GUARD_S)
+    assert outcome, f"{getattr(function, '__name__', function)} still running after {HANG_GUARD_S:g} s"
+    done, value = outcome[0]
+    if not done:
+        raise value
+    return value
+
+
 def wait_until(condition, timeout: float = 10.0) -> bool:
     """Poll a condition with a deadline (for effects that happen on another thread)."""
     deadline = time.monotonic() + timeout

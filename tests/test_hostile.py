@@ -16,7 +16,7 @@ import permissions
 import tools
 from beyond_from_server import ANSWERS_PER_S
 from beyond_mcp import McpError
-from conftest import INDEX, agent_env, connect, fake, processes_in, run_agent, wait_until, workdir
+from conftest import INDEX, agent_env, connect, fake, processes_in, run_agent, unhung, wait_until, workdir
 from fakes.openai_server import FakeOpenAI, answer
 
 
@@ -62,10 +62,8 @@ def test_big_call_to_a_server_that_stopped_reading_fails_by_its_deadline(started
     """1 MB of arguments to a server that no longer reads: the call fails by its timeout, stop() is quick."""
     client = started(fake("normal", timeout=1))
     client.call_tool("stop_reading", {})
-    begun = time.monotonic()
-    with pytest.raises(McpError, match="not reading its input"):
-        client.call_tool("echo", {"text": "x" * 1_000_000})
-    assert time.monotonic() - begun < 5  # the deadline is 1 s; a blocking write would hang here
+    with pytest.raises(McpError, match="not reading its input"):  # a blocking write would hang here
+        unhung(client.call_tool, "echo", {"text": "x" * 1_000_000})
     pid = client.link.transport.proc.pid
     client.stop()
     assert client.link.transport.proc.poll() is not None, f"server {pid} still runs"
@@ -84,7 +82,7 @@ def test_requests_are_answered_at_a_bounded_rate(started, capfd):
     begun = time.monotonic()
     answered = int(client.call_tool("ping_storm", {"count": 1000}))
     allowed = ANSWERS_PER_S * (1 + time.monotonic() - begun)  # the burst, and what the elapsed time refilled
-    assert 1 <= answered <= allowed < 500
+    assert 1 <= answered <= allowed and answered < 1000
     assert "answers dropped so far): over 20 requests a second" in capfd.readouterr().err
     assert client.call_tool("echo", {"text": "still fine"}) == "still fine"
 
@@ -160,10 +158,8 @@ def test_endless_line_fails_its_call_at_the_limit(started, monkeypatch):
     import beyond_stdio
     monkeypatch.setattr(beyond_stdio, "MAX_MESSAGE_BYTES", 1 << 20)
     client = started(fake("normal", timeout=30))
-    begun = time.monotonic()
-    with pytest.raises(McpError, match="over the 1 MB limit"):
+    with pytest.raises(McpError, match="over the 1 MB limit"):  # not "no reply within 30 s"
         client.call_tool("big_line", {"size": 3_000_000, "newline": False})
-    assert time.monotonic() - begun < 15
 
 
 def test_long_stderr_line_is_cut(started):
@@ -276,10 +272,8 @@ def test_trickling_chat_reply_ends_at_the_deadline(endpoint, monkeypatch):
     from fakes.openai_server import Trickle
     monkeypatch.setattr(chat, "HTTP_TIMEOUT_S", 1.0)
     endpoint(Trickle(threading.Event()))
-    begun = time.monotonic()
-    with pytest.raises(chat.ChatError, match="no reply from .* within 1 s"):
-        chat.complete(chat.new_history())
-    assert time.monotonic() - begun < 10  # a per-read timeout would wait for the whole megabyte
+    with pytest.raises(chat.ChatError, match="no reply from .* within 1 s"):  # a per-read timeout: never
+        unhung(chat.complete, chat.new_history())
 
 
 def test_trickling_remote_answer_ends_at_the_deadline():
@@ -288,10 +282,8 @@ def test_trickling_remote_answer_ends_at_the_deadline():
     with FakeHttpMcp("trickle") as server:
         client = beyond_mcp.McpClient("remote", {"url": server.url, "timeout": 1})
         client.start()
-        begun = time.monotonic()
-        with pytest.raises(McpError, match="no reply to tools/call within 1 s"):
-            client.call_tool("echo", {"text": "x"})
-        assert time.monotonic() - begun < 10
+        with pytest.raises(McpError, match="no reply to tools/call within 1 s"):  # a per-read timeout: never
+            unhung(client.call_tool, "echo", {"text": "x"})
         client.stop()
 
 
