@@ -103,7 +103,22 @@ class SessionExpired(TransportError):
         self.session = session  # the session it forgot
 
 
-def wait_for(waiter: queue.SimpleQueue, call) -> object:
+class Call:
+    """One request in flight: its deadline (which progress may push out, up to `latest`), the timeout
+    it was given, and where its progress goes."""
+
+    __slots__ = ("deadline", "timeout", "latest", "on_progress")
+
+    def __init__(self, timeout: float, on_progress: Callable[[str], None] | None = None, cap: int = 1) -> None:
+        self.deadline, self.timeout = time.monotonic() + timeout, timeout
+        self.latest, self.on_progress = self.deadline + (cap - 1) * timeout, on_progress
+
+
+class Calls(threading.local):
+    current: Call | None = None  # the request this thread is making
+
+
+def wait_for(waiter: queue.SimpleQueue, call: Call) -> object:
     """waiter.get() until call.deadline (queue.Empty then), which progress may push out meanwhile,
     in steps short enough to notice signals."""
     while True:

@@ -15,25 +15,20 @@ touches the twin's fields (_lock, _dead, _next_id).
 import json
 import queue
 import sys
-import threading
 import time
 from collections.abc import Callable
 
 import mcp
-from beyond_base import METHOD_NOT_FOUND, SessionExpired, TransportError, wait_for
+from beyond_base import METHOD_NOT_FOUND, Call, Calls, SessionExpired, TransportError, wait_for
 from beyond_config import ServerConfig, parse_server_config
 from beyond_from_server import FromServer
 from beyond_link import Link
 from beyond_modern import Revisions
 from beyond_stdio import StdioTransport
-from beyond_text import clean, content_text, shorten
+from beyond_text import clean, content_text, parse_message, prompt_messages, resource_text, shorten
 from mcp import McpError
 from permissions import mask_secrets
 
-# We offer the newest revision (the tutorial offers 2025-06-18) and accept any revision whose
-# messages we understand; anything else is refused.
-PROTOCOL_VERSION = "2025-11-25"
-SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
 # These requests wait startupTimeout; the others timeout.
 STARTUP_METHODS = ("initialize", "server/discover", "tools/list")
@@ -51,21 +46,6 @@ class ReplyError(McpError):
     def __init__(self, message: str, server: str, code: int | None, data: object = None) -> None:
         super().__init__(message, server, code)
         self.data = data
-
-
-class Call:
-    """One request in flight: its deadline (which progress may push out, up to `latest`), the timeout
-    it was given, and where its progress goes."""
-
-    __slots__ = ("deadline", "timeout", "latest", "on_progress")
-
-    def __init__(self, timeout: float, on_progress: Callable[[str], None] | None = None, cap: int = 1) -> None:
-        self.deadline, self.timeout = time.monotonic() + timeout, timeout
-        self.latest, self.on_progress = self.deadline + (cap - 1) * timeout, on_progress
-
-
-class _Calls(threading.local):
-    current: Call | None = None  # the request this thread is making
 
 
 class McpClient(mcp.McpClient):
@@ -89,7 +69,7 @@ class McpClient(mcp.McpClient):
         self.revisions = Revisions(self)
         self.link = Link(self)  # the transport, and how it is replaced
         # The request each thread is making (a Call), for the twin's hooks, which are called without it.
-        self._calls = _Calls()
+        self._calls = Calls()
 
     @property
     def revision(self) -> str | None:
@@ -123,19 +103,14 @@ class McpClient(mcp.McpClient):
 
     def read_resource(self, uri: str) -> str:
         """resources/read: text as it is, anything else described."""
-        result = self._request("resources/read", {"uri": uri})
-        contents = result.get("contents") if isinstance(result.get("contents"), list) else []
-        return content_text({"content": [{"type": "resource", "resource": c} for c in contents]})
+        return resource_text(self._request("resources/read", {"uri": uri}))
 
     def list_prompts(self) -> list[dict]:
         return self._list_all("prompts/list", "prompts")
 
     def get_prompt(self, name: str, arguments: dict[str, str]) -> list[dict]:
         """prompts/get: the prompt's messages, each {"role", "text"}."""
-        result = self._request("prompts/get", {"name": name, "arguments": arguments})
-        messages = result.get("messages") if isinstance(result.get("messages"), list) else []
-        return [{"role": m.get("role") if m.get("role") in ("user", "assistant") else "user",
-                 "text": content_text({"content": [m.get("content")]})} for m in messages if isinstance(m, dict)]
+        return prompt_messages(self._request("prompts/get", {"name": name, "arguments": arguments}))
 
     def _list_all(self, method: str, key: str) -> list[dict]:
         """A list request, following nextCursor (at most MAX_TOOL_PAGES pages); "method not found" is none."""
@@ -203,22 +178,10 @@ class McpClient(mcp.McpClient):
         except TransportError as e:
             raise McpError(str(e), self.name) from None
 
-    def _handshake(self) -> dict:
-        """initialize, check the version, notifications/initialized, then listen; returns the server's answer."""
-        init = self._request("initialize", {"protocolVersion": PROTOCOL_VERSION,
-                                            "capabilities": {}, "clientInfo": CLIENT_INFO})
-        if init.get("protocolVersion") not in SUPPORTED_VERSIONS:
-            raise McpError(f"unsupported protocol version {init.get('protocolVersion')!r} "
-                           f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", self.name)
-        self.revisions.revision = init["protocolVersion"]
-        self._notify("notifications/initialized")
-        self.capabilities = init.get("capabilities") if isinstance(init.get("capabilities"), dict) else {}
-        self.link.transport.listen(None, self._headers({}))  # over HTTP, the stream of what the server sends unasked
-        return init
-
-    def listen(self, request: dict) -> None:
-        """Send a request whose answer is a stream of what the server sends unasked (no one waits for it)."""
-        self.link.transport.listen(request, self._headers(request))
+    def listen(self, request: dict | None = None) -> None:
+        """Open the stream of what the server sends unasked: over HTTP the session's GET, or a request
+        whose answer it is (2026-07-28's subscriptions/listen, which no one waits for)."""
+        self.link.transport.listen(request, self._headers(request or {}))
 
     def new_request_id(self) -> int:
         with self._lock:
@@ -316,9 +279,14 @@ class McpClient(mcp.McpClient):
     def _accept(self, line: bytes | dict) -> None:
         """The twin's, for every message the transport delivers: a reply, a server request or a
         notification; whatever goes wrong is reported, never dropped silently, so the reader lives on."""
-        message = line if isinstance(line, dict) else self._parse(line)
-        if message is None:
-            return
+        if isinstance(line, dict):
+            message = line
+        else:
+            message, complaint = parse_message(line)
+            if complaint:
+                self.log(complaint)
+            if message is None:
+                return
         try:
             if "method" in message:
                 self.from_server.handle(message)
@@ -326,21 +294,6 @@ class McpClient(mcp.McpClient):
                 self._reply(message)
         except Exception as e:  # a message we cannot handle is reported; the reader thread must live on
             self.log(f"could not handle a message ({type(e).__name__}: {e}): {shorten(json.dumps(message))}")
-
-    def _parse(self, line: bytes) -> dict | None:
-        try:
-            text = line.decode()  # decoded first: json.loads would guess the encoding of bytes
-        except UnicodeDecodeError:  # invalid UTF-8 is replaced and reported, never fatal
-            self.log("replaced invalid UTF-8 in a message from the server")
-            text = line.decode("utf-8", "replace")
-        try:
-            message = json.loads(text)
-        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
-            message = None
-        if not isinstance(message, dict):
-            self.log(f"skipped a line that is not a JSON-RPC message: {shorten(text)}")
-            return None
-        return message
 
     def _reply(self, message: dict) -> None:
         """A reply goes to its waiter, through the twin's _settle; our ids are ints: true, 1.0 or "1"

@@ -117,7 +117,7 @@ class Link:
             return
         try:
             self.client.log("the session expired; initializing again")
-            self.client._handshake()
+            self.client.revisions.handshake()
         finally:
             with self._renew_lock:
                 self._renewing = None

@@ -7,9 +7,10 @@ server has; there are no sessions, and a server sends no requests of its own. A 
 "protocol" in mcp.json picks: "legacy" (the handshake: the default), "2026-07-28" (this revision
 only), or "auto" (a server/discover probe, and the handshake when it finds no modern server).
 
-The full client (beyond_client.McpClient) holds one Revisions per server: the revision spoken and
-what differs between revisions; it asks the client for requests, the handshake and a new
-connection, and sets the client's capabilities.
+The full client (beyond_client.McpClient) holds one Revisions per server: the revision spoken, the
+handshake or the probe that agrees on it, and what differs between revisions (the _meta of a
+request, the HTTP headers MCP asks for). It asks the client for requests and a new connection, and
+sets the client's capabilities.
 """
 import base64
 import json
@@ -19,6 +20,10 @@ import threading
 from beyond_text import shorten
 from mcp import McpError
 
+# We offer the newest revision (the tutorial offers 2025-06-18) and accept any revision whose
+# messages we understand; anything else is refused.
+PROTOCOL_VERSION = "2025-11-25"
+SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 # The stateless revisions this client speaks, oldest first (it declares the newest); an entry's
 # "protocol" names one of them (beyond_config.PROTOCOLS).
 MODERN_VERSIONS = ("2026-07-28",)
@@ -60,7 +65,7 @@ class Revisions:
         client, self.revision = self.client, None
         if client.cfg.protocol == "legacy":
             try:
-                client._handshake()
+                self.handshake()
             except McpError as e:
                 if e.code is None and "HTTP 400" not in str(e):
                     raise  # no answer, an exit, a refused connection: not a question of revisions
@@ -75,6 +80,20 @@ class Revisions:
                                "\"legacy\" or \"auto\" in its entry)", client.name) from None
             client.from_server.said(f"server/discover found no 2026-07-28 server ({e}); using the handshake")
             self._fall_back(str(e))
+
+    def handshake(self) -> dict:
+        """initialize, check the version, notifications/initialized, then listen; returns the server's answer."""
+        client = self.client
+        init = client._request("initialize", {"protocolVersion": PROTOCOL_VERSION,
+                                              "capabilities": {}, "clientInfo": client.client_info})
+        if init.get("protocolVersion") not in SUPPORTED_VERSIONS:
+            raise McpError(f"unsupported protocol version {init.get('protocolVersion')!r} "
+                           f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", client.name)
+        self.revision = init["protocolVersion"]
+        client._notify("notifications/initialized")
+        client.capabilities = init.get("capabilities") if isinstance(init.get("capabilities"), dict) else {}
+        client.listen()  # over HTTP, the stream of what the server sends unasked
+        return init
 
     def _discover(self, timeout: float | None) -> None:
         """server/discover in the newest modern revision; the server's versions pick the one we speak."""
@@ -93,7 +112,7 @@ class Revisions:
         self.revision = None
         self.client.link.reconnect_if_dead()
         try:
-            self.client._handshake()
+            self.handshake()
         except McpError as e:
             raise McpError(f"{e} (and server/discover failed: {why})", self.client.name) from None
 

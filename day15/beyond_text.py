@@ -90,6 +90,36 @@ def loads_or_none(text: str) -> object:
         return None
 
 
+def parse_message(line: bytes) -> tuple[dict | None, str | None]:
+    """One line of a stdio server as a JSON-RPC message, and what to report about it: invalid UTF-8
+    is replaced (and said), a line that is no JSON object is skipped (and said)."""
+    complaint = None
+    try:
+        text = line.decode()  # decoded first: json.loads would guess the encoding of bytes
+    except UnicodeDecodeError:
+        text, complaint = line.decode("utf-8", "replace"), "replaced invalid UTF-8 in a message from the server"
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
+        message = None
+    if not isinstance(message, dict):
+        return None, f"skipped a line that is not a JSON-RPC message: {shorten(text)}"
+    return message, complaint
+
+
+def resource_text(result: dict) -> str:
+    """A resources/read result: text as it is, anything else described."""
+    contents = result.get("contents") if isinstance(result.get("contents"), list) else []
+    return content_text({"content": [{"type": "resource", "resource": c} for c in contents]})
+
+
+def prompt_messages(result: dict) -> list[dict]:
+    """A prompts/get result: its messages, each {"role", "text"}."""
+    messages = result.get("messages") if isinstance(result.get("messages"), list) else []
+    return [{"role": m.get("role") if m.get("role") in ("user", "assistant") else "user",
+             "text": content_text({"content": [m.get("content")]})} for m in messages if isinstance(m, dict)]
+
+
 def content_text(result: dict) -> str:
     """The text of a tools/call result; other content is described; empty gets a placeholder."""
     parts = [_content_part(item) for item in result.get("content") or [] if isinstance(item, dict)]
