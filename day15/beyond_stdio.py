@@ -7,14 +7,12 @@ so the server never blocks on it; the reason a server went away carries its exit
 stderr line; and stop() ends the whole group without waiting on a pipe: close stdin, wait,
 SIGTERM, wait, SIGKILL.
 """
-import contextlib
 import json
 import os
 import re
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 
@@ -235,57 +233,6 @@ def _not_started(error: Exception, program: str, cwd: str | None) -> str:
     if cwd and not os.path.isdir(cwd):
         return f"cannot start server: its \"cwd\" {cwd!r} is not a folder; fix \"cwd\" in .geekagent/mcp.json"
     return f"cannot start server: {getattr(error, 'strerror', None) or error} ({program})"
-
-
-# Beyond the tutorial (Linux): a server's descendant that leaves the server's process group (setsid,
-# as daemons do) is out of reach of stop(). The full agent makes itself a child subreaper, so such a
-# descendant is re-parented to the agent instead of to init, and stops it when it leaves.
-PR_SET_CHILD_SUBREAPER = 36
-_subreaper = False
-
-
-def adopt_orphans() -> bool:
-    """Become a child subreaper (Linux only); False where that is not possible."""
-    global _subreaper
-    if sys.platform.startswith("linux") and not _subreaper:
-        try:
-            import ctypes
-            _subreaper = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            pass  # no prctl: escaped descendants go to init, as they would without this
-    return _subreaper
-
-
-def stop_orphans() -> None:
-    """Stop what was re-parented to us (SIGTERM, then SIGKILL) and reap those pids only: never
-    waitpid(-1), which would take the exit statuses subprocess.Popen waits for. Call it after every
-    server is stopped, so the children left are orphans."""
-    deadline, sig = time.monotonic() + TERM_GRACE_S, signal.SIGTERM
-    while _subreaper and (orphans := _children_of(os.getpid())):
-        for pid in orphans:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, sig)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
-        if time.monotonic() > deadline:
-            if sig == signal.SIGKILL:
-                return  # what survives SIGKILL this long is beyond us
-            deadline, sig = time.monotonic() + KILL_WAIT_S, signal.SIGKILL
-        time.sleep(0.01)  # orphans are waited for by polling: waitpid(-1) is not ours to call
-
-
-def _children_of(parent: int) -> list[int]:
-    """The processes (zombies too) whose parent is `parent`, from /proc."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"{entry.path}/stat", "rb") as f:
-                    if int(f.read().rsplit(b")", 1)[1].split()[1]) == parent:
-                        found.append(int(entry.name))
-            except (OSError, IndexError, ValueError):
-                continue  # it ended while we looked
-    return found
 
 
 def _mb(size: int) -> str:

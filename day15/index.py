@@ -17,8 +17,8 @@ from types import ModuleType
 
 import beyond_commands
 import beyond_folder
+import beyond_orphans
 import beyond_resources
-import beyond_stdio
 import beyond_trust
 import chat
 import permissions
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         servers.stop_mcp_servers()
-        beyond_stdio.stop_orphans()  # what escaped a server's process group (full agent, Linux)
+        beyond_orphans.stop_orphans()  # what escaped a server's process group (full agent, Linux)
     return 0
 
 
@@ -136,7 +136,7 @@ def _full_agent_state(folder: str):
     import beyond_approvals
     import beyond_audit
     import beyond_mcp
-    beyond_stdio.adopt_orphans()  # a server's descendant that leaves its process group is still ours to stop
+    beyond_orphans.adopt_orphans()  # a server's descendant that leaves its process group is still ours to stop
     approvals = beyond_approvals.Approvals(folder)
     beyond_mcp.use_approvals(approvals)
     permissions.set_remember(beyond_mcp.remember_always)
