@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 import mcp
 import permissions
 from beyond_approvals import Approvals
+from beyond_audit import AuditLog
 from beyond_client import McpClient
 from beyond_base import run_all
 from beyond_config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond_text import clean, shorten, shown_arguments, squeeze
 from mcp import McpError
-from tools import Tool, register_tool, unregister_tool
+from tools import Tool, all_tools, register_tool, set_audit, unregister_tool
 
 __all__ = ["McpClient", "McpError", "McpStatus", "connect_mcp_servers", "mcp_statuses", "stop_mcp_servers"]
 
@@ -60,6 +61,19 @@ def use_approvals(approvals: Approvals | None) -> None:
 def remember_always(name: str) -> str:
     """permissions' remember(): keep an `a` for this tool as it is now in the folder's approvals."""
     return _approvals.remember(name)
+
+
+def use_folder_state(folder: str) -> AuditLog:
+    """The full agent's state for this folder: `a` answers and the pins of allowed tools (in the
+    user's state), and the audit log of every tool call (.geekagent/audit.jsonl), which it returns."""
+    approvals = Approvals(folder)
+    use_approvals(approvals)
+    permissions.set_remember(remember_always)
+    for tool in all_tools():  # the built-ins: an `a` allows them; their descriptions are ours, nothing to pin
+        approvals.review(tool.name, None)
+    audit = AuditLog(server_of)
+    set_audit(audit.record)
+    return audit
 
 
 # --- the registry adapter ------------------------------------------------------------------

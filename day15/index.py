@@ -4,6 +4,10 @@
 tutorial's client (mcp.py) alone, limits included. This is the one place that chooses. Start-up:
 find the project's .geekagent/, load the policies, register the built-in tools, connect the MCP
 servers, show them; then each message is a slash command or a chat turn. Servers stop on every way out.
+What section 4.5 adds to index.ts is in one place below: connect, mcp_line, /mcp and /exit. What is
+beyond the tutorial lives in beyond files: the folder's trust (beyond_trust.py), the keys, completion
+and activity line (beyond_terminal.py), the other commands (beyond_commands.py, beyond_resources.py)
+and the ways out (beyond_exit.py).
 """
 import sys
 
@@ -11,13 +15,12 @@ if sys.version_info < (3, 10):  # Beyond the tutorial: one clear line instead of
     sys.exit(f"GeekAgent Day 15 needs Python 3.10 or newer; this is {sys.version.split()[0]}.")
 
 import os
-import signal
 from collections.abc import Callable
 from types import ModuleType
 
 import beyond_commands
+import beyond_exit
 import beyond_folder
-import beyond_orphans
 import beyond_resources
 import beyond_trust
 import chat
@@ -70,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     # surrogate, say) is shown replaced instead of failing the print.
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(errors="replace")
-    _stop_on_signals()
+    beyond_exit.stop_on_signals()  # Beyond the tutorial: SIGTERM and SIGHUP leave through the finally below
     root = beyond_folder.find_project()
     try:
         # Beyond the tutorial: the folder's files are read once; mcp.json, .env and what GeekAgent.json
@@ -84,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         untrusted_allows = [] if trusted else project.allows()
         permissions.load_policies(policies={**policies, **dict.fromkeys(untrusted_allows, "ask")})
         tools.register_builtin_tools()
-        audit = None if tutorial else _full_agent_state(root or os.getcwd())
+        if not tutorial:
+            beyond_exit.adopt_orphans()  # a server's descendant that leaves its process group is still ours to stop
+        audit = None if tutorial else servers.use_folder_state(root or os.getcwd())
         print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
         print(style(BANNER[tutorial], "2"))
         print(f"project: {shown(root, one_line=True)}" if root else
@@ -104,9 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         servers.stop_mcp_servers()
-        beyond_orphans.stop_orphans()  # what escaped a server's process group (full agent, Linux)
+        beyond_exit.stop_orphans()  # what escaped a server's process group (full agent, Linux)
     return 0
 
+
+# --- tutorial section 4.5 (index.ts): connect at start-up, mcpLine, /mcp, /exit ------------------
 
 def connect(servers: ModuleType, tutorial: bool, project: beyond_trust.Project, echo: bool = False) -> bool:
     """Connect the configured servers, from the mcp.json bytes the user trusted; a config that cannot
@@ -128,51 +135,6 @@ def connect(servers: ModuleType, tutorial: bool, project: beyond_trust.Project, 
         print(f"error: cannot use .geekagent/mcp.json: {shown(str(e), one_line=True)}", file=sys.stderr)
         return False
     return True
-
-
-# Beyond the tutorial: every tool call is recorded in .geekagent/audit.jsonl, and `a`lways answers and
-# the pins of allowed tools are kept per folder in the user's state (the full agent).
-def _full_agent_state(folder: str):
-    import beyond_approvals
-    import beyond_audit
-    import beyond_mcp
-    beyond_orphans.adopt_orphans()  # a server's descendant that leaves its process group is still ours to stop
-    approvals = beyond_approvals.Approvals(folder)
-    beyond_mcp.use_approvals(approvals)
-    permissions.set_remember(beyond_mcp.remember_always)
-    for tool in tools.all_tools():  # the built-ins: an `a` allows them; their descriptions are ours, nothing to pin
-        approvals.review(tool.name, None)
-    audit = beyond_audit.AuditLog(beyond_mcp.server_of)
-    tools.set_audit(audit.record)
-    return audit
-
-
-# Beyond the tutorial: servers are stopped on SIGTERM and SIGHUP too, not only on /exit.
-def _stop_on_signals() -> None:
-    """SIGTERM or a closed terminal leaves through main()'s finally, so servers are stopped."""
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), _leave)
-
-
-def _leave(signum: int, frame) -> None:
-    """Exit through main()'s finally; a second signal must not cut the stopping of the servers short."""
-    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
-    sys.exit(128 + signum)
-
-
-def print_banner(servers: ModuleType) -> None:
-    if servers.__name__ == "mcp":  # the tutorial's client says nothing while it starts
-        for status in servers.mcp_statuses():
-            print("  " + status_lines(status, with_tools=False)[0])
-    print(f"MCP  {mcp_line(servers)}" + ("  (their tools are named mcp_<server>_<tool>; /mcp lists them)"
-                                         if servers.mcp_statuses() else ""))
-    for hint in (chat.missing_key_hint(), chat.plain_http_hint()):
-        if hint:
-            print(style(hint, "33"))
-    print("Type a message, or /help for commands.")
 
 
 def mcp_line(servers: ModuleType) -> str:
@@ -201,6 +163,37 @@ def status_lines(status, with_tools: bool) -> list[str]:
     revision = getattr(getattr(status, "client", None), "revision", None)
     spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
     return [head] + ([f"  {tool}" for tool in status.tools] + unusable + spoken if with_tools else [])
+
+
+def cmd_mcp(session: Session, arg: str) -> None:
+    """the MCP servers and their tools"""
+    statuses = session.servers.mcp_statuses()
+    if not statuses:
+        print("(no MCP servers: declare them in .geekagent/mcp.json and restart)")
+        return
+    print(f"MCP  {mcp_line(session.servers)}")
+    for status in statuses:
+        print("\n".join(status_lines(status, with_tools=True)))
+
+
+def cmd_exit(session: Session, arg: str) -> None:
+    """leave (Ctrl-D works too)"""
+    session.servers.stop_mcp_servers()  # as index.ts's /exit (main() stops them on every other way out)
+    session.running = False
+
+
+# --- the REPL -------------------------------------------------------------------------------
+
+def print_banner(servers: ModuleType) -> None:
+    if servers.__name__ == "mcp":  # the tutorial's client says nothing while it starts
+        for status in servers.mcp_statuses():
+            print("  " + status_lines(status, with_tools=False)[0])
+    print(f"MCP  {mcp_line(servers)}" + ("  (their tools are named mcp_<server>_<tool>; /mcp lists them)"
+                                         if servers.mcp_statuses() else ""))
+    for hint in (chat.missing_key_hint(), chat.plain_http_hint()):
+        if hint:
+            print(style(hint, "33"))
+    print("Type a message, or /help for commands.")
 
 
 def _s(count: int) -> str:
@@ -278,28 +271,11 @@ def cmd_help(session: Session, arg: str) -> None:
     print(f"  Enter sends; a line ending in \\ goes on; {ctrl_c}; Ctrl-D, /exit or exit leave.")
 
 
-def cmd_mcp(session: Session, arg: str) -> None:
-    """the MCP servers and their tools"""
-    statuses = session.servers.mcp_statuses()
-    if not statuses:
-        print("(no MCP servers: declare them in .geekagent/mcp.json and restart)")
-        return
-    print(f"MCP  {mcp_line(session.servers)}")
-    for status in statuses:
-        print("\n".join(status_lines(status, with_tools=True)))
-
-
 def cmd_prompt(session: Session, arg: str) -> None:
     """<server> <name> [key=value ...]: send a server's prompt as the next message"""
     text = beyond_resources.prompt_turn(session, arg)
     if text:
         chat_turn(session, text, typed=False)
-
-
-def cmd_exit(session: Session, arg: str) -> None:
-    """leave (Ctrl-D works too)"""
-    session.servers.stop_mcp_servers()  # as index.ts's /exit (main() stops them on every other way out)
-    session.running = False
 
 
 def unknown_command(session: Session, arg: str) -> None:

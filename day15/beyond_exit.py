@@ -1,8 +1,11 @@
-"""Beyond the tutorial (Linux): what escaped a server's process group is still stopped when the agent leaves.
+"""Beyond the tutorial: the agent leaves cleanly, however it is ended.
 
-StdioTransport.stop() ends a server's whole process group; a descendant that left the group
-(setsid, as daemons do) is out of its reach. The full agent makes itself a child subreaper, so
-such a descendant is re-parented to the agent instead of to init, and stops it when it leaves.
+The tutorial stops its servers on /exit and Ctrl-C. Here SIGTERM and a closed terminal (SIGHUP)
+leave through the same way out, so no server is left running. And on Linux, what escaped a
+server's process group is stopped too: StdioTransport.stop() ends a server's whole group, but a
+descendant that left it (setsid, as daemons do) is out of its reach; the full agent makes itself
+a child subreaper, so such a descendant is re-parented to the agent instead of to init, and stops
+it when it leaves.
 """
 import contextlib
 import os
@@ -11,6 +14,21 @@ import sys
 import time
 
 from beyond_stdio import KILL_WAIT_S, TERM_GRACE_S
+
+
+def stop_on_signals() -> None:
+    """SIGTERM or a closed terminal leaves through main()'s finally, so servers are stopped."""
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _leave)
+
+
+def _leave(signum: int, frame) -> None:
+    """Exit through main()'s finally; a second signal must not cut the stopping of the servers short."""
+    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    sys.exit(128 + signum)
 
 PR_SET_CHILD_SUBREAPER = 36
 _subreaper = False
