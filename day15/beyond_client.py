@@ -65,6 +65,7 @@ class McpClient(mcp.McpClient):
         # Called (from a helper thread) after the server's tool list changed and was read again.
         self.on_tools_changed = on_tools_changed
         self.closed = False  # stop() was called: never restart
+        self.login = False  # whether a remote server that asks for a login gets one (start(login=True))
         self.from_server = FromServer(self, echo)
         self.revisions = Revisions(self)
         self.link = Link(self)  # the transport, and how it is replaced
@@ -77,9 +78,12 @@ class McpClient(mcp.McpClient):
 
     # --- the twin's public methods, overridden -------------------------------------------------
 
-    def start(self) -> list[dict]:
+    def start(self, login: bool | None = None) -> list[dict]:
         """Start the transport, agree on a revision (the handshake, or not) and list the tools; on
-        failure, shut it down."""
+        failure, shut it down. With `login`, a remote server that asks for a login gets one (the
+        browser, or a URL to open); without, that is an error saying so (later starts keep the choice)."""
+        if login is not None:
+            self.login = login
         try:
             self.connect()
             self.revisions.open()
@@ -174,7 +178,7 @@ class McpClient(mcp.McpClient):
     def connect(self) -> None:
         """A new transport (the link's), started; what it could not do is this server's McpError."""
         try:
-            self.link.connect()
+            self.link.connect(self.login)
         except TransportError as e:
             raise McpError(str(e), self.name) from None
 

@@ -22,6 +22,16 @@ MAX_TIMEOUT_S = 3600.0
 # "protocol": the handshake of revisions up to 2025-11-25 ("legacy"), the stateless 2026-07-28
 # revision only, or "auto": a probe that picks (beyond_modern.py).
 PROTOCOLS = ("legacy", "2026-07-28", "auto")
+# "oauth": what a remote entry may say about its login, each key with the check it must pass.
+OAUTH_KEYS = {
+    "clientId": (lambda v: isinstance(v, str) and v, "a non-empty string (a client registered by hand)"),
+    "clientSecret": (lambda v: isinstance(v, str), "a string (${VAR} is expanded)"),
+    "clientMetadataUrl": (lambda v: isinstance(v, str) and v.startswith("https://") and v.count("/") > 2,
+                          "an https URL with a path (a client ID metadata document)"),
+    "scopes": (lambda v: isinstance(v, list) and all(isinstance(s, str) and s and " " not in s for s in v),
+               "a list of scope names"),
+    "callbackPort": (lambda v: type(v) is int and 0 < v < 65536, "a port number (1-65535)"),
+}
 
 @dataclass
 class ServerConfig(McpServerConfig):
@@ -35,6 +45,7 @@ class ServerConfig(McpServerConfig):
     headers: dict[str, str] = field(default_factory=dict)
     allow_insecure: bool = False        # plain http to another host, only when the entry says so
     protocol: str = "legacy"            # one of PROTOCOLS
+    oauth: dict = field(default_factory=dict)  # a remote server's login (beyond_oauth.py): OAUTH_KEYS
     problem: str | None = None          # what is wrong with the entry (file and key): shown, not started
 
 
@@ -72,7 +83,7 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
                           cwd=entry.get("cwd"), disabled=entry.get("disabled", False), url=entry.get("url"),
                           kind=entry.get("type", "http" if "url" in entry else "stdio"),
                           headers=entry.get("headers", {}), allow_insecure=entry.get("allowInsecure", False),
-                          protocol=entry.get("protocol", "legacy"))
+                          protocol=entry.get("protocol", "legacy"), oauth=entry.get("oauth", {}))
     problem = _problem(config)
     if problem:
         raise McpError(f"{where}: {problem}")
@@ -102,8 +113,17 @@ def _problem(c: ServerConfig) -> str | None:
         (isinstance(c.disabled, bool), "\"disabled\" must be true or false"),
         (c.protocol in PROTOCOLS, "\"protocol\" must be " + ", ".join(f'"{p}"' for p in PROTOCOLS[:-1])
          + f' or "{PROTOCOLS[-1]}"'),
+        (isinstance(c.oauth, dict), "\"oauth\" must be an object"),
+        (not c.oauth or remote, "\"oauth\" is for a remote server (\"url\")"),
     ]
-    return next((message for ok, message in checks if not ok), None)
+    problem = next((message for ok, message in checks if not ok), None)
+    for key, value in (c.oauth.items() if problem is None else ()):
+        check = OAUTH_KEYS.get(key)
+        if check is None:
+            return f"\"oauth.{key}\" is not a key of \"oauth\" ({', '.join(OAUTH_KEYS)})"
+        if not check[0](value):
+            return f"\"oauth.{key}\" must be {check[1]}"
+    return problem
 
 
 def _seconds(value: object) -> bool:

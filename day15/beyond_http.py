@@ -20,6 +20,7 @@ import urllib.parse
 
 from beyond_base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Inbox, SessionExpired, Transport, TransportError, expand
 from beyond_listen import Listening
+from beyond_oauth import MAX_STEP_UPS, LoginNeeded, OAuth
 from beyond_text import loads_or_none, shorten
 from net import ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, error_detail, read_limited, reason_of
 from permissions import URL_PASSWORD
@@ -56,6 +57,8 @@ class HttpTransport(Listening, Transport):
         # ends a read in progress.
         self._lock = threading.Lock()
         self._pool = ConnectionPool(MAX_IDLE_CONNECTIONS)  # the connections kept alive between POSTs
+        self.oauth: OAuth | None = None  # the login, unless the entry sends its own Authorization header
+        self._login_allowed = False
         self._listening = threading.Event()
         self._stream: Cutoff | None = None
 
@@ -81,6 +84,14 @@ class HttpTransport(Listening, Transport):
         if self.url.scheme == "http" and self.url.hostname not in LOCAL_HOSTS and not self.config.allow_insecure:
             raise TransportError(f"plain http to {self.url.hostname} would send everything unencrypted; "
                                  "use https, or add \"allowInsecure\": true to the entry")
+        if "authorization" not in {k.lower() for k in self.headers}:
+            self.oauth = OAuth(self.name, urllib.parse.urlunsplit(self.url), self.config.oauth, self.inbox.log)
+            self.oauth.login_allowed = self._login_allowed
+
+    def allow_login(self, allowed: bool) -> None:
+        self._login_allowed = allowed
+        if self.oauth:
+            self.oauth.login_allowed = allowed
 
     def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
         """POST one message (with `headers`) and hand every message of the answer to the inbox, all by
@@ -90,9 +101,27 @@ class HttpTransport(Listening, Transport):
         # initialize starts a new session: the last one's id does not go with it (the answer sets the
         # new one; until then other requests still carry the last, and find it forgotten).
         session = None if message.get("method") == "initialize" else self.session_id
-        if self._post(message, session, deadline, headers or {}) is SessionExpired:
-            raise SessionExpired(f"{_what(message)} to {self.shown_url} failed: the server does not know the "
-                                 "session", session)
+        logins = 0
+        for _ in range(2 + MAX_STEP_UPS):
+            outcome = self._post(message, session, deadline, headers or {})
+            if outcome is SessionExpired:
+                raise SessionExpired(f"{_what(message)} to {self.shown_url} failed: the server does not know the "
+                                     "session", session)
+            if not isinstance(outcome, _Refused):
+                return
+            if not self.oauth or (outcome.status == 401 and logins):
+                raise TransportError(outcome.error)
+            began = time.monotonic()
+            if outcome.status == 401:
+                logins += 1
+                try:
+                    self.oauth.unauthorized(outcome.sent, outcome.challenge)
+                except LoginNeeded as e:
+                    raise LoginNeeded(f"{outcome.error} ({e})") from None
+            elif not self.oauth.forbidden(outcome.challenge):
+                raise TransportError(outcome.error)
+            deadline += time.monotonic() - began  # the time the login took is not the request's
+        raise TransportError(outcome.error)
 
     def stop(self) -> None:
         """Close the GET stream, then end the session with DELETE (a 405 means the server does not allow that; fine)."""
@@ -114,8 +143,9 @@ class HttpTransport(Listening, Transport):
     # --- helpers, in the order a message travels ----------------------------------------------
 
     def _post(self, message: dict, session: str | None, deadline: float, headers: dict[str, str],
-              fresh: bool = False) -> int | type[SessionExpired]:
-        """One POST; returns the status after the answer was read and delivered, or SessionExpired.
+              fresh: bool = False) -> "int | type[SessionExpired] | _Refused":
+        """One POST; returns the status after the answer was read and delivered, SessionExpired, or
+        the 401 or 403 that refused it.
         A kept-alive connection the server closed before the request went out whole is given up, and
         the request sent once more on a new one (`fresh`); never one the server may have read."""
         try:
@@ -126,8 +156,9 @@ class HttpTransport(Listening, Transport):
         guard, kept = Cutoff(connection, deadline), False
         try:
             with guard:
+                sent = self._headers(session, headers)
                 try:
-                    connection.request("POST", self._path(), body, self._headers(session, headers))
+                    connection.request("POST", self._path(), body, sent)
                 except OSError:
                     if reused and not guard.expired:
                         raise _Closed from None
@@ -142,6 +173,9 @@ class HttpTransport(Listening, Transport):
                         return response.status
                     if session and (response.status == 404 or (response.status == 400 and b"session" in body.lower())):
                         return SessionExpired  # the server forgot it (the specification says 404; some say 400)
+                    if response.status in (401, 403):  # a login is wanted, or more scopes: see send()
+                        return _Refused(response.status, response.getheader("WWW-Authenticate"), sent,
+                                        self._http_error(message, response, body))
                     raise TransportError(self._http_error(message, response, body))
                 self._read_answer(message, response)
             kept = self._pool.keep(connection, response)
@@ -181,6 +215,8 @@ class HttpTransport(Listening, Transport):
                    **self.headers, **extra}
         if session:
             headers["Mcp-Session-Id"] = session
+        if self.oauth:
+            headers.update(self.oauth.header())
         return headers
 
     @staticmethod
@@ -221,7 +257,7 @@ class HttpTransport(Listening, Transport):
     def _hint(self, status: int) -> str:
         """What to check, for the statuses a config can cause."""
         if status == 401:
-            return " (check the entry's headers)"
+            return " (check the entry's headers)" if not self.oauth else ""
         if status == 403:
             return (" (the server refuses this client or host; some allow only \"localhost\", not \"127.0.0.1\","
                     " or the reverse; check the url, then the headers)")
@@ -242,6 +278,13 @@ class HttpTransport(Listening, Transport):
         """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the limit."""
         for data in sse.events(response, MAX_MESSAGE_BYTES):
             yield from self._json_messages(data.encode())
+
+
+class _Refused:
+    """A 401 or 403: the challenge in its WWW-Authenticate, the headers the request carried, the error to say."""
+
+    def __init__(self, status: int, challenge: str | None, sent: dict[str, str], error: str) -> None:
+        self.status, self.challenge, self.sent, self.error = status, challenge, sent, error
 
 
 class _Closed(Exception):

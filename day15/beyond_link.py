@@ -57,12 +57,14 @@ class Link:
         self._renew_lock = threading.Lock()
         self._renewing: threading.Event | None = None
 
-    def connect(self) -> None:
-        """A new transport of the client's kind, with a new inbox; the previous one is retired."""
+    def connect(self, login: bool = False) -> None:
+        """A new transport of the client's kind, with a new inbox; the previous one is retired. With
+        `login`, it may log in when the server asks (HTTP)."""
         self.retire()
         client = self.client
         self._inbox = Inbox(client)
         self.transport = client.transport_kind()(client.name, client.cfg, self._inbox)
+        self.transport.allow_login(login)
         self.transport.start()
 
     def retire(self) -> None:

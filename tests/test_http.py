@@ -104,6 +104,7 @@ def test_failing_remote_does_not_affect_others(tmp_path):
         path.write_text(json.dumps({"mcpServers": {"remote": {"url": server.url}, "demo": demo()}}))
         statuses = {s.server: s for s in beyond_mcp.connect_mcp_servers(str(path))}
     assert "HTTP 401: invalid token" in statuses["remote"].error
+    assert "needs login: /mcp login remote" in statuses["remote"].error  # never opened unasked
     assert statuses["demo"].error is None and len(statuses["demo"].tools) == 2
 
 

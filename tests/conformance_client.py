@@ -1,0 +1,80 @@
+"""The client command `make conformance` hands the official MCP conformance suite (tests/conformance.py).
+
+It only maps a scenario to calls of the public full client: McpClient(name, entry).start(login=True),
+call_tool, stop. The suite appends the server URL and sets MCP_CONFORMANCE_SCENARIO,
+MCP_CONFORMANCE_CONTEXT (JSON: client credentials, the calls to make) and
+MCP_CONFORMANCE_PROTOCOL_VERSION (the entry's "protocol": the handshake up to 2025-11-25). The
+suite's authorization server answers the authorization URL at once with a redirect; BROWSER points
+at conformance_browser.py, which follows it to our own callback, as a person's browser would.
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "day15"))
+
+import beyond_mcp  # noqa: E402  (after the path insert)
+
+
+def entry(url: str, scenario: str, context: dict) -> dict:
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
+    config = {"url": url, "type": "http", "timeout": 20, "startupTimeout": 20,
+              "protocol": "2026-07-28" if version >= "2026" else "legacy"}
+    if scenario.startswith("auth/"):
+        if context.get("client_id"):
+            config["oauth"] = {"clientId": context["client_id"]}
+            if context.get("client_secret"):
+                config["oauth"]["clientSecret"] = context["client_secret"]
+        else:
+            config["oauth"] = {"clientMetadataUrl": "https://conformance-test.local/client-metadata.json"}
+    return config
+
+
+def calls(scenario: str, tools: list[dict], context: dict) -> list[tuple[str, dict]]:
+    """The tool calls a scenario expects after the tools are listed."""
+    names = [t.get("name") for t in tools]
+    if scenario == "tools_call":
+        return [("add_numbers", {"a": 2, "b": 3})]
+    if scenario == "http-custom-headers":
+        return [(c["name"], c.get("arguments", {})) for c in context.get("toolCalls", [])]
+    if scenario == "http-invalid-tool-headers":
+        return [("valid_tool", {"region": "us-west1"})] + [(n, {}) for n in names if str(n).startswith("invalid_")]
+    if scenario in ("http-standard-headers",) or scenario.startswith("auth/"):
+        return [(names[0], {})] if names else []
+    if scenario == "sse-retry":
+        return [("test_reconnection", {})]
+    if scenario == "elicitation-sep1034-client-defaults":
+        return [("test_client_elicitation_defaults", {})]
+    if scenario == "sep-2322-client-request-state":
+        return [(n, {}) for n in ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated",
+                                  "test_mrtr_no_result_type") if n in names]
+    return []
+
+
+def main() -> int:
+    url, scenario = sys.argv[-1], os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    client = beyond_mcp.McpClient("conformance", entry(url, scenario, context))
+    try:
+        tools = client.start(login=True)
+        if scenario == "http-standard-headers":
+            for step in (client.list_resources, client.list_prompts):
+                step()
+            client.read_resource("file:///path/to/file%20name.txt")
+        for name, arguments in calls(scenario, tools, context):
+            try:
+                print(name, "->", client.call_tool(name, arguments)[:200])
+            except beyond_mcp.McpError as e:
+                print(name, "failed:", e)
+    except beyond_mcp.McpError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        client.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
