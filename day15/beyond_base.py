@@ -82,6 +82,10 @@ class Transport:
     def allow_login(self, allowed: bool) -> None:
         """Where a transport has logins (HTTP's OAuth), whether it may start one when the server asks."""
 
+    def login_status(self) -> str | None:
+        """Where a transport has logins: whether it is logged in (until when, with which scopes); else None."""
+        return None
+
     def listen(self, request: dict | None = None, headers: dict[str, str] | None = None) -> None:
         """Open the way for what the server sends unasked (a stdio server's stdout is always open),
         with `request` where the revision asks for it (2026-07-28's subscriptions/listen)."""

@@ -162,6 +162,11 @@ class McpClient(mcp.McpClient):
             raise McpError(text, self.name)
         return text
 
+    def login_status(self) -> str | None:
+        """A remote server's login (logged in until when, which scopes), or None where there is none."""
+        transport = self.link.transport
+        return transport.login_status() if transport else None
+
     def stop(self) -> None:
         """Stop the server for good (no restart). Idempotent; never raises."""
         self.closed = True

@@ -1,12 +1,28 @@
 """Beyond the tutorial: the REPL's commands that index.ts does not have (its own are /mcp and /exit,
 with /help listing them), one small function each: /tools, /call, /logs, /history, /last, /audit and
-/reset. index.py puts them in its command table beside the tutorial's; resources and prompts are
-beyond_resources.py's. Each takes the REPL's session and the rest of the line.
+/reset, and /mcp login and /mcp logout. index.py puts them in its command table beside the
+tutorial's; resources and prompts are beyond_resources.py's. Each takes the REPL's session and the
+rest of the line.
 """
 import chat
 import permissions
 import tools
 from beyond_terminal import shown
+
+
+def mcp_account(session, arg: str) -> None:
+    """/mcp login <server> (opens the login, in a browser or as a URL to open) and /mcp logout <server>."""
+    action, _, name = arg.strip().partition(" ")
+    if action not in ("login", "logout") or not name.strip():
+        print("usage: /mcp, /mcp login <server> or /mcp logout <server>")
+    elif session.ctrl_c_leaves:
+        print("not in the tutorial's client (run without --tutorial)")
+    else:
+        try:
+            said = getattr(session.servers, action)(name.strip())
+        except Exception as e:  # McpError, or the user's Ctrl-C during a login is handled by the REPL
+            said = f"error: {e}"
+        print(shown(f"{name.strip()}: {said}", one_line=True))
 
 
 def cmd_tools(session, arg: str) -> None:

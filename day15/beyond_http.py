@@ -93,6 +93,9 @@ class HttpTransport(Listening, Transport):
         if self.oauth:
             self.oauth.login_allowed = allowed
 
+    def login_status(self) -> str | None:
+        return self.oauth.status() if self.oauth else None
+
     def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
         """POST one message (with `headers`) and hand every message of the answer to the inbox, all by
         the deadline. SessionExpired if the server forgot the session."""

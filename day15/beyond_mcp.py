@@ -58,6 +58,9 @@ _statuses: dict[str, McpStatus] = {}
 # Registry names two tools would share: each of those tools gets a hashed name instead.
 _contested: set[str] = set()
 _servers_lock = threading.Lock()
+# The entries as connected (for /mcp login), and whether servers' words are echoed.
+_configs: dict[str, ServerConfig] = {}
+_echo = False
 
 
 def connect_mcp_servers(path: str = MCP_CONFIG_PATH, on_start: Callable[[int], None] = lambda count: None,
@@ -69,7 +72,10 @@ def connect_mcp_servers(path: str = MCP_CONFIG_PATH, on_start: Callable[[int], N
     `path` is read. on_start(count) is called before they start, on_ready(status) as each one is up
     or has failed. `echo` prints what servers say (stderr, log messages) as it comes.
     """
+    global _echo
     configs = load_mcp_config(path) if configs is None else configs  # a file that is not JSON raises here
+    _configs.update(configs)
+    _echo = echo
     clients = {name: McpClient(name, config, on_tools_changed=_sync_tools, echo=echo)
                for name, config in configs.items() if not config.disabled and not config.problem}
     errors: dict[str, str | None] = {name: config.problem for name, config in configs.items() if config.problem}
@@ -135,6 +141,54 @@ def _sync_tools(client: McpClient) -> None:
     if added or removed:
         change = "; ".join(f"{what} {', '.join(names)}" for what, names in (("added", added), ("removed", removed)) if names)
         client.log(f"tools changed: {shorten(change, 400)}")
+
+
+def login(name: str) -> str:
+    """/mcp login <name>: start a remote server again, logging in when it asks; what came of it."""
+    config = _configs.get(name)
+    if config is None or config.kind == "stdio" or config.disabled or config.problem:
+        raise McpError(f"no remote server named {name} in .geekagent/mcp.json")
+    _forget(name)
+    client = McpClient(name, config, on_tools_changed=_sync_tools, echo=_echo)
+    try:
+        client.start(login=True)
+        error = None
+    except McpError as e:
+        error = str(e)
+    with _servers_lock:
+        if error is None:
+            claim_names({s.server: s.client for s in _statuses.values() if s.client} | {name: client}, _contested)
+        _statuses[name] = _connected(name, client if error is None else None, error)
+    return error or f"logged in: {len(_statuses[name].tools)} tools ({client.login_status()})"
+
+
+def logout(name: str) -> str:
+    """/mcp logout <name>: revoke and forget the server's tokens, and stop it."""
+    from beyond_base import TransportError, expand
+    from beyond_oauth import OAuth
+    config = _configs.get(name)
+    if config is None or config.kind == "stdio":
+        raise McpError(f"no remote server named {name} in .geekagent/mcp.json")
+    try:
+        said = OAuth(name, expand(config.url, "url"), config.oauth, lambda text: None).logout()
+    except TransportError as e:
+        raise McpError(str(e), name) from None
+    _forget(name)
+    with _servers_lock:
+        _statuses[name] = McpStatus(name, [], f"logged out (/mcp login {name} to log in again)")
+    return said
+
+
+def _forget(name: str) -> None:
+    """Stop a server's client, if it runs, and take its tools from the registry."""
+    with _servers_lock:
+        status = _statuses.get(name)
+        for tool in status.tools if status else []:
+            unregister_tool(tool)
+        if status:
+            status.tools = []
+    if status and status.client:
+        status.client.stop()
 
 
 def server_of(tool: str) -> str:

@@ -103,13 +103,14 @@ class OAuth:
     def _renew(self, stale: str | None, found: dict, login: bool = False) -> dict | None:
         """A new token: another caller's (if it already replaced `stale`), a refreshed one, or a login."""
         with self._renewing:
-            tokens = self._tokens()
-            if tokens and tokens.get("access_token") != stale:
-                return tokens  # renewed meanwhile, by another thread or another agent
-            if tokens and tokens.get("refresh_token"):
-                refreshed = self._refresh(tokens, found if login else {})
-                if refreshed:
-                    return refreshed
+            with self.store.locked() as data:  # read again, and refreshed, under the lock other agents take
+                tokens = (data.get("tokens") or {}).get(self.url)
+                if isinstance(tokens, dict) and tokens.get("access_token") != stale:
+                    return tokens  # renewed meanwhile, by another thread or another agent
+                if isinstance(tokens, dict) and tokens.get("refresh_token"):
+                    refreshed = self._refresh(tokens, found if login else {})
+                    if refreshed:
+                        return refreshed
             if not login:
                 return None
             return self._login(found)

@@ -26,27 +26,40 @@ except ImportError:  # Windows: the lock is this process's only
 
 class TokenStore:
     """The logins file. Every read or change goes through locked(), which yields the data as it is
-    on disk; what the block leaves in it is written back when it changed."""
+    on disk; what the block leaves in it is written back when it changed. A block inside another
+    (of the same thread) shares its data: a refresh reads, asks and writes under one lock."""
 
     def __init__(self, folder: str | None = None) -> None:
         self.folder = folder or state_dir()
         self.path = os.path.join(self.folder, "oauth.json")
-        self._lock = threading.Lock()  # the threads of this process; the file lock serves the others
+        # The threads of this process (the file lock serves the others); _data and _depth belong to
+        # the thread that holds it.
+        self._lock = threading.RLock()
+        self._data: dict | None = None
+        self._depth = 0
 
     @contextlib.contextmanager
     def locked(self):
         with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self._data
+                finally:
+                    self._depth -= 1
+                return
             os.makedirs(self.folder, mode=0o700, exist_ok=True)
             fd = os.open(os.path.join(self.folder, "oauth.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
             try:
                 if fcntl:
                     fcntl.flock(fd, fcntl.LOCK_EX)
-                data = self._read()
-                before = json.dumps(data, sort_keys=True)
-                yield data
-                if json.dumps(data, sort_keys=True) != before:
-                    self._write(data)
+                self._data, self._depth = self._read(), 1
+                before = json.dumps(self._data, sort_keys=True)
+                yield self._data
+                if json.dumps(self._data, sort_keys=True) != before:
+                    self._write(self._data)
             finally:
+                self._data, self._depth = None, 0
                 os.close(fd)  # closing it releases the lock
 
     def _read(self) -> dict:

@@ -160,13 +160,17 @@ def status_lines(status, with_tools: bool) -> list[str]:
     unusable = [f"  {shown(name, one_line=True)}: needs tasks (not supported)" for name in getattr(status, "needs_tasks", [])]
     unusable += [f"  {shown(name, one_line=True)}: not offered, its inputSchema is not an object schema"
                  for name in getattr(status, "bad_schemas", [])]
-    revision = getattr(getattr(status, "client", None), "revision", None)
+    client = getattr(status, "client", None)
+    revision, login = getattr(client, "revision", None), client.login_status() if client else None
     spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
+    spoken += [f"  {shown(login, one_line=True)}"] if login else []
     return [head] + ([f"  {tool}" for tool in status.tools] + unusable + spoken if with_tools else [])
 
 
 def cmd_mcp(session: Session, arg: str) -> None:
-    """the MCP servers and their tools"""
+    """the MCP servers and their tools (/mcp login or logout <server>: a remote server's login)"""
+    if arg:  # Beyond the tutorial
+        return beyond_commands.mcp_account(session, arg)
     statuses = session.servers.mcp_statuses()
     if not statuses:
         print("(no MCP servers: declare them in .geekagent/mcp.json and restart)")

@@ -280,8 +280,8 @@ def _default_sigint() -> None:
 
 def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple], timeout: float = 30) -> str:
     """Run a command on a pseudo-terminal; for each (text, keys[, again]) wait until `text` appears (after
-    the keys typed last), then type keys (or what keys() returns, when it is a function that acts at
-    that moment). Returns everything the terminal showed.
+    the keys typed last), then type keys (or what keys(shown) returns, when it is a function that acts
+    at that moment, given what the terminal showed so far). Returns everything the terminal showed.
 
     `again` is typed once more each second the text has not appeared (five times at most): CPython's
     readline waits in select() for a key, and a Ctrl-C that lands just before it enters select() is
@@ -309,7 +309,7 @@ def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple], timeou
                     retries += 1
                     os.write(main_fd, again[0].encode())
             mark = len(seen)
-            os.write(main_fd, (keys() if callable(keys) else keys).encode())  # keys() may act first
+            os.write(main_fd, (keys(seen.decode(errors="replace")) if callable(keys) else keys).encode())
         retries, again = 0, (steps[-1][2:] or [None])[0]  # the last step's `again`, while the program runs
         while proc.poll() is None and time.monotonic() < deadline:
             if select.select([main_fd], [], [], 1.0)[0]:

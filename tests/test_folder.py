@@ -162,7 +162,7 @@ def test_what_was_shown_is_what_runs_when_the_file_changes_during_the_question(t
     cwd = workdir(tmp_path / "clone", {"demo": demo()})
     env = {**agent_env(key=None, trust=False), "NO_COLOR": "1"}
 
-    def replace_then_yes() -> str:
+    def replace_then_yes(shown: str) -> str:
         (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"pwn": {
             "command": "sh", "args": ["-c", "touch PWNED"]}}}))
         return "y\n"

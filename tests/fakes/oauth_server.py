@@ -1,0 +1,155 @@
+"""A protected MCP server and its authorization server on 127.0.0.1, stdlib only, for tests/test_oauth.py.
+
+/mcp answers JSON-RPC (initialize, tools/list, tools/call echo) only with a valid bearer token, and
+401 with a Bearer challenge otherwise. The authorization server serves RFC 8414 metadata, takes
+registrations, approves every authorization request at once (302 to the redirect URI with code,
+state and iss) and issues access tokens that expire in `life` seconds with refresh tokens that
+rotate: each works once. It records what it was asked, for the tests to check.
+Knobs: pkce=False (no code_challenge_methods_supported), iss="..." (the iss it sends back).
+"""
+import base64
+import hashlib
+import json
+import secrets
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class OAuthFake:
+    def __init__(self, life: float = 3600, pkce: bool = True, iss: str | None = None) -> None:
+        self.life, self.pkce, self.iss_override = life, pkce, iss
+        self.lock = threading.Lock()
+        self.authorizations: list[dict] = []   # the query of every /authorize
+        self.token_requests: list[dict] = []   # the form of every /token
+        self.registrations: list[dict] = []
+        self.mcp_headers: list[dict] = []      # the headers of every POST /mcp
+        self.codes: dict[str, dict] = {}
+        self.access: dict[str, float] = {}     # access token -> when it expires
+        self.refresh: set[str] = set()         # refresh tokens still good
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                fake.get(self)
+
+            def do_POST(self) -> None:
+                fake.post(self)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_port}"
+        self.url = f"{self.base}/mcp"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def __enter__(self) -> "OAuthFake":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def refreshes(self) -> int:
+        return sum(1 for form in self.token_requests if form.get("grant_type") == "refresh_token")
+
+    # --- requests -----------------------------------------------------------------------------
+
+    def get(self, handler) -> None:
+        parts = urllib.parse.urlsplit(handler.path)
+        if parts.path == "/.well-known/oauth-protected-resource/mcp":
+            return self.send(handler, 200, {"resource": self.url, "authorization_servers": [self.base]})
+        if parts.path == "/.well-known/oauth-authorization-server":
+            meta = {"issuer": self.base, "authorization_endpoint": f"{self.base}/authorize",
+                    "token_endpoint": f"{self.base}/token", "registration_endpoint": f"{self.base}/register",
+                    "token_endpoint_auth_methods_supported": ["none"],
+                    "authorization_response_iss_parameter_supported": True, "scopes_supported": ["tools"]}
+            if self.pkce:
+                meta["code_challenge_methods_supported"] = ["S256"]
+            return self.send(handler, 200, meta)
+        if parts.path == "/authorize":
+            query = dict(urllib.parse.parse_qsl(parts.query))
+            with self.lock:
+                self.authorizations.append(query)
+                code = secrets.token_urlsafe(16)
+                self.codes[code] = query
+            back = {"code": code, "state": query.get("state", ""), "iss": self.iss_override or self.base}
+            handler.send_response(302)
+            handler.send_header("Location", f"{query['redirect_uri']}?{urllib.parse.urlencode(back)}")
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return None
+        if parts.path == "/mcp":  # no stream of server messages here
+            return self.send(handler, 405, {"error": "method_not_allowed"})
+        return self.send(handler, 404, {"error": "not_found"})
+
+    def post(self, handler) -> None:
+        body = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+        path = urllib.parse.urlsplit(handler.path).path
+        if path == "/register":
+            with self.lock:
+                self.registrations.append(json.loads(body))
+            return self.send(handler, 201, {"client_id": f"client-{len(self.registrations)}",
+                                            "token_endpoint_auth_method": "none"})
+        if path == "/token":
+            return self.token(handler, dict(urllib.parse.parse_qsl(body.decode())))
+        if path == "/mcp":
+            return self.mcp(handler, body)
+        return self.send(handler, 404, {"error": "not_found"})
+
+    def token(self, handler, form: dict) -> None:
+        with self.lock:
+            self.token_requests.append(form)
+            if form.get("grant_type") == "authorization_code":
+                asked = self.codes.pop(form.get("code", ""), None)
+                challenge = base64.urlsafe_b64encode(hashlib.sha256(form.get("code_verifier", "").encode()).digest())
+                if not asked or challenge.rstrip(b"=").decode() != asked.get("code_challenge"):
+                    return self.send(handler, 400, {"error": "invalid_grant"})
+            elif form.get("grant_type") == "refresh_token":
+                if form.get("refresh_token") not in self.refresh:
+                    return self.send(handler, 400, {"error": "invalid_grant", "error_description": "used or unknown"})
+                self.refresh.discard(form["refresh_token"])  # rotated: each works once
+            else:
+                return self.send(handler, 400, {"error": "unsupported_grant_type"})
+            access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+            self.access[access] = time.time() + self.life
+            self.refresh.add(refresh)
+        self.send(handler, 200, {"access_token": access, "token_type": "Bearer", "expires_in": self.life,
+                                 "refresh_token": refresh, "scope": "tools"})
+
+    def mcp(self, handler, body: bytes) -> None:
+        with self.lock:
+            self.mcp_headers.append(dict(handler.headers))
+        token = (handler.headers.get("Authorization") or "")[7:]
+        if self.access.get(token, 0) < time.time():
+            challenge = (f'Bearer resource_metadata="{self.base}/.well-known/oauth-protected-resource/mcp", '
+                         'scope="tools"')
+            return self.send(handler, 401, {"error": "invalid_token"}, {"WWW-Authenticate": challenge})
+        message = json.loads(body)
+        if "id" not in message:
+            handler.send_response(202)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return None
+        method = message.get("method")
+        if method == "initialize":
+            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "protected", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        else:
+            result = {"content": [{"type": "text", "text": str(message["params"]["arguments"].get("text"))}]}
+        self.send(handler, 200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    @staticmethod
+    def send(handler, status: int, data: dict, headers: dict | None = None) -> None:
+        raw = json.dumps(data).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(raw)))
+        for key, value in (headers or {}).items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(raw)

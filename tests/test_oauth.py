@@ -1,0 +1,140 @@
+"""Logging in to a protected remote server (beyond_oauth.py), against tests/fakes/oauth_server.py.
+
+BROWSER is tests/conformance_browser.py: it follows the authorization server's redirect to the
+client's own callback, as a person's browser would after they approve.
+"""
+import json
+import os
+import stat
+import sys
+import threading
+
+import pytest
+
+import beyond_mcp
+from conftest import ROOT, run_in_pty, wait_until
+from fakes.oauth_server import OAuthFake
+from mcp import McpError
+
+BROWSER = str(ROOT / "tests" / "conformance_browser.py")
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    monkeypatch.setenv("BROWSER", BROWSER)
+    monkeypatch.delenv("GEEKAGENT_NO_BROWSER", raising=False)
+
+
+def store_path() -> str:
+    return os.path.join(os.environ["XDG_STATE_HOME"], "geekagent", "oauth.json")
+
+
+def test_a_server_that_needs_a_login_says_so_and_opens_nothing(capfd):
+    """start() without login: the error names the command, and no authorization request is made."""
+    with OAuthFake() as server:
+        with pytest.raises(McpError, match=r"HTTP 401.*needs login: /mcp login remote"):
+            beyond_mcp.McpClient("remote", {"url": server.url}).start()
+        assert server.authorizations == [] and server.registrations == []
+
+
+def test_login_then_expiring_tokens_are_refreshed_once_for_eight_callers(browser, capfd):
+    """Tokens that live 2 s: 8 calls at once after expiry cause exactly one refresh; resource= is in
+    both requests; the rotated refresh token is never used twice."""
+    with OAuthFake(life=2) as server:
+        client = beyond_mcp.McpClient("remote", {"url": server.url})
+        try:
+            client.start(login=True)
+            (asked,) = server.authorizations
+            assert asked["resource"] == server.url and asked["code_challenge_method"] == "S256"
+            code_grant = [f for f in server.token_requests if f["grant_type"] == "authorization_code"]
+            assert [f["resource"] for f in code_grant] == [server.url]
+            expiry = json.load(open(store_path()))["tokens"][server.url]["expires_at"]
+            assert wait_until(lambda: __import__("time").time() > expiry - 0.2, 10)  # inside the refresh margin
+            results, threads = {}, []
+            for i in range(8):
+                threads.append(threading.Thread(target=lambda i=i: results.__setitem__(
+                    i, client.call_tool("echo", {"text": str(i)}))))
+                threads[-1].start()
+            for thread in threads:
+                thread.join(30)
+            assert results == {i: str(i) for i in range(8)}
+            assert server.refreshes() == 1
+            assert [f["resource"] for f in server.token_requests if f["grant_type"] == "refresh_token"] == [server.url]
+        finally:
+            client.stop()
+        out = capfd.readouterr()
+        for token in server.access:  # no token on screen
+            assert token not in out.out and token not in out.err
+
+
+def test_tokens_are_kept_for_the_user_alone_and_a_new_client_uses_them(browser, tmp_path, monkeypatch):
+    """oauth.json is 0600 in the user's state, nothing of the token is in the project folder, and a
+    second client (another agent, say) logs in with no new authorization."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".geekagent").mkdir()
+    with OAuthFake() as server:
+        first = beyond_mcp.McpClient("remote", {"url": server.url})
+        first.start(login=True)
+        first.stop()
+        assert stat.S_IMODE(os.stat(store_path()).st_mode) == 0o600
+        token = json.load(open(store_path()))["tokens"][server.url]["access_token"]
+        for path in tmp_path.rglob("*"):
+            assert not path.is_file() or token not in path.read_text(errors="replace")
+        second = beyond_mcp.McpClient("remote", {"url": server.url})
+        assert second.start() and second.call_tool("echo", {"text": "again"}) == "again"  # no login needed
+        second.stop()
+        assert len(server.authorizations) == 1
+
+
+def test_an_answer_naming_another_issuer_is_never_exchanged(browser):
+    """RFC 9207: an iss that is not the authorization server's: the code never reaches the token endpoint."""
+    with OAuthFake(iss="http://evil.example") as server:
+        with pytest.raises(McpError, match="names another issuer"):
+            beyond_mcp.McpClient("remote", {"url": server.url}).start(login=True)
+        assert len(server.authorizations) == 1 and server.token_requests == []
+
+
+def test_no_pkce_means_no_authorization_request(browser):
+    """An authorization server that does not advertise S256: refused before anything is asked."""
+    with OAuthFake(pkce=False) as server:
+        with pytest.raises(McpError, match="does not offer PKCE"):
+            beyond_mcp.McpClient("remote", {"url": server.url}).start(login=True)
+        assert server.authorizations == [] and server.registrations == []
+
+
+LOGIN_SCRIPT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import beyond_mcp
+client = beyond_mcp.McpClient("remote", {"url": sys.argv[2]})
+client.start(login=True)
+print("answer:", client.call_tool("echo", {"text": "pasted"}))
+client.stop()
+"""
+
+
+def test_without_a_browser_the_redirect_is_pasted_at_the_prompt(tmp_path):
+    """No BROWSER, DISPLAY or WAYLAND_DISPLAY: the URL is printed, the address the browser ends on is
+    pasted in the terminal, and the login goes on."""
+    import urllib.error
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    def paste(shown: str) -> str:  # what a person does: open the URL elsewhere, copy where it ends
+        url = shown.split("Log in to remote: ", 1)[1].split()[0]
+        try:
+            urllib.request.build_opener(NoRedirect).open(url, timeout=10)
+        except urllib.error.HTTPError as e:
+            return e.headers["Location"] + "\n"
+        raise AssertionError("the authorization server did not redirect")
+
+    env = {k: v for k, v in os.environ.items() if k not in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY")}
+    with OAuthFake() as server:
+        shown = run_in_pty([sys.executable, "-c", LOGIN_SCRIPT, str(ROOT / "day15"), server.url], tmp_path, env,
+                           [("paste the address", paste), ("answer: pasted", "")])
+        assert len(server.authorizations) == 1 and "answer: pasted" in shown
+        for token in server.access:
+            assert token not in shown
