@@ -155,11 +155,15 @@ def login(name: str) -> str:
         error = None
     except McpError as e:
         error = str(e)
+    except BaseException:  # Ctrl-C while the login waits: nothing of it stays
+        client.stop()
+        raise
     with _servers_lock:
         if error is None:
             claim_names({s.server: s.client for s in _statuses.values() if s.client} | {name: client}, _contested)
         _statuses[name] = _connected(name, client if error is None else None, error)
-    return error or f"logged in: {len(_statuses[name].tools)} tools ({client.login_status()})"
+    count = len(_statuses[name].tools)
+    return error or f"{count} tool{'' if count == 1 else 's'}; {client.login_status()}"
 
 
 def logout(name: str) -> str:

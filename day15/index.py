@@ -30,10 +30,11 @@ from beyond_terminal import Activity, Output, Terminal, shown, style
 from mcp import McpError
 
 VERSION = "GeekAgent Day 15 (Python) 0.2.0"
-USAGE = """usage: python3 day15/index.py [--tutorial] [--trust] [--verbose] [--help] [--version]
-  --tutorial  run the tutorial's MCP client (day15/mcp.py) instead of the full one
-  --trust     trust this folder's .geekagent/mcp.json and .env for this run (also GEEKAGENT_TRUST=1)
-  --verbose   print what servers write on stderr as it comes (/logs shows it anyway)"""
+USAGE = """usage: python3 day15/index.py [--tutorial] [--trust] [--verbose] [--no-browser] [--help] [--version]
+  --tutorial    run the tutorial's MCP client (day15/mcp.py) instead of the full one
+  --trust       trust this folder's .geekagent/mcp.json and .env for this run (also GEEKAGENT_TRUST=1)
+  --verbose     print what servers write on stderr as it comes (/logs shows it anyway)
+  --no-browser  /mcp login shows the URL to open elsewhere, even where a browser is (GEEKAGENT_NO_BROWSER=1)"""
 # The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
 TOOL_LINE_CHARS = 80
 BANNER = {
@@ -65,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE if "--help" in args else VERSION)
         return 0
     tutorial = "--tutorial" in args
+    if "--no-browser" in args:  # Beyond the tutorial: read where a login starts (beyond_login.py)
+        os.environ["GEEKAGENT_NO_BROWSER"] = "1"
     if tutorial:
         import mcp as servers
     else:
@@ -143,7 +146,8 @@ def mcp_line(servers: ModuleType) -> str:
     statuses = servers.mcp_statuses()
     if not statuses:
         return "none"
-    return ", ".join(shown(f"{s.server}(failed to start)" if s.error else f"{s.server}(disabled)"
+    return ", ".join(shown(f"{s.server}(needs login)" if s.error and "/mcp login" in s.error  # beyond the tutorial
+                           else f"{s.server}(failed to start)" if s.error else f"{s.server}(disabled)"
                            if getattr(s, "disabled", False) else f"{s.server}({len(s.tools)})", one_line=True)
                      for s in statuses)
 
