@@ -34,10 +34,16 @@ PAGE = (b"<!doctype html><title>GeekAgent</title><p>Logged in. You can close thi
 def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:
     """The token answer of one authorization code login (with `resource`), or TransportError."""
     replies: queue.SimpleQueue = queue.SimpleQueue()
-    listener = _listen(int(oauth.settings.get("callbackPort") or 0), replies)
+    fixed = oauth.settings.get("callbackPort")
+    try:  # the port of the last login at this issuer first: its registration names that redirect
+        listener = _listen(fixed or oauth.kept_port(meta["issuer"]), replies)
+    except TransportError:
+        if fixed:
+            raise
+        listener = _listen(0, replies)
     try:
         redirect_uri = f"http://127.0.0.1:{listener.server_port}/callback"
-        client = oauth._client(meta, redirect_uri)
+        client = oauth.client_for(meta, redirect_uri)
         verifier, state = secrets.token_urlsafe(48), secrets.token_urlsafe(24)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
         query = {"response_type": "code", "client_id": client["client_id"], "redirect_uri": redirect_uri,
@@ -51,7 +57,7 @@ def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:
     finally:
         listener.shutdown()
         listener.server_close()
-    return oauth._token_request(meta, client, {"grant_type": "authorization_code", "code": code,
+    return oauth.token_request(meta, client, {"grant_type": "authorization_code", "code": code,
                                                "redirect_uri": redirect_uri, "code_verifier": verifier,
                                                "resource": resource})
 

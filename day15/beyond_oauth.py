@@ -2,33 +2,27 @@
 
 Tutorial section 3.1 names "OAuth / Bearer Token" and section 6 leaves it out. The HTTP transport
 (beyond_http.py) holds one OAuth per server and asks it for the Authorization header of every
-request. On a 401 the server's protected resource metadata (RFC 9728: the challenge's
-resource_metadata, else the path-based, else the root well-known URL) names its authorization
-server, whose metadata (RFC 8414, then OpenID discovery, in the specification's order) must name
-the same issuer and offer PKCE S256. The client is the entry's own ("oauth": {"clientId"}), a
-client ID metadata document ("clientMetadataUrl") where the server takes one, or registered
-(RFC 7591) once per issuer. The login itself (beyond_login.py) asks for the challenge's scopes, else
-the entry's, else scopes_supported (plus offline_access where offered), with `resource` (RFC 8707)
-in both requests. Tokens are refreshed before they expire and on a 401, one refresh at a time for
-all callers; a 403 insufficient_scope logs in again with the union of scopes, a few times at most.
-No token is ever put in a URL, a log line or an error.
+request. On a 401 the server's metadata names its authorization server (beyond_authserver.py, which
+checks both documents). The client is the entry's own ("oauth": {"clientId"}), a client ID metadata
+document ("clientMetadataUrl") where the server takes one, or registered (RFC 7591) once per
+issuer. The login itself (beyond_login.py) asks for the challenge's scopes, else the entry's, else
+scopes_supported (plus offline_access where offered), with `resource` (RFC 8707) in both requests.
+Tokens (beyond_tokens.py) are refreshed before they expire and on a 401, one refresh at a time for
+all callers and agents; a 403 insufficient_scope logs in again with the union of scopes, a few
+times at most; a server that moved to another authorization server is registered there anew. No
+token is ever put in a URL, a log line or an error.
 """
-import base64
-import json
 import os
 import re
 import threading
 import time
 import urllib.parse
 
+from beyond_authserver import canonical, discover, post_form, post_json, server_metadata
 from beyond_base import TransportError, expand
 from beyond_login import authorize
 from beyond_tokens import TokenStore
-from net import Cutoff, connection_for, read_limited, reason_of
 
-# Every exchange with an authorization server or a metadata URL ends by this.
-FETCH_TIMEOUT_S = 15.0
-MAX_DOCUMENT_BYTES = 1 << 20
 # A token is refreshed this long before it expires: the smaller of 60 s and a tenth of its life.
 REFRESH_MARGIN_S = 60.0
 # A 403 insufficient_scope is answered with a new login at most this many times per server.
@@ -48,14 +42,6 @@ def challenge(header: str | None) -> dict[str, str]:
         return {}
     return {m.group(1).lower(): (m.group(2).replace('\\"', '"') if m.group(2) is not None else m.group(3))
             for m in CHALLENGE_PARAM.finditer(header.strip()[6:])}
-
-
-def canonical(url: str) -> str:
-    """A URL as RFC 8707 compares resources: scheme and host lowercased, no default port, fragment or trailing slash."""
-    parts = urllib.parse.urlsplit(url)
-    host = (parts.hostname or "").lower()
-    port = f":{parts.port}" if parts.port and parts.port != {"http": 80, "https": 443}.get(parts.scheme.lower()) else ""
-    return urllib.parse.urlunsplit((parts.scheme.lower(), host + port, parts.path.rstrip("/"), parts.query, ""))
 
 
 class OAuth:
@@ -119,12 +105,12 @@ class OAuth:
         """refresh_token at the issuer that gave it; None if that does not work (a login is then needed)."""
         try:
             if found:  # a 401: the server may have moved to another authorization server
-                issuer = self._discover(found)[1]["issuer"]
+                issuer = discover(self.url, found)[1]["issuer"]
                 if issuer != tokens.get("issuer"):
                     return None
-            meta = self._server_metadata(tokens["issuer"])
-            client = self._client(meta, None)
-            answer = self._token_request(meta, client, {"grant_type": "refresh_token",
+            meta = server_metadata(tokens["issuer"])
+            client = self.client_for(meta, None)
+            answer = self.token_request(meta, client, {"grant_type": "refresh_token",
                                                         "refresh_token": tokens["refresh_token"],
                                                         "resource": tokens["resource"]})
         except TransportError as e:
@@ -136,7 +122,7 @@ class OAuth:
     def _login(self, found: dict, step_up: bool = False) -> dict:
         if not self.login_allowed:
             raise LoginNeeded(f"needs login: /mcp login {self.name}")
-        prm, meta = self._discover(found)
+        prm, meta = discover(self.url, found)
         resource = prm.get("resource") or canonical(self.url)
         scopes = set(found["scope"].split()) if found.get("scope") else set()
         if not scopes:
@@ -187,12 +173,12 @@ class OAuth:
             return "not logged in"
         said = "forgotten"
         try:
-            meta = self._server_metadata(tokens["issuer"])
+            meta = server_metadata(tokens["issuer"])
             if meta.get("revocation_endpoint"):
-                client = self._client(meta, None)
+                client = self.client_for(meta, None)
                 for kind in ("refresh_token", "access_token"):
                     if tokens.get(kind):
-                        self._post_form(meta["revocation_endpoint"], client,
+                        post_form(meta["revocation_endpoint"], client,
                                         {"token": tokens[kind], "token_type_hint": kind}, expect_json=False)
                 said = "revoked and forgotten"
         except TransportError as e:
@@ -210,49 +196,7 @@ class OAuth:
 
     # --- discovery and registration ---------------------------------------------------------
 
-    def _discover(self, found: dict) -> tuple[dict, dict]:
-        """(protected resource metadata, authorization server metadata), both checked."""
-        parts = urllib.parse.urlsplit(self.url)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        path = parts.path.rstrip("/")
-        urls = [found["resource_metadata"]] if found.get("resource_metadata") else []
-        urls += ([f"{origin}/.well-known/oauth-protected-resource{path}"] if path else []) + \
-            [f"{origin}/.well-known/oauth-protected-resource"]
-        prm = self._first_document(urls, "protected resource metadata")
-        resource = prm.get("resource")
-        if isinstance(resource, str) and not self._names_us(resource):
-            raise TransportError(f"the protected resource metadata names another resource ({resource}), "
-                                 f"not {self.url}; no login is tried")
-        servers = prm.get("authorization_servers")
-        if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
-            raise TransportError("the protected resource metadata names no authorization server")
-        return prm, self._server_metadata(servers[0])
-
-    def _names_us(self, resource: str) -> bool:
-        """The metadata's resource is this server's URL, or the origin or a path above it."""
-        ours, theirs = canonical(self.url), canonical(resource)
-        return ours == theirs or ours.startswith(theirs + "/")
-
-    def _server_metadata(self, issuer: str) -> dict:
-        parts = urllib.parse.urlsplit(issuer)
-        origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
-        if path:
-            urls = [f"{origin}/.well-known/oauth-authorization-server{path}",
-                    f"{origin}/.well-known/openid-configuration{path}", f"{origin}{path}/.well-known/openid-configuration"]
-        else:
-            urls = [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
-        meta = self._first_document(urls, "authorization server metadata")
-        if meta.get("issuer") != issuer:
-            raise TransportError(f"the authorization server metadata names the issuer {meta.get('issuer')!r}, "
-                                 f"not {issuer!r}, where it was found; no login is tried")
-        if "S256" not in (meta.get("code_challenge_methods_supported") or []):
-            raise TransportError(f"the authorization server {issuer} does not offer PKCE with S256; no login is tried")
-        for key in ("authorization_endpoint", "token_endpoint"):
-            if not isinstance(meta.get(key), str):
-                raise TransportError(f"the authorization server metadata has no {key}")
-        return meta
-
-    def _client(self, meta: dict, redirect_uri: str | None) -> dict:
+    def client_for(self, meta: dict, redirect_uri: str | None) -> dict:
         """Who we are to this issuer: the entry's client, a metadata document, or one registered here (kept)."""
         methods = meta.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
         if self.settings.get("clientId"):
@@ -272,7 +216,7 @@ class OAuth:
             raise TransportError(f"the authorization server {meta['issuer']} takes no registrations; add "
                                  f"\"oauth\": {{\"clientId\": ...}} to the entry of {self.name}")
         method = next((m for m in ("client_secret_basic", "client_secret_post", "none") if m in methods), "none")
-        answer = self._post_json(meta["registration_endpoint"], {
+        answer = post_json(meta["registration_endpoint"], {
             "client_name": CLIENT_NAME, "redirect_uris": [redirect_uri], "token_endpoint_auth_method": method,
             "application_type": "native",  # a program on the user's machine, redirected to 127.0.0.1
             "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
@@ -284,58 +228,16 @@ class OAuth:
             data.setdefault("clients", {})[meta["issuer"]] = client
         return client
 
+    def kept_port(self, issuer: str) -> int:
+        """The callback port of the client registered at `issuer` before, or 0 (any)."""
+        with self.store.locked() as data:
+            kept = (data.get("clients") or {}).get(issuer)
+        uris = kept.get("redirect_uris") if isinstance(kept, dict) else None
+        port = urllib.parse.urlsplit(uris[0]).port if isinstance(uris, list) and uris and isinstance(uris[0], str) else None
+        return port or 0
+
     # --- requests to the authorization server -------------------------------------------------
 
-    def _token_request(self, meta: dict, client: dict, form: dict) -> dict:
-        return self._post_form(meta["token_endpoint"], client, form)
-
-    def _post_form(self, url: str, client: dict, form: dict, expect_json: bool = True) -> dict:
-        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
-        form = dict(form)
-        if client["method"] == "client_secret_basic" and client.get("client_secret"):
-            pair = f"{urllib.parse.quote(client['client_id'], safe='')}:{urllib.parse.quote(client['client_secret'], safe='')}"
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-        else:
-            form["client_id"] = client["client_id"]
-            if client["method"] == "client_secret_post" and client.get("client_secret"):
-                form["client_secret"] = client["client_secret"]
-        return self._exchange("POST", url, urllib.parse.urlencode(form).encode(), headers, expect_json)
-
-    def _post_json(self, url: str, body: dict) -> dict:
-        return self._exchange("POST", url, json.dumps(body).encode(),
-                              {"Content-Type": "application/json", "Accept": "application/json"}, True)
-
-    def _first_document(self, urls: list[str], what: str) -> dict:
-        tried = []
-        for url in urls:
-            try:
-                return self._exchange("GET", url, None, {"Accept": "application/json"}, True)
-            except TransportError as e:
-                tried.append(str(e))
-        raise TransportError(f"no {what} found ({'; '.join(tried)})")
-
-    def _exchange(self, method: str, url: str, body: bytes | None, headers: dict, expect_json: bool) -> dict:
-        """One request by FETCH_TIMEOUT_S; the JSON object it answered (TransportError otherwise), never following a redirect."""
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme != "https" and parts.hostname not in ("localhost", "127.0.0.1", "::1"):
-            raise TransportError(f"{url} is not https; an authorization server is only spoken to over https")
-        try:
-            connection, path = connection_for(url, FETCH_TIMEOUT_S)
-            with Cutoff(connection, time.monotonic() + FETCH_TIMEOUT_S):
-                connection.request(method, path, body, headers)
-                response = connection.getresponse()
-                raw = read_limited(response, MAX_DOCUMENT_BYTES, f"the answer of {url}")
-        except (OSError, ValueError) as e:
-            raise TransportError(f"{url}: {reason_of(e)}") from None
-        finally:
-            connection.close() if "connection" in locals() else None
-        try:
-            data = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            data = None
-        if response.status >= 400:
-            detail = data.get("error_description") or data.get("error") if isinstance(data, dict) else None
-            raise TransportError(f"{url}: HTTP {response.status}" + (f" ({str(detail)[:200]})" if detail else ""))
-        if expect_json and not isinstance(data, dict):
-            raise TransportError(f"{url}: the answer is not a JSON object")
-        return data if isinstance(data, dict) else {}
+    @staticmethod
+    def token_request(meta: dict, client: dict, form: dict) -> dict:
+        return post_form(meta["token_endpoint"], client, form)
