@@ -86,6 +86,72 @@ def test_tokens_are_kept_for_the_user_alone_and_a_new_client_uses_them(browser, 
         assert len(server.authorizations) == 1
 
 
+def test_a_token_the_server_no_longer_takes_is_refreshed_on_its_401(browser):
+    """The server stops taking the access token (revoked, say): the 401 brings a refresh, not a login."""
+    with OAuthFake() as server:
+        client = beyond_mcp.McpClient("remote", {"url": server.url})
+        try:
+            client.start(login=True)
+            server.access.clear()
+            assert client.call_tool("echo", {"text": "still"}) == "still"
+            assert server.refreshes() == 1 and len(server.authorizations) == 1
+        finally:
+            client.stop()
+
+
+def test_logout_revokes_then_forgets(browser, tmp_path):
+    """/mcp logout: both tokens revoked at the server (RFC 7009), then gone from the file."""
+    path = tmp_path / "mcp.json"
+    with OAuthFake() as server:
+        path.write_text(json.dumps({"mcpServers": {"remote": {"url": server.url}}}))
+        (status,) = beyond_mcp.connect_mcp_servers(str(path))
+        assert "needs login: /mcp login remote" in status.error
+        assert beyond_mcp.login("remote").startswith("1 tool; logged in")
+        assert beyond_mcp.logout("remote") == "revoked and forgotten"
+        assert {f["token_type_hint"] for f in server.revoked} == {"access_token", "refresh_token"}
+        assert json.load(open(store_path()))["tokens"] == {}
+        assert "/mcp login remote" in beyond_mcp.mcp_statuses()[0].error
+        beyond_mcp.stop_mcp_servers()
+
+
+AGENT_SCRIPT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import beyond_mcp
+client = beyond_mcp.McpClient("remote", {"url": sys.argv[2]})
+client.start()
+print("ready", flush=True)
+sys.stdin.readline()
+print("answer:", client.call_tool("echo", {"text": "go"}), flush=True)
+client.stop()
+"""
+
+
+def test_two_agents_refresh_an_expiring_login_once(browser):
+    """Two agent processes share the logins file: when the token nears its end both call at once,
+    and the store's lock (read again before refreshing) makes that one refresh."""
+    import subprocess
+    import time
+    with OAuthFake(life=3) as server:
+        first = beyond_mcp.McpClient("remote", {"url": server.url})
+        first.start(login=True)
+        first.stop()
+        agents = [subprocess.Popen([sys.executable, "-c", AGENT_SCRIPT, str(ROOT / "day15"), server.url],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        try:
+            assert all(agent.stdout.readline().strip() == "ready" for agent in agents)
+            expiry = json.load(open(store_path()))["tokens"][server.url]["expires_at"]
+            assert wait_until(lambda: time.time() > expiry - 0.3, 10)  # inside the refresh margin
+            for agent in agents:
+                agent.stdin.write("go\n")
+                agent.stdin.flush()
+            assert [agent.communicate(timeout=30)[0].strip() for agent in agents] == ["answer: go"] * 2
+        finally:
+            for agent in agents:
+                agent.kill()
+        assert server.refreshes() == 1
+
+
 def test_an_answer_naming_another_issuer_is_never_exchanged(browser):
     """RFC 9207: an iss that is not the authorization server's: the code never reaches the token endpoint."""
     with OAuthFake(iss="http://evil.example") as server:

@@ -24,6 +24,7 @@ class OAuthFake:
         self.authorizations: list[dict] = []   # the query of every /authorize
         self.token_requests: list[dict] = []   # the form of every /token
         self.registrations: list[dict] = []
+        self.revoked: list[dict] = []          # the form of every /revoke
         self.mcp_headers: list[dict] = []      # the headers of every POST /mcp
         self.codes: dict[str, dict] = {}
         self.access: dict[str, float] = {}     # access token -> when it expires
@@ -64,6 +65,7 @@ class OAuthFake:
         if parts.path == "/.well-known/oauth-authorization-server":
             meta = {"issuer": self.base, "authorization_endpoint": f"{self.base}/authorize",
                     "token_endpoint": f"{self.base}/token", "registration_endpoint": f"{self.base}/register",
+                    "revocation_endpoint": f"{self.base}/revoke",
                     "token_endpoint_auth_methods_supported": ["none"],
                     "authorization_response_iss_parameter_supported": True, "scopes_supported": ["tools"]}
             if self.pkce:
@@ -93,6 +95,13 @@ class OAuthFake:
                 self.registrations.append(json.loads(body))
             return self.send(handler, 201, {"client_id": f"client-{len(self.registrations)}",
                                             "token_endpoint_auth_method": "none"})
+        if path == "/revoke":  # RFC 7009: the token is invalid from now on
+            form = dict(urllib.parse.parse_qsl(body.decode()))
+            with self.lock:
+                self.revoked.append(form)
+                self.access.pop(form.get("token", ""), None)
+                self.refresh.discard(form.get("token", ""))
+            return self.send(handler, 200, {})
         if path == "/token":
             return self.token(handler, dict(urllib.parse.parse_qsl(body.decode())))
         if path == "/mcp":
