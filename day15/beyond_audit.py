@@ -33,11 +33,18 @@ class AuditLog:
 
     def record(self, name: str, arguments: str, decision: str | None, outcome: str, seconds: float,
                size: int) -> None:
-        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "server": self.server_of(name),
-                 "tool": shorten(name, AUDIT_NAME_CHARS),
-                 "arguments": shorten(mask_secrets(arguments or "{}"), AUDIT_ARGS_CHARS),
-                 "decision": decision or "none", "duration_ms": round(seconds * 1000),
-                 "outcome": outcome, "result_chars": size}
+        self.write({"server": self.server_of(name), "tool": shorten(name, AUDIT_NAME_CHARS),
+                    "arguments": shorten(mask_secrets(arguments or "{}"), AUDIT_ARGS_CHARS),
+                    "decision": decision or "none", "duration_ms": round(seconds * 1000),
+                    "outcome": outcome, "result_chars": size})
+
+    def asked(self, entry: dict) -> None:
+        """What a server asked of the user (beyond_asks.py): the kind, server, fields or mode, the action; never values."""
+        self.write({key: shorten(clean(str(value), one_line=True), AUDIT_NAME_CHARS) if isinstance(value, str) else value
+                    for key, value in entry.items()})
+
+    def write(self, entry: dict) -> None:
+        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **entry}
         try:
             append_inside(self.path, json.dumps(entry, ensure_ascii=False) + "\n")
         except (OSError, FolderError) as e:

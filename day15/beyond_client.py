@@ -23,7 +23,7 @@ from beyond_base import METHOD_NOT_FOUND, Call, Calls, SessionExpired, Transport
 from beyond_config import ServerConfig, parse_server_config
 from beyond_from_server import FromServer
 from beyond_link import Link
-from beyond_modern import Revisions
+from beyond_modern import MAX_INPUT_ROUNDS, Revisions
 from beyond_stdio import StdioTransport
 from beyond_text import clean, content_text, parse_message, prompt_messages, resource_text, shorten
 from mcp import McpError
@@ -201,25 +201,36 @@ class McpClient(mcp.McpClient):
 
     def _request(self, method: str, params: dict, timeout: float | None = None, call: Call | None = None) -> dict:
         """The twin's _request, given the server's own timeouts (or `timeout`, or a `call` made
-        already) and, for a 2026-07-28 server, _meta on every request and one retry in another
-        version when it refuses this one. The hooks below cancel what we give up on."""
+        already) and, for a 2026-07-28 server, _meta on every request, one retry in another version
+        when it refuses this one, and the rounds of an input_required answer (each a new request,
+        all within the one call's deadline). The hooks below cancel what we give up on."""
         if call is None:
             call = Call(timeout or (self.cfg.startup_timeout if method in STARTUP_METHODS else self.cfg.timeout))
         calls, revisions = self._calls, self.revisions
         outer, calls.current = calls.current, call
         try:
-            if self._dead:  # the twin says only why; this names the request too
-                raise McpError(f"{method} failed: {self._dead}", self.name)
-            try:
-                result = super()._request(method, revisions.with_meta(params) if revisions.modern else params)
-            except ReplyError as e:
-                revisions.switch_version(method, e)  # raises unless a version both sides speak was found
-                result = super()._request(method, revisions.with_meta(params))
+            result = self._exchange(method, params)
+            for _ in range(MAX_INPUT_ROUNDS):
+                params = revisions.fulfil(method, params, result) if "resultType" in result else None
+                if params is None:
+                    break
+                result = self._exchange(method, params)
         finally:
             calls.current = outer
         if "resultType" in result:  # absent, as from earlier revisions: complete
             revisions.result_kind(method, result)
         return result
+
+    def _exchange(self, method: str, params: dict) -> dict:
+        """One request through the twin's _request (in a version both sides speak)."""
+        revisions = self.revisions
+        if self._dead:  # the twin says only why; this names the request too
+            raise McpError(f"{method} failed: {self._dead}", self.name)
+        try:
+            return super()._request(method, revisions.with_meta(params) if revisions.modern else params)
+        except ReplyError as e:
+            revisions.switch_version(method, e)  # raises unless a version both sides speak was found
+            return super()._request(method, revisions.with_meta(params))
 
     def _send(self, message: dict) -> None:
         """The twin's writing hook: through the transport, by the deadline of the request this thread

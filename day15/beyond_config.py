@@ -46,6 +46,7 @@ class ServerConfig(McpServerConfig):
     allow_insecure: bool = False        # plain http to another host, only when the entry says so
     protocol: str = "legacy"            # one of PROTOCOLS
     oauth: dict = field(default_factory=dict)  # a remote server's login (beyond_oauth.py): OAUTH_KEYS
+    elicitation: str = "decline"        # without a terminal, a form is declined, or accepted with its "defaults"
     problem: str | None = None          # what is wrong with the entry (file and key): shown, not started
 
 
@@ -83,7 +84,8 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
                           cwd=entry.get("cwd"), disabled=entry.get("disabled", False), url=entry.get("url"),
                           kind=entry.get("type", "http" if "url" in entry else "stdio"),
                           headers=entry.get("headers", {}), allow_insecure=entry.get("allowInsecure", False),
-                          protocol=entry.get("protocol", "legacy"), oauth=entry.get("oauth", {}))
+                          protocol=entry.get("protocol", "legacy"), oauth=entry.get("oauth", {}),
+                          elicitation=entry.get("elicitation", "decline"))
     problem = _problem(config)
     if problem:
         raise McpError(f"{where}: {problem}")
@@ -114,6 +116,7 @@ def _problem(c: ServerConfig) -> str | None:
         (c.protocol in PROTOCOLS, "\"protocol\" must be " + ", ".join(f'"{p}"' for p in PROTOCOLS[:-1])
          + f' or "{PROTOCOLS[-1]}"'),
         (isinstance(c.oauth, dict), "\"oauth\" must be an object"),
+        (c.elicitation in ("decline", "defaults"), "\"elicitation\" must be \"decline\" or \"defaults\""),
         (not c.oauth or remote, "\"oauth\" is for a remote server (\"url\")"),
     ]
     problem = next((message for ok, message in checks if not ok), None)

@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 
+from beyond_asks import Refused, answer
 from beyond_base import METHOD_NOT_FOUND
 from beyond_text import clean, shorten
 from mcp import McpError
@@ -29,6 +30,9 @@ RELIST_INTERVAL_CAP_S = 300.0
 ANSWERS_PER_S = 20.0
 # The server's own words (stderr lines and log notifications) kept for /logs and for its errors.
 TAIL_LINES = 200
+# The requests of a server's that beyond_asks.py answers, and JSON-RPC codes of answers we cannot give.
+ASKED_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
+BUSY, INTERNAL_ERROR = -32000, -32603
 
 
 class FromServer:
@@ -42,6 +46,7 @@ class FromServer:
         self._relist_lock = threading.Lock()
         self._relisting = False
         self._relist_again = False
+        self._asking = threading.Lock()  # held while the user is asked for one server's request
         self._dropped_answers = 0  # answers to the server's requests not given (not writable at once, or too many)
         self._answer_budget, self._answer_time = ANSWERS_PER_S, time.monotonic()  # answers allowed now, and when
         # Our calls in flight by progress token: the call (its deadline, progress callback, latest
@@ -66,7 +71,9 @@ class FromServer:
             self._on_notification(message)
 
     def _answer(self, message: dict) -> None:
-        """ping gets {}; any other method gets -32601, so a server never waits on us (within ANSWERS_PER_S)."""
+        """ping gets {}; elicitation, sampling and roots get their answers (beyond_asks.py; one asked at a
+        time, on a thread of its own, as the user may take a while); any other method -32601, so a
+        server never waits on us (within ANSWERS_PER_S)."""
         method = shorten(str(message["method"]), 100)
         if self.client.revisions.modern:
             return self._drop_answer(method, "in MCP 2026-07-28 a server sends no requests")
@@ -77,15 +84,33 @@ class FromServer:
             return self._drop_answer(method, f"over {ANSWERS_PER_S:g} requests a second")
         self._answer_budget -= 1
         if method == "ping":
-            reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-        else:
-            reply = {"jsonrpc": "2.0", "id": message["id"],
-                     "error": {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}}
+            return self._reply(message, {"result": {}})
+        if method not in ASKED_METHODS:
+            return self._reply(message, {"error": {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}})
+        if not self._asking.acquire(blocking=False):
+            return self._reply(message, {"error": {"code": BUSY, "message": "the client is answering another request"}})
+        threading.Thread(target=self._ask, args=(message,), name=f"mcp-{self.client.name}-ask", daemon=True).start()
+
+    def _ask(self, message: dict) -> None:
+        """The answer to one elicitation, sampling or roots request (releases _asking)."""
         try:
-            # One try: the reader never waits on a server that does not read.
-            self.client.send_message(reply, time.monotonic())
+            result = {"result": answer(self.client.name, self.client.cfg, message["method"], message.get("params"))}
+        except Refused as e:
+            result = {"error": {"code": e.code, "message": str(e)}}
+        except Exception as e:  # a bug must not leave the server waiting: it is told, and we say so
+            self.client.log(f"could not answer {shorten(str(message['method']), 80)}: {type(e).__name__}: {e}")
+            result = {"error": {"code": INTERNAL_ERROR, "message": "the client could not answer"}}
+        finally:
+            self._asking.release()
+        self._reply(message, result, wait=self.client.cfg.timeout)
+
+    def _reply(self, message: dict, outcome: dict, wait: float = 0.0) -> None:
+        """Our answer to a server's request; by default one try, so the reader never waits on a server
+        that does not read."""
+        try:
+            self.client.send_message({"jsonrpc": "2.0", "id": message["id"], **outcome}, time.monotonic() + wait)
         except McpError as e:
-            self._drop_answer(method, str(e))
+            self._drop_answer(str(message["method"]), str(e))
 
     def _drop_answer(self, method: str, why: str) -> None:
         """Count an answer not given; say so at the 1st, 10th, 100th, 1000th and every 10000th."""

@@ -18,7 +18,8 @@ import threading
 import time
 import urllib.parse
 
-from beyond_base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Inbox, SessionExpired, Transport, TransportError, expand
+from beyond_base import (MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, SIGNAL_CHECK_S, Inbox, SessionExpired, Transport,
+                         TransportError, expand)
 from beyond_listen import Listening
 from beyond_oauth import MAX_STEP_UPS, LoginNeeded, OAuth
 from beyond_text import loads_or_none, shorten
@@ -35,6 +36,11 @@ DELETE_TIMEOUT_S = 2.0
 ANSWER_TIMEOUT_S = 2.0
 # The title of an HTML error page, which says more in one line than the page's source.
 HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.DOTALL)
+# An answer stream that ends before its reply is resumed (GET with Last-Event-ID) at most this many
+# times, after the server's retry time (at most MAX_RETRY_MS) or DEFAULT_RETRY_MS, within the deadline.
+MAX_RESUMES = 3
+DEFAULT_RETRY_MS = 1000
+MAX_RETRY_MS = 10_000
 # Connections kept alive for the next POST (each POST takes one for itself, so threads never share
 # one): as many as callers usually run at once; a new connection costs about 350 µs, a reused none.
 MAX_IDLE_CONNECTIONS = 8
@@ -180,7 +186,7 @@ class HttpTransport(Listening, Transport):
                         return _Refused(response.status, response.getheader("WWW-Authenticate"), sent,
                                         self._http_error(message, response, body))
                     raise TransportError(self._http_error(message, response, body))
-                self._read_answer(message, response)
+                self._read_answer(message, response, deadline, headers)
             kept = self._pool.keep(connection, response)
             return response.status
         except _Closed:
@@ -231,21 +237,61 @@ class HttpTransport(Listening, Transport):
             return None
         return {"jsonrpc": "2.0", "id": message["id"], "error": error}
 
-    def _read_answer(self, message: dict, response: http.client.HTTPResponse) -> None:
+    def _read_answer(self, message: dict, response: http.client.HTTPResponse, deadline: float,
+                     extra: dict[str, str]) -> None:
         if message.get("method") == "initialize":  # a server without sessions gives none
             self.session_id = response.getheader("Mcp-Session-Id") or None
         if "id" not in message or "method" not in message:
             read_limited(response, ERROR_BODY_BYTES, "an answer to a notification")  # 202, no body
             return
-        content_type = response.getheader("Content-Type", "")
-        answers = self._sse_messages(response) if content_type.startswith("text/event-stream") \
-            else self._json_messages(read_limited(response, MAX_MESSAGE_BYTES, "the answer"))
+        if not response.getheader("Content-Type", "").startswith("text/event-stream"):
+            answers = self._json_messages(read_limited(response, MAX_MESSAGE_BYTES, "the answer"))
+            if self._delivered(message, answers):
+                return
+        else:
+            stream = {"id": None, "retry_ms": None}  # where a dropped stream resumes, and when
+            if self._delivered(message, self._sse_messages(response, stream)):
+                return
+            for _ in range(MAX_RESUMES):  # it ended before our reply: come back for the rest, as the server said
+                if stream["id"] is None or not self._resumed(message, stream, deadline, extra):
+                    break
+                if stream.get("done"):
+                    return
+        raise TransportError(f"{message['method']} to {self.shown_url} failed: "
+                             "the server ended its answer without a reply")
+
+    def _delivered(self, message: dict, answers) -> bool:
+        """Hand each message to the inbox; True once our reply was among them (the rest is not ours to wait for)."""
         for answer in answers:
             self.inbox.deliver(answer)
             if "method" not in answer and answer.get("id") == message["id"]:
-                return  # our reply: the rest of the stream is not ours to wait for
-        raise TransportError(f"{message['method']} to {self.shown_url} failed: "
-                             "the server ended its answer without a reply")
+                return True
+        return False
+
+    def _resumed(self, message: dict, stream: dict, deadline: float, extra: dict[str, str]) -> bool:
+        """After the stream's retry time, GET the rest of it from its last event id; False if that cannot be."""
+        pause = (stream["retry_ms"] if stream["retry_ms"] is not None else DEFAULT_RETRY_MS) / 1000
+        if time.monotonic() + pause >= deadline:
+            return False
+        waited = threading.Event()
+        while not waited.wait(min(SIGNAL_CHECK_S, max(0.0, pause))) and pause > SIGNAL_CHECK_S:
+            pause -= SIGNAL_CHECK_S  # in short steps: a Ctrl-C or SIGTERM on another thread is still seen
+        headers = {k: v for k, v in self._headers(self.session_id, extra).items() if k != "Content-Type"}
+        headers.update({"Accept": "text/event-stream", "Last-Event-ID": stream["id"]})
+        connection = self._connection(max(0.001, deadline - time.monotonic()))
+        try:
+            with Cutoff(connection, deadline):
+                connection.request("GET", self._path(), headers=headers)
+                response = connection.getresponse()
+                if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
+                    read_limited(response, ERROR_BODY_BYTES, "an error")
+                    return False
+                stream["done"] = self._delivered(message, self._sse_messages(response, stream))
+        except (OSError, http.client.HTTPException, ValueError):
+            return False
+        finally:
+            connection.close()
+        return True
 
     def _http_error(self, message: dict, response: http.client.HTTPResponse, body: bytes) -> str:
         """One line: HTTP status and the JSON-RPC error's message (or an HTML page's title), and a hint."""
@@ -277,9 +323,12 @@ class HttpTransport(Listening, Transport):
             return []
         return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
 
-    def _sse_messages(self, response: http.client.HTTPResponse):
-        """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the limit."""
-        for data in sse.events(response, MAX_MESSAGE_BYTES):
+    def _sse_messages(self, response: http.client.HTTPResponse, stream: dict | None = None):
+        """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the limit.
+        `stream` keeps the last event id and the retry time the server gave."""
+        keep = stream if stream is not None else {}
+        for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: self._keep_id(event_id, keep),
+                               lambda ms: keep.__setitem__("retry_ms", min(ms, MAX_RETRY_MS))):
             yield from self._json_messages(data.encode())
 
 

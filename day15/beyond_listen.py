@@ -53,11 +53,11 @@ class Listening:
                   extra: dict[str, str]) -> None:
         """Open the stream (`ready` once it is open or will not be) and read it; after a drop, open it
         again once (see REOPEN_INTERVAL_S)."""
-        last_id: list[str] = []  # the last event id the server gave, to resume from
+        last: dict = {"id": None}  # the last event id the server gave, to resume from
         pause = REOPEN_INTERVAL_S
         while True:
             try:
-                brought = self._read_stream(stopped, last_id, request, extra, ready)
+                brought = self._read_stream(stopped, last, request, extra, ready)
             except (OSError, http.client.HTTPException, ValueError, TransportError) as e:
                 if not stopped.is_set():
                     self.inbox.log(f"no stream of server messages until the next {'start' if request else 'session'}: "
@@ -71,7 +71,7 @@ class Listening:
             if stopped.wait(pause):
                 return
 
-    def _read_stream(self, stopped: threading.Event, last_id: list[str], request: dict | None,
+    def _read_stream(self, stopped: threading.Event, last: dict, request: dict | None,
                      extra: dict[str, str], ready: threading.Event) -> int | None:
         """Open one stream, a GET or the POST of `request` (errors raised), and route its messages as on
         stdio until it ends (a drop is no error): the number of messages it brought; None if there is
@@ -80,7 +80,7 @@ class Listening:
             headers, payload = self._headers(None, extra), json.dumps(request).encode()
         else:
             headers = {k: v for k, v in self._headers(self.session_id, extra).items() if k != "Content-Type"}  # no body
-            headers.update({"Accept": "text/event-stream", **({"Last-Event-ID": last_id[0]} if last_id else {})})
+            headers.update({"Accept": "text/event-stream", **({"Last-Event-ID": last["id"]} if last["id"] else {})})
             payload = None
         connection = self._connection(self.config.timeout)
         guard = Cutoff(connection, time.monotonic() + self.config.timeout)  # up to the answer's headers
@@ -101,7 +101,7 @@ class Listening:
             opened = True
             ready.set()
             guard.sock.settimeout(None)  # a stream may be quiet for hours; stop() or a new session cuts it
-            for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: self._keep_id(event_id, last_id)):
+            for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: self._keep_id(event_id, last)):
                 for message in self._json_messages(data.encode()):
                     self.inbox.deliver(message)
                     if request and "method" not in message and message.get("id") == request["id"]:
@@ -119,6 +119,7 @@ class Listening:
         return None if stopped.is_set() else brought
 
     @staticmethod
-    def _keep_id(event_id: str, last_id: list[str]) -> None:
+    def _keep_id(event_id: str, stream: dict) -> None:
+        """Keep an event id to resume from (stream["id"]), unless it is too long or would forge a header."""
         if len(event_id) <= MAX_EVENT_ID_CHARS and not HEADER_BREAK.search(event_id):
-            last_id[:] = [event_id]
+            stream["id"] = event_id

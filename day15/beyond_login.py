@@ -84,7 +84,7 @@ def _listen(port: int, replies: queue.SimpleQueue) -> http.server.HTTPServer:
         server = http.server.HTTPServer(("127.0.0.1", port), Callback)
     except OSError as e:
         raise TransportError(f"cannot listen on 127.0.0.1:{port} for the login's redirect: {e.strerror}") from None
-    threading.Thread(target=server.serve_forever, args=(0.2,), name="oauth-callback", daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), name="oauth-callback", daemon=True).start()
     return server
 
 

@@ -17,6 +17,7 @@ import json
 import re
 import threading
 
+from beyond_asks import Refused, answer, capabilities
 from beyond_text import shorten
 from mcp import McpError
 
@@ -31,6 +32,10 @@ MODERN_VERSIONS = ("2026-07-28",)
 META = "io.modelcontextprotocol/"
 # JSON-RPC error: the request's protocol version is not one the server speaks (data: supported, requested).
 UNSUPPORTED_VERSION = -32022
+# 2026-07-28: a call answered "input_required" is sent again with the inputs at most this many times.
+MAX_INPUT_ROUNDS = 8
+# The requests a server may answer with input_required.
+INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")
 # "auto": how long server/discover may take before the server is taken to speak only the handshake
 # (some stay silent on any request before initialize). At most the entry's startupTimeout.
 PROBE_TIMEOUT_S = 5.0
@@ -85,7 +90,7 @@ class Revisions:
         """initialize, check the version, notifications/initialized, then listen; returns the server's answer."""
         client = self.client
         init = client._request("initialize", {"protocolVersion": PROTOCOL_VERSION,
-                                              "capabilities": {}, "clientInfo": client.client_info})
+                                              "capabilities": capabilities(), "clientInfo": client.client_info})
         if init.get("protocolVersion") not in SUPPORTED_VERSIONS:
             raise McpError(f"unsupported protocol version {init.get('protocolVersion')!r} "
                            f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", client.name)
@@ -145,7 +150,7 @@ class Revisions:
             return params
         meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
         return {**params, "_meta": {**meta, f"{META}protocolVersion": self.revision,
-                                    f"{META}clientCapabilities": {}, f"{META}clientInfo": self.client.client_info}}
+                                    f"{META}clientCapabilities": capabilities(), f"{META}clientInfo": self.client.client_info}}
 
     def switch_version(self, method: str, error: McpError) -> None:
         """After an error reply: if a 2026-07-28 server refused the version (-32022), speak another that
@@ -154,7 +159,7 @@ class Revisions:
             raise error
         data = error.data if isinstance(getattr(error, "data", None), dict) else {}
         supported = data.get("supported") if isinstance(data.get("supported"), list) else []
-        common = [v for v in MODERN_VERSIONS if v in supported and v != self.revision]
+        common = [v for v in MODERN_VERSIONS if v in supported]  # even the one just sent: retried with a new id
         if not common:
             raise McpError(f"{method} failed: {self._versions_differ(supported)}", self.client.name,
                            error.code) from None
@@ -195,12 +200,33 @@ class Revisions:
             headers.update(param_headers(schema, params.get("arguments")))
         return headers
 
+    def fulfil(self, method: str, params: dict, result: dict) -> dict | None:
+        """The params of the retry of an input_required answer: its input requests answered (by
+        beyond_asks.py, as a server's own requests are), its requestState echoed exactly (none when
+        none came); None when the answer is no such one."""
+        if result.get("resultType") != "input_required" or method not in INPUT_METHODS:
+            return None
+        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        requests = result.get("inputRequests")
+        if isinstance(requests, dict):
+            retry["inputResponses"] = {}
+            for key, request in requests.items():
+                if isinstance(request, dict):
+                    try:
+                        retry["inputResponses"][key] = answer(self.client.name, self.client.cfg,
+                                                              str(request.get("method")), request.get("params"))
+                    except Refused:
+                        pass  # left out: the server may ask again, or go on without it
+        if isinstance(result.get("requestState"), str):
+            retry["requestState"] = result["requestState"]
+        return retry
+
     def result_kind(self, method: str, result: dict) -> None:
         """A result that is not complete (2026-07-28: the server wants input first) is an error here."""
         kind = result.get("resultType", "complete")  # absent, as from earlier revisions: complete
         if kind == "input_required":
-            raise McpError(f"{method}: the server asked for input (sampling, elicitation or roots) that this client "
-                           "does not provide", self.client.name)
+            raise McpError(f"{method}: the server asked for input more than {MAX_INPUT_ROUNDS} times, or on a "
+                           "request that takes none", self.client.name)
         if kind != "complete":
             raise McpError(f"{method}: the server answered with an unknown resultType {shorten(json.dumps(kind), 80)}",
                            self.client.name)

@@ -90,7 +90,7 @@ def new_history() -> list[dict]:
 
 
 def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text: None,
-             on_usage: Callable[[dict], None] = lambda usage: None) -> dict:
+             on_usage: Callable[[dict], None] = lambda usage: None, offer_tools: bool = True) -> dict:
     """One Chat Completions request; text goes to on_text as it arrives; returns the message or raises ChatError.
 
     A KeyboardInterrupt while the reply streams carries the text that arrived as `partial`.
@@ -98,7 +98,7 @@ def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text:
     global streaming
     url = f"{base_url()}/chat/completions"
     body = {"model": model(), "messages": messages}
-    specs = _offered(openai_tools())
+    specs = _offered(openai_tools()) if offer_tools else []  # Beyond the tutorial: none for a server's sampling
     if specs:
         body["tools"] = specs
     headers = {"Content-Type": "application/json"}

@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable
 from types import ModuleType
 
+import beyond_asks
 import beyond_commands
 import beyond_exit
 import beyond_folder
@@ -93,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         if not tutorial:
             beyond_exit.adopt_orphans()  # a server's descendant that leaves its process group is still ours to stop
         audit = None if tutorial else servers.use_folder_state(root or os.getcwd())
+        if audit:  # Beyond the tutorial: what servers may ask of the user, and of the model
+            beyond_asks.set_root(root or os.getcwd())
+            beyond_asks.set_record(audit.asked)
+            beyond_asks.set_model(_sampling_model)
         print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
         print(style(BANNER[tutorial], "2"))
         print(f"project: {shown(root, one_line=True)}" if root else
@@ -114,6 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         servers.stop_mcp_servers()
         beyond_exit.stop_orphans()  # what escaped a server's process group (full agent, Linux)
     return 0
+
+
+def _sampling_model(history: list[dict]) -> tuple[str, str]:
+    """The configured model, without tools, for a server's sampling request: (its text, its name)."""
+    return chat.text_of(chat.complete(history, offer_tools=False).get("content")), chat.model()
 
 
 # --- tutorial section 4.5 (index.ts): connect at start-up, mcpLine, /mcp, /exit ------------------

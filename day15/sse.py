@@ -10,10 +10,12 @@ from collections.abc import Callable, Iterator
 from net import TooBig
 
 
-def events(response, limit: int, on_id: Callable[[str], None] = lambda event_id: None) -> Iterator[str]:
+def events(response, limit: int, on_id: Callable[[str], None] = lambda event_id: None,
+           on_retry: Callable[[int], None] = lambda ms: None) -> Iterator[str]:
     """The data of each event as it completes (events without data, such as keep-alives, are skipped);
     TooBig once one event passes `limit` bytes. An event's id goes to on_id when the event completes,
-    data or not (a priming event brings only an id, to resume from)."""
+    data or not (a priming event brings only an id, to resume from); a retry field (milliseconds
+    before reconnecting) to on_retry."""
     data: list[str] = []
     size, event_id = 0, None
     for raw in _lines(response, limit):
@@ -28,7 +30,9 @@ def events(response, limit: int, on_id: Callable[[str], None] = lambda event_id:
                 data.append(value)
             elif field == "id":
                 event_id = value
-            continue  # event names, retry hints and comments need nothing from us
+            elif field == "retry" and value.isdigit():
+                on_retry(int(value))
+            continue  # event names and comments need nothing from us
         if event_id is not None:
             on_id(event_id)
             event_id = None

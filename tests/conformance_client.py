@@ -20,7 +20,7 @@ import beyond_mcp  # noqa: E402  (after the path insert)
 
 def entry(url: str, scenario: str, context: dict) -> dict:
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
-    config = {"url": url, "type": "http", "timeout": 20, "startupTimeout": 20,
+    config = {"url": url, "type": "http", "timeout": 20, "startupTimeout": 20, "elicitation": "defaults",
               "protocol": "2026-07-28" if version >= "2026" else "legacy"}
     if scenario.startswith("auth/"):
         if context.get("client_id"):

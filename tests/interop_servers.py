@@ -55,13 +55,16 @@ def test_mcp_lists_real_tools_with_valid_names(tmp_path):
 
 
 def test_model_calls_real_tools(tmp_path):
-    """The scripted model calls the time server and the filesystem server; the answer has the real results."""
-    (tmp_path / "files").mkdir()
+    """The scripted model calls the time server and the filesystem server; the answer has the real results.
+    The file is inside the project folder: the client's one root (roots/list), which the filesystem
+    server takes as the folders it may read, in place of those in its arguments."""
     secret = f"interop file written at {datetime.datetime.now().isoformat()}"
-    (tmp_path / "files" / "note.txt").write_text(secret)
-    cwd = workdir(tmp_path / "agent", servers(tmp_path / "files"))
+    files = tmp_path / "agent" / "files"
+    cwd = workdir(tmp_path / "agent", servers(files))
+    files.mkdir()
+    (files / "note.txt").write_text(secret)
     script = [tool_calls(("mcp_time_get_current_time", {"timezone": "UTC"}),
-                         ("mcp_files_read_text_file", {"path": str(tmp_path / "files" / "note.txt")})),
+                         ("mcp_files_read_text_file", {"path": str(files / "note.txt")})),
               answer_from_tools]
     before = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     with FakeOpenAI(script) as model:

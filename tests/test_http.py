@@ -67,6 +67,21 @@ def test_a_session_forgotten_under_many_callers_is_renewed_by_one(remote):
     assert [m.get("method") for _, m in server.posts].count("initialize") == 2
 
 
+def test_an_answer_stream_that_ends_early_is_resumed_from_its_last_event(remote):
+    """The server ends its SSE answer after a priming event (id ev-1, retry 50 ms): the client comes back
+    with GET and Last-Event-ID and gets the reply there."""
+    server, client = remote("resume")
+    assert client.call_tool("echo", {"text": "later"}) == "later (resumed)"
+    assert [h.get("last-event-id") for _, h in server.gets if h.get("last-event-id")] == ["ev-1"]
+
+
+def test_an_answer_stream_without_event_ids_that_ends_early_fails_the_call(remote):
+    server, client = remote("resume_without_ids")
+    with pytest.raises(McpError, match="the server ended its answer without a reply"):
+        client.call_tool("echo", {"text": "lost"})
+    assert not [h for _, h in server.gets if h.get("last-event-id")]
+
+
 def test_unauthorized_is_clear_and_headers_expand(monkeypatch):
     """401 carries the server's message; ${VAR} in headers supplies the token."""
     with FakeHttpMcp("unauthorized") as server:

@@ -24,7 +24,7 @@ TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_too
               "refuse", "rpc_error", "empty", "stop_reading", "ping_flood", "big_line", "long_stderr", "deep",
               "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error",
               "escapes", "redescribe", "progress", "more_context", "ping_storm", "requests_seen", "needs_input",
-              "say_later"]
+              "say_later", "ask_roots", "ask_form", "ask_url", "capabilities"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), or @file holding one
@@ -75,15 +75,19 @@ def text_result(text: str, is_error: bool = False) -> dict:
     return {"content": [{"type": "text", "text": text}], "isError": is_error}
 
 
-def ask_client(request_id: str, method: str, wait: float = 10) -> dict:
+def ask_client(request_id: str, method: str, wait: float = 10, params: dict | None = None) -> dict:
     """Send our own request to the client and wait (at most `wait` seconds) for its reply."""
-    send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {}})
+    send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}})
     with replied:
         replied.wait_for(lambda: request_id in client_replies, wait)
     return client_replies.get(request_id, {"error": "no reply from the client"})
 
 
+client_capabilities: dict = {}  # what the client declared in initialize
+
+
 def on_initialize(request: dict) -> None:
+    client_capabilities.update(request["params"].get("capabilities") or {})
     if MODE == "stderr_flood":
         for i in range(20000):  # about 1.4 MB, far more than a pipe buffer holds
             sys.stderr.write(f"log line {i:06d} of the flood\n")
@@ -236,6 +240,28 @@ def rich(request: dict, args: dict) -> None:
         {"type": "resource_link", "uri": "file:///c.md", "name": "c"}]})
 
 
+# 2026-07-28 multi round-trip: two rounds of input (roots and a form, then nothing but a new state),
+# then the result says what each round brought; {"forever": true} never completes.
+input_rounds: list[dict] = []
+FORM = {"message": "Sure?", "requestedSchema": {"type": "object", "properties": {
+    "name": {"type": "string", "default": "Ada"}, "count": {"type": "integer", "default": 3}}, "required": ["name"]}}
+
+
+def needs_input(request: dict, args: dict) -> None:
+    params = request["params"]
+    input_rounds.append({"id": request["id"], "state": params.get("requestState"),
+                         "responses": params.get("inputResponses")})
+    state = params.get("requestState")
+    if args.get("forever"):
+        return reply(request, {"resultType": "input_required", "requestState": f"again-{len(input_rounds)}"})
+    if state is None:
+        return reply(request, {"resultType": "input_required", "requestState": "round-1", "inputRequests": {
+            "where": {"method": "roots/list", "params": {}}, "confirm": {"method": "elicitation/create", "params": FORM}}})
+    if state == "round-1":
+        return reply(request, {"resultType": "input_required", "requestState": "round-2"})
+    reply(request, text_result(json.dumps(input_rounds)))
+
+
 TOOL_BEHAVIOURS = {
     "child_pid": lambda r, a: reply(r, text_result(str(start_child()))),
     "hang": lambda r, a: None,
@@ -248,6 +274,12 @@ TOOL_BEHAVIOURS = {
     "bad_utf8": bad_utf8,
     "ping_first": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-ping", "ping", a.get("wait", 10))))),
     "ask_sampling": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-2", "sampling/createMessage")))),
+    "ask_roots": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-3", "roots/list")))),
+    "ask_form": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-4", "elicitation/create", 10, FORM)))),
+    "ask_url": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-5", "elicitation/create", 10, {
+        "mode": "url", "message": "Log in", "url": a.get("url", "https://example.com/login"),
+        "elicitationId": "e1"})))),
+    "capabilities": lambda r, a: reply(r, text_result(json.dumps(client_capabilities))),
     "rich": rich,
     "structured": lambda r, a: reply(r, {"content": [], "structuredContent": {"temperature": 21.5}}),
     "garbage": garbage,
@@ -261,8 +293,7 @@ TOOL_BEHAVIOURS = {
     "requests_seen": lambda r, a: reply(r, text_result(json.dumps(requests_seen))),
     "say_later": lambda r, a: (reply(r, text_result("scheduled")), time.sleep(float(a.get("after", 1.5))),
                                sys.stderr.write("said later\n"), sys.stderr.flush()),
-    "needs_input": lambda r, a: reply(r, {"resultType": "input_required", "inputRequests": {
-        "confirm": {"method": "elicitation/create", "params": {"message": "Sure?"}}}}),
+    "needs_input": lambda r, a: needs_input(r, a),  # defined above
     "big_line": big_line,
     "long_stderr": lambda r, a: (sys.stderr.write("e" * int(a.get("size", 1000000)) + " end\n"), sys.stderr.flush(),
                                  reply(r, text_result("written"))),

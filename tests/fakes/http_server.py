@@ -67,6 +67,7 @@ class FakeHttpMcp:
         self.mode = mode
         self.sessions: set[str] = set()
         self.expired_once = False
+        self.pending: dict | None = None            # "resume": the reply the answer stream did not bring
         self.posts: list[tuple[dict, dict]] = []   # (headers, message) of every POST
         self.deletes: list[str] = []               # session ids ended with DELETE
         self.cancelled: list[dict] = []
@@ -179,6 +180,13 @@ class FakeHttpMcp:
         with self.changed:
             self.gets.append((time.monotonic(), headers))
             self.changed.notify_all()
+        if self.mode == "resume" and headers.get("last-event-id") == "ev-1" and self.pending:
+            handler.send_response(200)  # the rest of the answer stream, from after ev-1
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.end_headers()
+            handler.wfile.write(f"id: ev-2\ndata: {json.dumps(self.pending)}\n\n".encode())
+            handler.close_connection = True
+            return None
         if self.mode != "push" or self.get_status:
             return self.send(handler, self.get_status or 405, {"error": "no stream here"})
         if headers.get("mcp-session-id") not in self.sessions:
@@ -248,6 +256,14 @@ class FakeHttpMcp:
             handler.end_headers()
             return handler.wfile.write(b"upstream exploded")
         text = message["params"]["arguments"].get("text", "")
+        if self.mode in ("resume", "resume_without_ids"):  # the answer stream ends before the reply
+            self.pending = self.result(message, {"content": [{"type": "text", "text": f"{text} (resumed)"}]})
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.end_headers()
+            handler.wfile.write(b"id: ev-1\nretry: 50\ndata: \n\n" if self.mode == "resume" else b"retry: 50\ndata: \n\n")
+            handler.close_connection = True
+            return None
         if self.mode != "sse":
             return self.send(handler, 200, self.result(message, {"content": [{"type": "text", "text": text}]}))
         self.stream(handler, message, text)

@@ -1,0 +1,316 @@
+"""Beyond the tutorial: what a server asks of the client: elicitation, sampling and roots.
+
+The tutorial's client offers no capabilities, so a server cannot ask the user anything. The full
+client declares the same capabilities every run (capabilities()): elicitation (form and URL)
+always, so a server never takes a missing capability for consent; sampling when a model is
+configured; roots always. Here each request gets its answer, in both eras: a server's own request
+(up to 2025-11-25) or an input request of a 2026-07-28 input_required result.
+
+- elicitation, form: in a terminal, a form for the flat schema MCP allows (string with format,
+  number, integer, boolean, enum with titles, multi-select; defaults; required), each field checked
+  as typed, then shown whole: [a]ccept, [e]dit, [d]ecline, [c]ancel (Ctrl-C cancels). Without a
+  terminal, the entry's "elicitation" decides: "decline" (the default) or "defaults" (accept with
+  the schema's defaults when every required field has one). URL: the whole URL, its host set
+  apart, opened only when the user says so, never fetched by us; without a terminal, declined.
+- sampling: the server, its messages and system prompt (bounded, cleaned), the token limit; on yes
+  the configured model is asked (no tools), its answer shown and asked about again before it goes
+  back. No is the error the specification names. Without a terminal, declined; the model is not asked.
+- roots: the project folder (or the current one) as one file:// root.
+Every elicitation and sampling is one line of the audit log: server, what was asked, the action.
+"""
+import json
+import os
+import re
+import sys
+import threading
+import urllib.parse
+
+from beyond_text import clean, shorten
+
+# Shown of a server's message, of each sampling message, of a system prompt.
+MESSAGE_CHARS = 2000
+# A field typed wrong is asked again this many times, then the form is cancelled.
+FIELD_TRIES = 5
+# JSON-RPC error of a sampling request the user refused (the specification's).
+USER_REJECTED = -1
+# A plain email address, for format "email"; URIs and dates are checked by their shape.
+EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?")
+
+# One question at a time on the terminal, whichever server asks.
+_terminal = threading.Lock()
+# Where elicitations and samplings are recorded, and the model a sampling asks (index.py sets
+# both: the audit log's record, chat.py's model without tools); model(history) -> (text, model name).
+_record = lambda entry: None  # noqa: E731
+_model = None
+
+
+def set_record(record) -> None:
+    global _record
+    _record = record
+
+
+def set_model(model) -> None:
+    global _model
+    _model = model
+
+
+def model_configured() -> bool:
+    return _model is not None and bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"))
+
+
+def capabilities() -> dict:
+    """What this client offers servers, the same in every run (sampling only with a model)."""
+    offered = {"elicitation": {"form": {}, "url": {}}, "roots": {}}
+    if model_configured():
+        offered["sampling"] = {}
+    return offered
+
+
+class Refused(Exception):
+    """An answer that is a JSON-RPC error: its code and message."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def answer(server: str, config, method: str, params: dict, interactive: bool | None = None) -> dict:
+    """The result for one request of a server's; Refused for an error answer."""
+    if interactive is None:
+        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    params = params if isinstance(params, dict) else {}
+    if method == "roots/list":
+        return {"roots": [{"uri": root_uri(), "name": os.path.basename(root_folder()) or "root"}]}
+    if method == "elicitation/create":
+        result = _elicit(server, config, params, interactive)
+        fields = sorted((params.get("requestedSchema") or {}).get("properties") or {})
+        _record({"kind": "elicitation", "server": server, "mode": params.get("mode", "form"),
+                 "fields": fields, "action": result["action"]})
+        return result
+    if method == "sampling/createMessage":
+        if not model_configured():
+            raise Refused(-32601, "method not found: sampling/createMessage (no model is configured)")
+        try:
+            result = _sample(server, params, interactive)
+        except Refused:
+            _record({"kind": "sampling", "server": server, "action": "declined"})
+            raise
+        _record({"kind": "sampling", "server": server, "action": "accepted"})
+        return result
+    raise Refused(-32601, f"method not found: {shorten(method, 100)}")
+
+
+# --- roots ----------------------------------------------------------------------------------
+
+_root: str | None = None
+
+
+def set_root(folder: str) -> None:
+    global _root
+    _root = folder
+
+
+def root_folder() -> str:
+    return os.path.abspath(_root or os.getcwd())
+
+
+def root_uri() -> str:
+    return "file://" + urllib.parse.quote(root_folder())
+
+
+# --- elicitation ------------------------------------------------------------------------------
+
+def _elicit(server: str, config, params: dict, interactive: bool) -> dict:
+    shown = clean(shorten(str(server), 80), one_line=True)
+    message = clean(shorten(str(params.get("message", "")), MESSAGE_CHARS))
+    if params.get("mode") == "url":
+        return _elicit_url(shown, message, str(params.get("url", "")), interactive)
+    schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
+    fields = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    required = [r for r in schema.get("required") or [] if r in fields]
+    if not interactive:
+        policy = getattr(config, "elicitation", "decline")
+        defaults = {k: v["default"] for k, v in fields.items() if isinstance(v, dict) and "default" in v}
+        if policy == "defaults" and all(r in defaults for r in required):
+            return {"action": "accept", "content": defaults}
+        return {"action": "decline"}
+    with _terminal:
+        print(f"\nMCP server '{shown}' asks: {message}")
+        try:
+            return _form(fields, required)
+        except (KeyboardInterrupt, EOFError):
+            print("\n(cancelled)")
+            return {"action": "cancel"}
+
+
+def _elicit_url(server: str, message: str, url: str, interactive: bool) -> dict:
+    parts = urllib.parse.urlsplit(url)
+    if not interactive or parts.scheme not in ("https", "http") or not parts.hostname:
+        return {"action": "decline"}
+    with _terminal:
+        print(f"\nMCP server '{server}' asks you to open a page: {message}")
+        print(f"  host: {clean(parts.hostname, one_line=True)}")
+        print(f"  {clean(url, one_line=True)}")
+        try:
+            choice = input("[o]pen in your browser, [d]ecline, [c]ancel? ").strip().lower()
+        except (KeyboardInterrupt, EOFError):
+            print()
+            return {"action": "cancel"}
+    if choice in ("o", "open"):
+        import webbrowser
+        webbrowser.open(url)
+        return {"action": "accept"}
+    return {"action": "cancel" if choice in ("c", "cancel") else "decline"}
+
+
+def _form(fields: dict, required: list[str]) -> dict:
+    """Each field asked and checked, then the whole form reviewed."""
+    values: dict = {}
+    for name, spec in fields.items():
+        _ask_field(name, spec if isinstance(spec, dict) else {}, name in required, values)
+    while True:
+        print("  " + "\n  ".join(f"{clean(str(k), one_line=True)}: {json.dumps(v, ensure_ascii=False)}"
+                                 for k, v in values.items()) if values else "  (nothing)")
+        choice = input("[a]ccept, [e]dit, [d]ecline, [c]ancel? ").strip().lower()
+        if choice in ("a", "accept"):
+            return {"action": "accept", "content": values}
+        if choice in ("d", "decline"):
+            return {"action": "decline"}
+        if choice in ("c", "cancel"):
+            return {"action": "cancel"}
+        if choice in ("e", "edit"):
+            name = input("which field? ").strip()
+            if name in fields:
+                _ask_field(name, fields[name] if isinstance(fields[name], dict) else {}, name in required, values)
+
+
+def _ask_field(name: str, spec: dict, required: bool, values: dict) -> None:
+    label = clean(shorten(str(spec.get("title") or name), 80), one_line=True)
+    about = clean(shorten(str(spec.get("description", "")), 200), one_line=True)
+    choices = _choices(spec)
+    if choices:
+        for i, (value, title) in enumerate(choices, 1):
+            print(f"    {i}. {clean(shorten(str(title), 80), one_line=True)}")
+    default = values.get(name, spec.get("default"))
+    hint = f" [{json.dumps(default, ensure_ascii=False)}]" if default is not None else ""
+    for _ in range(FIELD_TRIES):
+        typed = input(f"  {label}{' (required)' if required else ''}{': ' + about if about else ''}{hint}: ").strip()
+        if not typed:
+            if default is not None:
+                values[name] = default
+                return
+            if not required:
+                values.pop(name, None)
+                return
+            print("    this one is required")
+            continue
+        try:
+            values[name] = _typed(typed, spec, choices)
+            return
+        except ValueError as e:
+            print(f"    {e}")
+    raise KeyboardInterrupt  # the form is given up: cancelled
+
+
+def _choices(spec: dict) -> list[tuple]:
+    """(value, title) of an enum: enum with enumNames, oneOf/anyOf with const and title, or items of those."""
+    source = spec.get("items") if spec.get("type") == "array" and isinstance(spec.get("items"), dict) else spec
+    if isinstance(source.get("enum"), list):
+        titles = source.get("enumNames") if isinstance(source.get("enumNames"), list) else source["enum"]
+        return list(zip(source["enum"], titles))
+    options = source.get("oneOf") or source.get("anyOf")
+    if isinstance(options, list):
+        return [(o.get("const"), o.get("title", o.get("const"))) for o in options if isinstance(o, dict) and "const" in o]
+    return []
+
+
+def _typed(text: str, spec: dict, choices: list[tuple]):
+    """The value `text` stands for in this field, or ValueError saying what to type."""
+    kind = spec.get("type")
+    if kind == "array":
+        picked = [_pick(part.strip(), choices) for part in text.split(",") if part.strip()]
+        low, high = spec.get("minItems"), spec.get("maxItems")
+        if (isinstance(low, int) and len(picked) < low) or (isinstance(high, int) and len(picked) > high):
+            raise ValueError(f"pick between {low or 0} and {high or len(choices)}, separated by commas")
+        return picked
+    if choices:
+        return _pick(text, choices)
+    if kind == "boolean":
+        if text.lower() in ("y", "yes", "true"):
+            return True
+        if text.lower() in ("n", "no", "false"):
+            return False
+        raise ValueError("type y or n")
+    if kind in ("number", "integer"):
+        try:
+            value = int(text) if kind == "integer" else float(text)
+        except ValueError:
+            raise ValueError(f"type {'a whole number' if kind == 'integer' else 'a number'}") from None
+        if isinstance(spec.get("minimum"), (int, float)) and value < spec["minimum"]:
+            raise ValueError(f"at least {spec['minimum']}")
+        if isinstance(spec.get("maximum"), (int, float)) and value > spec["maximum"]:
+            raise ValueError(f"at most {spec['maximum']}")
+        return value
+    if isinstance(spec.get("minLength"), int) and len(text) < spec["minLength"]:
+        raise ValueError(f"at least {spec['minLength']} characters")
+    if isinstance(spec.get("maxLength"), int) and len(text) > spec["maxLength"]:
+        raise ValueError(f"at most {spec['maxLength']} characters")
+    shape = {"email": EMAIL, "date": DATE, "date-time": DATE_TIME}.get(spec.get("format"))
+    if shape and not shape.fullmatch(text):
+        raise ValueError(f"type {'an email address' if spec['format'] == 'email' else 'a ' + spec['format']}")
+    if spec.get("format") == "uri" and not urllib.parse.urlsplit(text).scheme:
+        raise ValueError("type a URI (with its scheme, such as https:)")
+    return text
+
+
+def _pick(text: str, choices: list[tuple]):
+    if text.isdigit() and 1 <= int(text) <= len(choices):
+        return choices[int(text) - 1][0]
+    for value, title in choices:
+        if text in (str(value), str(title)):
+            return value
+    raise ValueError(f"type a number from 1 to {len(choices)}")
+
+
+# --- sampling ----------------------------------------------------------------------------------
+
+def _sample(server: str, params: dict, interactive: bool) -> dict:
+    if not interactive:
+        raise Refused(USER_REJECTED, "User rejected sampling request")
+    shown = clean(shorten(str(server), 80), one_line=True)
+    messages = [m for m in params.get("messages") or [] if isinstance(m, dict)]
+    with _terminal:
+        print(f"\nMCP server '{shown}' asks your model (at most {params.get('maxTokens', '?')} tokens):")
+        if params.get("systemPrompt"):
+            print(f"  system: {clean(shorten(str(params['systemPrompt']), MESSAGE_CHARS))}")
+        for m in messages:
+            print(f"  {clean(str(m.get('role', 'user')), one_line=True)}: "
+                  f"{clean(shorten(_text(m.get('content')), MESSAGE_CHARS))}")
+        try:
+            if input("Ask the model? [y/N] ").strip().lower() not in ("y", "yes"):
+                raise Refused(USER_REJECTED, "User rejected sampling request")
+            history = ([{"role": "system", "content": str(params["systemPrompt"])}] if params.get("systemPrompt") else [])
+            history += [{"role": "assistant" if m.get("role") == "assistant" else "user", "content": _text(m.get("content"))}
+                        for m in messages]
+            try:
+                text, model = _model(history)
+            except Exception as e:  # the endpoint's error, whatever it is: the server is told the model could not
+                raise Refused(USER_REJECTED, f"the model could not answer: {e}") from None
+            print(f"  the model: {clean(shorten(text, MESSAGE_CHARS))}")
+            if input("Send this answer to the server? [y/N] ").strip().lower() not in ("y", "yes"):
+                raise Refused(USER_REJECTED, "User rejected sampling request")
+        except (KeyboardInterrupt, EOFError):
+            print()
+            raise Refused(USER_REJECTED, "User rejected sampling request") from None
+    return {"role": "assistant", "content": {"type": "text", "text": text}, "model": model,
+            "stopReason": "endTurn"}
+
+
+def _text(content) -> str:
+    if isinstance(content, dict):
+        return str(content.get("text", f"[{content.get('type', '?')} content]"))
+    if isinstance(content, list):
+        return "\n".join(_text(c) for c in content)
+    return str(content or "")

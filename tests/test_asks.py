@@ -1,0 +1,154 @@
+"""What a server asks of the client (beyond_asks.py): elicitation, sampling, roots; in both eras.
+
+Tests run without a terminal, so the policy answers; the terminal form is driven through input().
+"""
+import builtins
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+import beyond_asks
+from conftest import fake
+from mcp import McpError
+
+
+@pytest.fixture(autouse=True)
+def no_model():
+    beyond_asks.set_model(None)
+    yield
+    beyond_asks.set_model(None)
+
+
+def asked(client, tool: str, arguments: dict | None = None) -> dict:
+    """What the client answered the fake server's own request (the tool returns it)."""
+    return json.loads(client.call_tool(tool, arguments or {}))
+
+
+def test_the_same_capabilities_every_run(started, monkeypatch):
+    """elicitation (form and URL) and roots always; sampling only once a model is configured."""
+    assert asked(started(fake("normal")), "capabilities") == {"elicitation": {"form": {}, "url": {}}, "roots": {}}
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    beyond_asks.set_model(lambda history: ("fine", "scripted"))
+    assert "sampling" in asked(started(fake("normal"), name="second"), "capabilities")
+
+
+def test_without_a_terminal_a_form_is_declined_unless_the_entry_takes_its_defaults(started):
+    """The default policy declines; "elicitation": "defaults" accepts the schema's defaults (every required one has one)."""
+    assert asked(started(fake("normal")), "ask_form")["result"] == {"action": "decline"}
+    defaults = started(fake("normal", elicitation="defaults"), name="defaults")
+    assert asked(defaults, "ask_form")["result"] == {"action": "accept", "content": {"name": "Ada", "count": 3}}
+
+
+def test_a_url_is_never_fetched_by_the_client_and_declined_without_a_terminal(started):
+    """A URL elicitation without a terminal is declined, and the page it names is never requested."""
+    hits = []
+
+    class Count(BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Count)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/login"
+        assert asked(started(fake("normal")), "ask_url", {"url": url})["result"] == {"action": "decline"}
+        assert hits == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_roots_are_the_project_folder(started, tmp_path):
+    beyond_asks.set_root(str(tmp_path))
+    try:
+        (root,) = asked(started(fake("normal")), "ask_roots")["result"]["roots"]
+    finally:
+        beyond_asks.set_root(None)
+    assert root["uri"] == "file://" + str(tmp_path)
+
+
+def test_sampling_without_a_terminal_is_declined_and_the_model_is_not_asked(started, monkeypatch):
+    asked_model = []
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    beyond_asks.set_model(lambda history: asked_model.append(history) or ("an answer", "scripted"))
+    reply = asked(started(fake("normal")), "ask_sampling")
+    assert reply["error"] == {"code": -1, "message": "User rejected sampling request"} and asked_model == []
+
+
+def scripted(monkeypatch, answers: list, prompts: list | None = None):
+    """input() answers from the list, in order (a KeyboardInterrupt in it is raised, as Ctrl-C would);
+    the prompts it was given go to `prompts`."""
+    queue = list(answers)
+
+    def typed(prompt=""):
+        (prompts if prompts is not None else []).append(prompt)
+        answer = queue.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+    monkeypatch.setattr(builtins, "input", typed)
+    return queue
+
+
+SCHEMA = {"type": "object", "required": ["email", "count"], "properties": {
+    "email": {"type": "string", "format": "email", "title": "Your email"},
+    "count": {"type": "integer", "minimum": 1, "maximum": 10, "default": 2},
+    "color": {"type": "string", "enum": ["red", "green"], "enumNames": ["Red", "Green"]},
+    "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]}},
+    "ok": {"type": "boolean"}}}
+
+
+def test_the_form_checks_each_field_as_typed_then_is_reviewed(monkeypatch, capsys):
+    """Wrong values are asked again with what to type; Enter keeps a default; the review edits, then accepts."""
+    prompts: list = []
+    left = scripted(monkeypatch, ["not-an-email", "ada@example.com", "12", "", "2", "1,3", "y",
+                                  "e", "count", "7", "a"], prompts)
+    result = beyond_asks.answer("srv", None, "elicitation/create", {"message": "Who?", "requestedSchema": SCHEMA},
+                                interactive=True)
+    assert result == {"action": "accept", "content": {"email": "ada@example.com", "count": 7, "color": "green",
+                                                      "tags": ["a", "c"], "ok": True}}
+    assert left == []
+    shown = capsys.readouterr().out
+    assert "type an email address" in shown and "at most 10" in shown
+    assert "Your email (required)" in prompts[0] and "[2]" in prompts[2]  # the title, and the default shown
+    assert prompts[-1] == "[a]ccept, [e]dit, [d]ecline, [c]ancel? "
+
+
+@pytest.mark.parametrize("answers, action", [
+    (["ada@example.com", "", "", "", "", "d"], "decline"),
+    (["ada@example.com", KeyboardInterrupt()], "cancel"),
+    (["ada@example.com", "", "", "", "", "c"], "cancel"),
+])
+def test_decline_and_cancel_are_what_the_server_gets(monkeypatch, answers, action):
+    scripted(monkeypatch, answers)
+    result = beyond_asks.answer("srv", None, "elicitation/create", {"message": "Who?", "requestedSchema": SCHEMA},
+                                interactive=True)
+    assert result == {"action": action}
+
+
+def test_input_required_rounds_echo_the_state_with_new_ids(started, tmp_path):
+    """2026-07-28: each round is a new request carrying the answers and exactly the state the server gave."""
+    beyond_asks.set_root(str(tmp_path))
+    try:
+        rounds = json.loads(started(fake("modern", protocol="2026-07-28")).call_tool("needs_input", {}))
+    finally:
+        beyond_asks.set_root(None)
+    assert [r["state"] for r in rounds] == [None, "round-1", "round-2"]
+    assert len({r["id"] for r in rounds}) == 3
+    first_answers = rounds[1]["responses"]
+    assert first_answers["where"]["roots"][0]["uri"] == "file://" + str(tmp_path)
+    assert first_answers["confirm"] == {"action": "decline"}  # no terminal: the default policy
+    assert rounds[0]["responses"] is None and rounds[2]["responses"] is None  # the last round asked for nothing
+
+
+def test_a_server_that_always_wants_more_input_is_given_up_on(started):
+    client = started(fake("modern", protocol="2026-07-28"))
+    with pytest.raises(McpError, match="asked for input more than 8 times"):
+        client.call_tool("needs_input", {"forever": True})
+    assert client.call_tool("echo", {"text": "next"}) == "next"
