@@ -18,6 +18,7 @@ configured; roots always. Here each request gets its answer, in both eras: a ser
 - roots: the project folder (or the current one) as one file:// root.
 Every elicitation and sampling is one line of the audit log: server, what was asked, the action.
 """
+import contextlib
 import json
 import os
 import re
@@ -38,8 +39,21 @@ EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?")
 
-# One question at a time on the terminal, whichever server asks.
-_terminal = threading.Lock()
+# One question at a time on the terminal, whichever server asks; while it is asked, the activity
+# line (beyond_terminal.py) gives way: index.py sets _pause to its paused().
+_one_question = threading.Lock()
+_pause = contextlib.nullcontext
+
+
+@contextlib.contextmanager
+def _terminal():
+    with _one_question, _pause():
+        yield
+
+
+def set_pause(pause) -> None:
+    global _pause
+    _pause = pause
 # Where elicitations and samplings are recorded, and the model a sampling asks (index.py sets
 # both: the audit log's record, chat.py's model without tools); model(history) -> (text, model name).
 _record = lambda entry: None  # noqa: E731
@@ -136,7 +150,7 @@ def _elicit(server: str, config, params: dict, interactive: bool) -> dict:
         if policy == "defaults" and all(r in defaults for r in required):
             return {"action": "accept", "content": defaults}
         return {"action": "decline"}
-    with _terminal:
+    with _terminal():
         print(f"\nMCP server '{shown}' asks: {message}")
         try:
             return _form(fields, required)
@@ -149,7 +163,7 @@ def _elicit_url(server: str, message: str, url: str, interactive: bool) -> dict:
     parts = urllib.parse.urlsplit(url)
     if not interactive or parts.scheme not in ("https", "http") or not parts.hostname:
         return {"action": "decline"}
-    with _terminal:
+    with _terminal():
         print(f"\nMCP server '{server}' asks you to open a page: {message}")
         print(f"  host: {clean(parts.hostname, one_line=True)}")
         print(f"  {clean(url, one_line=True)}")
@@ -281,7 +295,7 @@ def _sample(server: str, params: dict, interactive: bool) -> dict:
         raise Refused(USER_REJECTED, "User rejected sampling request")
     shown = clean(shorten(str(server), 80), one_line=True)
     messages = [m for m in params.get("messages") or [] if isinstance(m, dict)]
-    with _terminal:
+    with _terminal():
         print(f"\nMCP server '{shown}' asks your model (at most {params.get('maxTokens', '?')} tokens):")
         if params.get("systemPrompt"):
             print(f"  system: {clean(shorten(str(params['systemPrompt']), MESSAGE_CHARS))}")

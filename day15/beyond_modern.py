@@ -36,8 +36,7 @@ UNSUPPORTED_VERSION = -32022
 MAX_INPUT_ROUNDS = 8
 # The requests a server may answer with input_required.
 INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")
-# "auto": how long server/discover may take before the server is taken to speak only the handshake
-# (some stay silent on any request before initialize). At most the entry's startupTimeout.
+# How long start-up waits for the acknowledgement of subscriptions/listen (at most startupTimeout).
 PROBE_TIMEOUT_S = 5.0
 # HTTP: the request parameter each method's Mcp-Name header repeats.
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -78,7 +77,7 @@ class Revisions:
                                "in its entry)", client.name) from None
             return
         try:
-            self._discover(min(PROBE_TIMEOUT_S, client.cfg.startup_timeout) if client.cfg.protocol == "auto" else None)
+            self._discover(None)  # as long as the entry's startupTimeout: a slow server is a live one
         except McpError as e:
             if client.cfg.protocol != "auto":
                 raise McpError(f"{e} (for a server that speaks only the handshake, set \"protocol\": "

@@ -160,6 +160,18 @@ class Activity:
         finally:
             self.stop()
 
+    @contextlib.contextmanager
+    def paused(self):
+        """No line while the user is asked something mid-call (a server's form); it comes back after."""
+        with self._lock:
+            text = self._text
+        self.stop()
+        try:
+            yield
+        finally:
+            if text is not None:
+                self.show(text)
+
     def progress(self, text: str) -> None:
         with self._lock:
             if self._text is not None:

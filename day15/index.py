@@ -108,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         session = Session(servers, audit)
         if not tutorial:
             servers.set_activity(session.activity.tool)  # a running MCP tool shows its seconds and progress
+            beyond_asks.set_pause(session.activity.paused)  # and gives way when its server asks something
         repl(session)
     except permissions.PolicyError as e:
         print(f"error: {shown(str(e), one_line=True)}", file=sys.stderr)

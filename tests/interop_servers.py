@@ -4,6 +4,7 @@ Run by `make interop`, which installs the servers into .interop/ first; not part
 (pytest collects only test_*.py files, and this one is named on the command line).
 """
 import datetime
+import json
 import re
 import socket
 import subprocess
@@ -164,3 +165,42 @@ def test_time_and_sdk_servers_in_the_2026_07_28_revision(tmp_path, sdk_http_serv
         listed_tools(done.stdout, server)
         assert re.search(rf"^(?:> )?{server} \(\d+ tools?\)\n(?:  mcp_\S+\n)*  speaks MCP 2026-07-28\n", done.stdout, re.M)
     assert re.search(r'Results: \{\s*"timezone": "UTC",\s*"datetime": "\d{4}-.*\| 42 \| 2$', done.stdout, re.M | re.S), done.stdout
+
+
+def test_server_everything_asks_through_the_repl(tmp_path):
+    """server-everything's tools that ask, called from the REPL on a pseudo-terminal: sampling (the
+    scripted model answers, asked twice), the form (filled, reviewed, accepted), roots (the project
+    folder) and a URL (shown with its host, declined, never opened)."""
+    import sys
+    from conftest import INDEX, run_in_pty
+    cwd = workdir(tmp_path / "agent", {"everything": {"command": "node", "args": [str(EVERYTHING_SERVER)], **SLOW_START}})
+    sampling = '/call mcp_everything_trigger-sampling-request {"prompt": "Say hello", "maxTokens": 40}\n'
+    url = '/call mcp_everything_trigger-url-elicitation {"url": "https://example.com/verify?step=1"}\n'
+    with FakeOpenAI([answer("sampled hello from the model")]) as model:
+        shown = run_in_pty([sys.executable, str(INDEX)], cwd, agent_env(model.base_url), [
+            ("Type a message", sampling), ("Allow?", "y\n"), ("Ask the model? [y/N]", "y\n"),
+            ("Send this answer to the server? [y/N]", "y\n"),
+            ("sampled hello from the model", "/call mcp_everything_trigger-elicitation-request {}\n"),
+            ("Allow?", "y\n"), ("legal name", "Ada Lovelace\n" + "\n" * 12), ("[a]ccept, [e]dit", "a\n"),
+            ('"action": "accept"', "/call mcp_everything_get-roots-list {}\n"), ("Allow?", "y\n"),
+            (f"URI: file://{cwd}", url), ("Allow?", "y\n"), ("[o]pen", "d\n"),
+            ('"action": "decline"', "/exit\n")], timeout=90)
+    assert "the model: sampled hello from the model" in shown  # shown before it was sent
+    assert "Ada Lovelace" in shown and model.violations == []
+    assert "host: example.com" in shown
+    assert [r.get("tools") for r in model.requests] == [None]  # the sampling request offers no tools
+
+
+def test_eighteen_real_servers_on_auto_all_come_up(tmp_path):
+    """18 time servers on "auto" starting together on a small machine: each answers the probe late
+    or not at all, and each comes up (the probe waits as long as the server may start)."""
+    import beyond_mcp
+    path = tmp_path / "mcp.json"
+    entry = {"command": str(TIME_SERVER), "args": ["--local-timezone", "UTC"], "protocol": "auto", "startupTimeout": 60}
+    path.write_text(json.dumps({"mcpServers": {f"time{i}": entry for i in range(18)}}))
+    try:
+        statuses = beyond_mcp.connect_mcp_servers(str(path))
+        assert [s.error for s in statuses] == [None] * 18
+        assert all(f"mcp_time{i}_get_current_time" in s.tools for i, s in enumerate(statuses))
+    finally:
+        beyond_mcp.stop_mcp_servers()

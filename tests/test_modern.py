@@ -44,15 +44,23 @@ def test_modern_only_against_a_handshake_server_says_what_to_set(started):
 
 
 @pytest.mark.parametrize("mode", ["normal", "silent_probe", "exit_on_probe"])
-def test_auto_falls_back_to_the_handshake(started, mode, monkeypatch):
-    """"auto" against earlier servers: an error, no answer, or an exit on the probe all end in the handshake."""
-    monkeypatch.setattr(beyond_modern, "PROBE_TIMEOUT_S", 0.5)
-    client = started(fake(mode, protocol="auto"))
+def test_auto_falls_back_to_the_handshake(started, mode):
+    """"auto" against earlier servers: an error, no answer (within startupTimeout), or an exit on the
+    probe all end in the handshake."""
+    client = started(fake(mode, protocol="auto", startupTimeout=1))
     assert client.revision == "2025-11-25"
     assert client.call_tool("echo", {"text": "after the probe"}) == "after the probe"
     assert any("server/discover found no 2026-07-28 server" in line for line in client.from_server.tail)
     methods = [r["method"] for r in seen(client)]
     assert methods[0] == ("initialize" if mode == "exit_on_probe" else "server/discover")  # a new process
+
+
+def test_auto_waits_for_a_probe_answer_as_long_as_the_server_may_start(started):
+    """A modern server that answers server/discover late (1.5 s here) is found: the probe waits the
+    entry's startupTimeout, not a shorter cap of its own, and the server is started once."""
+    client = started(fake("modern", protocol="auto", startupTimeout=10, env={"DISCOVER_DELAY": "1.5"}))
+    assert client.revision == "2026-07-28"
+    assert [r["method"] for r in seen(client)][:2] == ["server/discover", "tools/list"]
 
 
 def test_auto_finds_a_modern_server(started):

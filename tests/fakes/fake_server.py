@@ -414,6 +414,7 @@ def modern_refusal(request: dict) -> bool:
 def discover(request: dict) -> None:
     """A modern server describes itself; an earlier one does not know the method ("silent_probe": says nothing)."""
     if MODE == "modern":
+        time.sleep(float(os.environ.get("DISCOVER_DELAY", "0")))  # a server slow to answer the probe
         reply(request, {"supportedVersions": json.loads(ARG) if ARG else [MODERN],
                         "capabilities": {"tools": {"listChanged": True}, "resources": {}, "prompts": {}},
                         "serverInfo": {"name": "fake-modern", "version": "1"}})
