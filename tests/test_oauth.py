@@ -132,7 +132,7 @@ def test_two_agents_refresh_an_expiring_login_once(browser):
     """Two agent processes share the logins file: when the token nears its end both call at once,
     and the store's lock (read again before refreshing) makes that one refresh."""
     import subprocess
-    with OAuthFake(life=3) as server:  # time for both agents to start before the token nears its end
+    with OAuthFake(life=2) as server:
         first = beyond_mcp.McpClient("remote", {"url": server.url})
         first.start(login=True)
         first.stop()
@@ -142,7 +142,7 @@ def test_two_agents_refresh_an_expiring_login_once(browser):
             assert all(agent.stdout.readline().strip() == "ready" for agent in agents)
             expiry = json.load(open(store_path()))["tokens"][server.url]["expires_at"]
             before = server.refreshes()  # none, unless a start was slow enough to come near the end already
-            assert wait_until(lambda: time.time() > expiry - 0.3, 10)  # inside the refresh margin
+            assert wait_until(lambda: time.time() > expiry - 0.2, 10)  # inside the refresh margin
             for agent in agents:
                 agent.stdin.write("go\n")
                 agent.stdin.flush()

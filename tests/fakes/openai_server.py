@@ -179,7 +179,8 @@ class FakeOpenAI:
         q = self.quirks
         chunks = [{"role": "assistant", "content": ""}]
         content = message.get("content") or ""
-        chunks += [{"content": content[i:i + 3]} for i in range(0, len(content), 3)]
+        step = max(3, len(content) // 200)  # three characters a chunk; a long text in 200 chunks
+        chunks += [{"content": content[i:i + step]} for i in range(0, len(content), step)]
         for index, call in enumerate(message.get("tool_calls") or []):
             head = {"id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}
             args = call["function"]["arguments"]
