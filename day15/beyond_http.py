@@ -18,9 +18,8 @@ import threading
 import time
 import urllib.parse
 
-from beyond_base import (MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, SIGNAL_CHECK_S, Inbox, SessionExpired, Transport,
-                         TransportError, expand)
-from beyond_listen import Listening
+from beyond_base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Inbox, SessionExpired, Transport, TransportError, expand
+from beyond_listen import MAX_RESUMES, MAX_RETRY_MS, Listening
 from beyond_oauth import MAX_STEP_UPS, LoginNeeded, OAuth
 from beyond_text import loads_or_none, shorten
 from net import ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, error_detail, read_limited, reason_of
@@ -36,11 +35,6 @@ DELETE_TIMEOUT_S = 2.0
 ANSWER_TIMEOUT_S = 2.0
 # The title of an HTML error page, which says more in one line than the page's source.
 HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.DOTALL)
-# An answer stream that ends before its reply is resumed (GET with Last-Event-ID) at most this many
-# times, after the server's retry time (at most MAX_RETRY_MS) or DEFAULT_RETRY_MS, within the deadline.
-MAX_RESUMES = 3
-DEFAULT_RETRY_MS = 1000
-MAX_RETRY_MS = 10_000
 # Connections kept alive for the next POST (each POST takes one for itself, so threads never share
 # one): as many as callers usually run at once; a new connection costs about 350 µs, a reused none.
 MAX_IDLE_CONNECTIONS = 8
@@ -267,31 +261,6 @@ class HttpTransport(Listening, Transport):
             if "method" not in answer and answer.get("id") == message["id"]:
                 return True
         return False
-
-    def _resumed(self, message: dict, stream: dict, deadline: float, extra: dict[str, str]) -> bool:
-        """After the stream's retry time, GET the rest of it from its last event id; False if that cannot be."""
-        pause = (stream["retry_ms"] if stream["retry_ms"] is not None else DEFAULT_RETRY_MS) / 1000
-        if time.monotonic() + pause >= deadline:
-            return False
-        waited = threading.Event()
-        while not waited.wait(min(SIGNAL_CHECK_S, max(0.0, pause))) and pause > SIGNAL_CHECK_S:
-            pause -= SIGNAL_CHECK_S  # in short steps: a Ctrl-C or SIGTERM on another thread is still seen
-        headers = {k: v for k, v in self._headers(self.session_id, extra).items() if k != "Content-Type"}
-        headers.update({"Accept": "text/event-stream", "Last-Event-ID": stream["id"]})
-        connection = self._connection(max(0.001, deadline - time.monotonic()))
-        try:
-            with Cutoff(connection, deadline):
-                connection.request("GET", self._path(), headers=headers)
-                response = connection.getresponse()
-                if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
-                    read_limited(response, ERROR_BODY_BYTES, "an error")
-                    return False
-                stream["done"] = self._delivered(message, self._sse_messages(response, stream))
-        except (OSError, http.client.HTTPException, ValueError):
-            return False
-        finally:
-            connection.close()
-        return True
 
     def _http_error(self, message: dict, response: http.client.HTTPResponse, body: bytes) -> str:
         """One line: HTTP status and the JSON-RPC error's message (or an HTML page's title), and a hint."""

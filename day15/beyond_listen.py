@@ -1,18 +1,20 @@
 """Beyond the tutorial: what a remote server sends unasked, read from a stream that stays open.
 
-The Listening part of beyond_http.HttpTransport. In revisions up to 2025-11-25 that is the
+The Listening part of beyond_http.HttpTransport. In revisions up to 2025-11-25 the stream is the
 session's GET stream, opened after the handshake; in 2026-07-28 it is the answer to the client's
 subscriptions/listen request. One thread reads it and hands each message to the client, exactly
 as a line from a stdio server; a stream that drops is opened again once, paced so that a server
-that drops it forever costs almost nothing. It uses the transport's lock, headers, connection,
-error text and parsing, and sets the transport's _listening and _stream.
+that drops it forever costs almost nothing. A POST's answer stream that ends before its reply is
+come back for the same way (_resumed: GET with Last-Event-ID, after the server's retry time). It
+uses the transport's lock, headers, connection, error text and parsing, and sets the transport's
+_listening and _stream.
 """
 import http.client
 import json
 import threading
 import time
 
-from beyond_base import MAX_MESSAGE_BYTES, TransportError
+from beyond_base import MAX_MESSAGE_BYTES, SIGNAL_CHECK_S, TransportError
 from net import ERROR_BODY_BYTES, HEADER_BREAK, Cutoff, read_limited, reason_of
 import sse
 
@@ -26,6 +28,11 @@ REOPEN_INTERVAL_CAP_S = 300.0
 STREAM_OPEN_WAIT_S = 5.0
 # An event id longer than this is not kept to resume from (it goes back to the server as a header).
 MAX_EVENT_ID_CHARS = 1024
+# An answer stream that ends before its reply is resumed (GET with Last-Event-ID) at most this many
+# times, after the server's retry time (at most MAX_RETRY_MS) or DEFAULT_RETRY_MS, within the deadline.
+MAX_RESUMES = 3
+DEFAULT_RETRY_MS = 1000
+MAX_RETRY_MS = 10_000
 
 
 class Listening:
@@ -117,6 +124,31 @@ class Listening:
         finally:
             connection.close()
         return None if stopped.is_set() else brought
+
+    def _resumed(self, message: dict, stream: dict, deadline: float, extra: dict[str, str]) -> bool:
+        """After the stream's retry time, GET the rest of it from its last event id; False if that cannot be."""
+        pause = (stream["retry_ms"] if stream["retry_ms"] is not None else DEFAULT_RETRY_MS) / 1000
+        if time.monotonic() + pause >= deadline:
+            return False
+        waited = threading.Event()
+        while not waited.wait(min(SIGNAL_CHECK_S, max(0.0, pause))) and pause > SIGNAL_CHECK_S:
+            pause -= SIGNAL_CHECK_S  # in short steps: a Ctrl-C or SIGTERM on another thread is still seen
+        headers = {k: v for k, v in self._headers(self.session_id, extra).items() if k != "Content-Type"}
+        headers.update({"Accept": "text/event-stream", "Last-Event-ID": stream["id"]})
+        connection = self._connection(max(0.001, deadline - time.monotonic()))
+        try:
+            with Cutoff(connection, deadline):
+                connection.request("GET", self._path(), headers=headers)
+                response = connection.getresponse()
+                if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
+                    read_limited(response, ERROR_BODY_BYTES, "an error")
+                    return False
+                stream["done"] = self._delivered(message, self._sse_messages(response, stream))
+        except (OSError, http.client.HTTPException, ValueError):
+            return False
+        finally:
+            connection.close()
+        return True
 
     @staticmethod
     def _keep_id(event_id: str, stream: dict) -> None:
