@@ -109,7 +109,7 @@ def test_model_calls_sdk_server_over_http(tmp_path, sdk_http_server):
     assert model.violations == []
     assert "[tool mcp_sdk_add -> 42]" in done.stdout and "Results: 42" in done.stdout
     # The SDK declares the resources capability, so the model also gets the resource reader.
-    assert listed_tools(done.stdout, "sdk") == ["mcp_sdk_add", "mcp_sdk_unlock", "mcp_sdk_read_resource"]
+    assert listed_tools(done.stdout, "sdk") == ["mcp_sdk_add", "mcp_sdk_ask_twice", "mcp_sdk_unlock", "mcp_sdk_read_resource"]
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
@@ -204,3 +204,19 @@ def test_eighteen_real_servers_on_auto_all_come_up(tmp_path):
         assert all(f"mcp_time{i}_get_current_time" in s.tools for i, s in enumerate(statuses))
     finally:
         beyond_mcp.stop_mcp_servers()
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
+def test_an_sdk_server_that_asks_twice(sdk_http_server, protocol):
+    """The SDK server's tool asks two questions: in 2026-07-28 two input_required rounds, each with the
+    requestState the last one gave; earlier, two elicitation requests mid-call. Without a terminal the
+    entry's "elicitation": "defaults" accepts each form's defaults."""
+    import beyond_mcp
+    client = beyond_mcp.McpClient("sdk", {"type": "http", "url": sdk_http_server, "protocol": protocol,
+                                          "elicitation": "defaults", **SLOW_START})
+    try:
+        client.start()
+        assert client.revision == ("2026-07-28" if protocol != "legacy" else "2025-11-25")
+        assert client.call_tool("ask_twice", {}) == "accept:Ada accept:3"
+    finally:
+        client.stop()
