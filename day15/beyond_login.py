@@ -52,7 +52,7 @@ def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:
             query["scope"] = " ".join(scopes)
         endpoint = meta["authorization_endpoint"]
         url = endpoint + ("&" if "?" in endpoint else "?") + urllib.parse.urlencode(query)
-        reply = _code_from_user(oauth.name, url, replies)
+        reply = _code_from_user(oauth.name, url, replies, state)
         code = _checked(reply, state, meta)
     finally:
         listener.shutdown()
@@ -88,8 +88,10 @@ def _listen(port: int, replies: queue.SimpleQueue) -> http.server.HTTPServer:
     return server
 
 
-def _code_from_user(name: str, url: str, replies: queue.SimpleQueue) -> dict:
-    """Show the URL (and open it where a browser is), then wait for the redirect or a pasted one."""
+def _code_from_user(name: str, url: str, replies: queue.SimpleQueue, state: str) -> dict:
+    """Show the URL (and open it where a browser is), then wait for the redirect or a pasted one. A
+    redirect for another login (another state: any local program can call the listener) is not ours
+    and is waited past."""
     print(f"Log in to {name}: {url}", flush=True)
     if _browser_here() and webbrowser.open(url):
         print("(opened in your browser; waiting for the login to finish)", flush=True)
@@ -98,7 +100,10 @@ def _code_from_user(name: str, url: str, replies: queue.SimpleQueue) -> dict:
     deadline = time.monotonic() + LOGIN_TIMEOUT_S
     while time.monotonic() < deadline:
         try:
-            return replies.get(timeout=0.2)
+            reply = replies.get(timeout=0.2)
+            if reply.get("state") == state:
+                return reply
+            continue
         except queue.Empty:
             pass
         if sys.stdin.isatty() and select.select([sys.stdin], [], [], 0)[0]:

@@ -205,3 +205,26 @@ def test_without_a_browser_the_redirect_is_pasted_at_the_prompt(tmp_path):
         assert len(server.authorizations) == 1 and "answer: pasted" in shown
         for token in server.access:
             assert token not in shown
+
+
+def test_a_redirect_for_another_login_is_waited_past(tmp_path, monkeypatch):
+    """Another local program calls the login's listener first, with a code of its own: that answer
+    is not for this login (its state differs) and the real one, after it, logs in."""
+    script = tmp_path / "browser.py"
+    script.write_text(f"""#!{sys.executable}
+import sys, urllib.parse, urllib.request
+url = sys.argv[1]
+redirect = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))["redirect_uri"]
+urllib.request.urlopen(redirect + "?code=planted&state=not-yours", timeout=10).read()
+sys.argv = ["browser", url]
+exec(open({str(ROOT / "tests" / "conformance_browser.py")!r}).read())
+""")
+    script.chmod(0o755)
+    monkeypatch.setenv("BROWSER", str(script))
+    with OAuthFake() as server:
+        client = beyond_mcp.McpClient("remote", {"url": server.url})
+        try:
+            assert client.start(login=True) and client.call_tool("echo", {"text": "mine"}) == "mine"
+        finally:
+            client.stop()
+        assert "planted" not in [f.get("code") for f in server.token_requests]
