@@ -274,8 +274,13 @@ class McpClient(mcp.McpClient):
         try:
             reply = wait_for(waiter, call)
         except queue.Empty:
-            self._cancel(request_id, method, f"no reply within {call.timeout:g} s")
-            raise McpError(f"no reply to {method} within {call.timeout:g} s", self.name) from None
+            with self._lock:  # from now on a late reply finds no waiter and is _reply's to handle
+                self._pending.pop(request_id, None)
+            try:
+                reply = waiter.get_nowait()  # one that came while the wait was ending is still taken
+            except queue.Empty:
+                self._cancel(request_id, method, f"no reply within {call.timeout:g} s")
+                raise McpError(f"no reply to {method} within {call.timeout:g} s", self.name) from None
         except KeyboardInterrupt:
             self._cancel(request_id, method, "cancelled by the user")
             raise
@@ -331,8 +336,11 @@ class McpClient(mcp.McpClient):
                                self.name)
         else:
             outcome = message["result"]
-        if type(request_id) is not int or not self._settle(request_id, outcome):
-            self.log(f"dropped a reply to unknown or expired request id {shorten(repr(request_id), 80)}")
+        if type(request_id) is int and self._settle(request_id, outcome):
+            return
+        if isinstance(outcome, dict) and "supportedVersions" in outcome:  # a probe's late answer: not lost
+            return self.revisions.late_discovery(outcome)
+        self.log(f"dropped a reply to unknown or expired request id {shorten(repr(request_id), 80)}")
 
     # --- the twin's fields, for the link ---------------------------------------------------------
 

@@ -53,6 +53,8 @@ class Revisions:
         self.modern = False  # whether `revision` is one without a handshake (read on every request)
         self._revision: str | None = None
         self.listen_id: int | None = None  # the id of our subscriptions/listen request, which no one waits for
+        self._late: dict | None = None  # a server/discover answer that came after the probe gave up
+        self._late_came = threading.Event()  # set when it came
         self.subscribed: threading.Event | None = None  # set when the server acknowledged it (one per subscription)
 
     @property
@@ -66,7 +68,8 @@ class Revisions:
 
     def open(self) -> None:
         """Agree on a revision with the server, as the entry's "protocol" says, and learn its capabilities."""
-        client, self.revision = self.client, None
+        client, self.revision, self._late = self.client, None, None
+        self._late_came = threading.Event()
         if client.cfg.protocol == "legacy":
             try:
                 self.handshake()
@@ -102,7 +105,15 @@ class Revisions:
     def _discover(self, timeout: float | None) -> None:
         """server/discover in the newest modern revision; the server's versions pick the one we speak."""
         self.revision = MODERN_VERSIONS[-1]  # requests now carry _meta
-        result = self.client._request("server/discover", {}, timeout=timeout)
+        self._adopt(self.client._request("server/discover", {}, timeout=timeout))
+
+    def late_discovery(self, result: dict) -> None:
+        """An answer to server/discover that came after the probe gave up: kept, for _fall_back."""
+        self._late = result
+        self._late_came.set()
+
+    def _adopt(self, result: dict) -> None:
+        """Speak what a server/discover answer offers, or McpError naming both lists."""
         supported = result.get("supportedVersions")
         common = [v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported]
         if not common:
@@ -112,12 +123,21 @@ class Revisions:
         self.client.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
 
     def _fall_back(self, why: str) -> None:
-        """The handshake after a failed probe; a stdio server that exited on the probe is started again."""
+        """The handshake after a failed probe; a stdio server that exited on the probe is started again.
+        If the handshake is refused and the probe's answer came meanwhile, late, that answer is used."""
         self.revision = None
         self.client.link.reconnect_if_dead()
         try:
             self.handshake()
         except McpError as e:
+            # Refused by a server that did not answer the probe in time: it may be a modern one whose
+            # answer is still on its way; it gets as long again as the probe had.
+            if why.startswith("no reply") and self._late_came.wait(self.client.cfg.startup_timeout):
+                self.revision = MODERN_VERSIONS[-1]
+                try:
+                    return self._adopt(self._late)
+                except McpError:
+                    self.revision = None
             raise McpError(f"{e} (and server/discover failed: {why})", self.client.name) from None
 
     def subscribe(self) -> None:

@@ -220,3 +220,12 @@ def test_an_sdk_server_that_asks_twice(sdk_http_server, protocol):
         assert client.call_tool("ask_twice", {}) == "accept:Ada accept:3"
     finally:
         client.stop()
+
+
+def test_an_auto_server_that_answers_the_probe_after_six_seconds_comes_up(started):
+    """The stdlib fake of 2026-07-28 answers server/discover after 6 s, past the 5 s the probe once
+    had; "auto" waits as long as startupTimeout (30 s by default), so it comes up modern."""
+    from conftest import fake
+    client = started(fake("modern", protocol="auto", env={"DISCOVER_DELAY": "6"}))
+    assert client.revision == "2026-07-28"
+    assert client.call_tool("echo", {"text": "patient"}) == "patient"

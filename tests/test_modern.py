@@ -63,6 +63,16 @@ def test_auto_waits_for_a_probe_answer_as_long_as_the_server_may_start(started):
     assert [r["method"] for r in seen(client)][:2] == ["server/discover", "tools/list"]
 
 
+def test_a_probe_answer_that_comes_after_the_probe_gave_up_is_used(started):
+    """The probe gives up after startupTimeout (1 s) and the handshake is sent; the modern server
+    refuses it, and its discover answer, which comes after (at 1.5 s), is used: the server comes up
+    in 2026-07-28, started once."""
+    client = started(fake("modern", protocol="auto", startupTimeout=1, env={"DISCOVER_DELAY": "1.5"}))
+    assert client.revision == "2026-07-28"
+    assert client.call_tool("echo", {"text": "late but found"}) == "late but found"
+    assert [r["method"] for r in seen(client)][:3] == ["server/discover", "initialize", "tools/list"]
+
+
 def test_auto_finds_a_modern_server(started):
     client = started(fake("modern", protocol="auto"))
     assert client.revision == "2026-07-28"
