@@ -23,6 +23,7 @@ import threading
 import urllib.parse
 
 from beyond_form import form
+from beyond_terminal import fresh_line
 from beyond_text import clean, shorten
 
 # Shown of a server's message, of each sampling message, of a system prompt.
@@ -39,6 +40,7 @@ _pause = contextlib.nullcontext
 @contextlib.contextmanager
 def _terminal():
     with _one_question, _pause():
+        fresh_line()
         yield
 
 

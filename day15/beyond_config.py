@@ -5,6 +5,7 @@ before anything starts (an error names the file and the key), and Claude Desktop
 Code's extra keys are understood. `${VAR}` is expanded, and a server gets only a safe part of the
 agent's environment plus its own `env`, when it starts (beyond_base.py).
 """
+import difflib
 from dataclasses import dataclass, field
 
 from mcp import McpError, McpServerConfig
@@ -22,6 +23,9 @@ MAX_TIMEOUT_S = 3600.0
 # "protocol": the handshake of revisions up to 2025-11-25 ("legacy"), the stateless 2026-07-28
 # revision only, or "auto": a probe that picks (beyond_modern.py).
 PROTOCOLS = ("legacy", "2026-07-28", "auto")
+# The keys of an entry this client reads.
+ENTRY_KEYS = ("command", "args", "env", "timeout", "startupTimeout", "cwd", "disabled", "type", "url", "headers",
+              "allowInsecure", "protocol", "oauth", "elicitation")
 # "oauth": what a remote entry may say about its login, each key with the check it must pass.
 OAUTH_KEYS = {
     "clientId": (lambda v: isinstance(v, str) and v, "a non-empty string (a client registered by hand)"),
@@ -75,6 +79,9 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
     """Check one mcpServers entry; the error names `where` and the key to fix."""
     if not isinstance(entry, dict):
         raise McpError(f"{where}: must be an object with \"command\"")
+    misspelt = _misspelt(entry)
+    if misspelt:
+        raise McpError(f"{where}: {misspelt}")
     if "command" in entry and "url" in entry:  # which one would run is not what the entry says
         raise McpError(f"{where}: has both \"command\" and \"url\"; keep \"command\" for a local server "
                        "or \"url\" for a remote one")
@@ -91,6 +98,17 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
         raise McpError(f"{where}: {problem}")
     config.timeout, config.startup_timeout = float(config.timeout), float(config.startup_timeout)
     return config
+
+
+def _misspelt(entry: dict) -> str | None:
+    """An unknown key that is nearly a known one ("comand"): named, with the one it was meant to be.
+    Other unknown keys (other clients' own, such as "autoApprove") are left alone."""
+    for key in entry:
+        if isinstance(key, str) and key not in ENTRY_KEYS:
+            close = difflib.get_close_matches(key, ENTRY_KEYS, n=1, cutoff=0.8)
+            if close:
+                return f"unknown key \"{key}\" (did you mean \"{close[0]}\"?)"
+    return None
 
 
 def _problem(c: ServerConfig) -> str | None:

@@ -211,11 +211,15 @@ class Activity:
 
 
 class Output:
-    """The answer printed as it streams in, tool lines between, token counts at the end."""
+    """The answer printed as it streams in, tool lines between, token counts at the end. The newest
+    one is the terminal's: a question (fresh_line()) starts below the text it left mid-line."""
+
+    current: "Output | None" = None
 
     def __init__(self, activity: Activity, tool_line_chars: int) -> None:
         self.activity, self.tool_line_chars, self.mid_line = activity, tool_line_chars, False
         self.tokens_in = self.tokens_out = 0
+        Output.current = self
 
     def text(self, chunk: str) -> None:
         self.activity.stop()  # the spinner gives way to the answer
@@ -240,6 +244,12 @@ class Output:
         if self.mid_line:
             print()
             self.mid_line = False
+
+
+def fresh_line() -> None:
+    """End the line the streamed answer left open, so what comes next (a question) starts on its own."""
+    if Output.current is not None:
+        Output.current.end()
 
 
 def shown(text: str, one_line: bool = False) -> str:

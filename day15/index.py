@@ -27,7 +27,7 @@ import beyond_trust
 import chat
 import permissions
 import tools
-from beyond_terminal import Activity, Output, Terminal, shown, style
+from beyond_terminal import Activity, Output, Terminal, fresh_line, shown, style
 from mcp import McpError
 
 VERSION = "GeekAgent Day 15 (Python) 0.2.0"
@@ -36,6 +36,7 @@ USAGE = """usage: python3 day15/index.py [--tutorial] [--trust] [--verbose] [--n
   --trust       trust this folder's .geekagent/mcp.json and .env for this run (also GEEKAGENT_TRUST=1)
   --verbose     print what servers write on stderr as it comes (/logs shows it anyway)
   --no-browser  /mcp login shows the URL to open elsewhere, even where a browser is (GEEKAGENT_NO_BROWSER=1)"""
+FLAGS = ("--tutorial", "--trust", "--verbose", "--no-browser", "--help", "--version")
 # The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
 TOOL_LINE_CHARS = 80
 BANNER = {
@@ -66,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     if "--help" in args or "--version" in args:  # Beyond the tutorial
         print(USAGE if "--help" in args else VERSION)
         return 0
+    unknown = [arg for arg in args if arg not in FLAGS]
+    if unknown:  # Beyond the tutorial: a misspelt flag must not run another client than the one asked for
+        print(f"unknown option {shown(unknown[0], one_line=True)}\n{USAGE}", file=sys.stderr)
+        return 2
     tutorial = "--tutorial" in args
     if "--no-browser" in args:  # Beyond the tutorial: read where a login starts (beyond_login.py)
         os.environ["GEEKAGENT_NO_BROWSER"] = "1"
@@ -108,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         session = Session(servers, audit)
         if not tutorial:
             servers.set_activity(session.activity.tool)  # a running MCP tool shows its seconds and progress
+            permissions.set_confirm(_ask_on_a_line_of_its_own)
             beyond_asks.set_pause(session.activity.paused)  # and gives way when its server asks something
         repl(session)
     except permissions.PolicyError as e:
@@ -120,6 +126,12 @@ def main(argv: list[str] | None = None) -> int:
         servers.stop_mcp_servers()
         beyond_exit.stop_orphans()  # what escaped a server's process group (full agent, Linux)
     return 0
+
+
+def _ask_on_a_line_of_its_own(question: str) -> bool | str:
+    """The permission question, below what the model wrote before its tool calls (any real model does)."""
+    fresh_line()
+    return permissions.ask_on_stdin(question)
 
 
 def _sampling_model(history: list[dict]) -> tuple[str, str]:

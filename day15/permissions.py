@@ -37,6 +37,11 @@ def parse_json(path: str, raw: bytes | None = None) -> object:
         return json.loads(raw.decode("utf-8-sig"))  # a byte order mark, as some editors write, is fine
     except FileNotFoundError:
         return None
+    except json.JSONDecodeError as e:  # where, in an editor's terms, and the commonest cause by name
+        before = e.doc[:e.pos].rstrip()
+        comma = before.endswith(",") and e.msg.startswith(("Expecting property name", "Expecting value"))
+        raise ValueError(f"{path}: cannot read {os.path.basename(path)}: line {e.lineno}, column {e.colno}: "
+                         f"{e.msg}" + (" (a trailing comma?)" if comma else "")) from None
     except (OSError, ValueError) as e:
         raise ValueError(f"{path}: cannot read {os.path.basename(path)}: {e}") from None
 

@@ -17,6 +17,8 @@ def test_missing_file_means_no_servers(tmp_path):
 
 @pytest.mark.parametrize("content, problem", [
     ("{not json", "cannot read mcp.json"),
+    ('{"mcpServers": {"a": {"command": "x",}}}', "line 1, column 38: Expecting property name enclosed in double "
+                                               "quotes (a trailing comma?)"),
     ('{"mcpServers": []}', '"mcpServers" must be an object'),
 ])
 def test_broken_file_names_file_and_key(tmp_path, content, problem):
@@ -35,6 +37,8 @@ def test_broken_file_names_file_and_key(tmp_path, content, problem):
     ('{"mcpServers": {"a": {"command": "x", "args": [1]}}}', 'mcpServers.a: "args"'),
     ('{"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}', 'mcpServers.a: "env"'),
     ('{"mcpServers": {"a": {"command": "x", "timeout": -1}}}', 'mcpServers.a: "timeout"'),
+    ('{"mcpServers": {"a": {"comand": "x"}}}', 'mcpServers.a: unknown key "comand" (did you mean "command"?)'),
+    ('{"mcpServers": {"a": {"command": "x", "startuptimeout": 9}}}', 'did you mean "startupTimeout"?'),
 ])
 def test_a_broken_entry_fails_that_server_only(tmp_path, content, problem):
     """A broken entry is that server's error, naming the file and the key; the good one beside it starts."""

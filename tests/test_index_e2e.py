@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import (FAKES, ROOT, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent,
+from conftest import (FAKES, INDEX, ROOT, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent,
                       wait_for_output, workdir)
 from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, tool_calls
 
@@ -216,3 +216,21 @@ def test_start_up_says_what_is_true_and_the_tutorial_offers_its_own_commands(tmp
     assert ("Ctrl-C leaves" in done.stdout) is tutorial
     untrusted = run_agent(cwd, ["/exit"], agent_env(key=None, trust=False), args=MODES[mode])
     assert "MCP  none" in untrusted.stdout and "not trusted" in untrusted.stderr
+
+
+def test_an_unknown_flag_prints_the_usage_and_runs_nothing(tmp_path):
+    """`--tutoral` (a typo) must not run the full client instead of the tutorial's: usage, exit 2."""
+    done = subprocess.run([sys.executable, str(INDEX), "--tutoral"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "unknown option --tutoral" in done.stderr and "usage:" in done.stderr
+    assert "GeekAgent Day 15 (Python): MCP tools" not in done.stdout
+
+
+def test_the_permission_question_starts_on_its_own_line(tmp_path):
+    """A model that writes before its tool calls (any real one does): the question is below its text."""
+    call = tool_calls(("mcp_demo_dice", {}))
+    call["content"] = "Let me check two things."
+    cwd = workdir(tmp_path, {"demo": demo()})
+    with FakeOpenAI([call, answer_from_tools]) as model:
+        done = run_agent(cwd, ["roll for me", "y", "/exit"], agent_env(model.base_url))
+    assert "Let me check two things.\nMCP server 'demo' wants to run tool 'dice'" in done.stdout
