@@ -66,6 +66,7 @@ class McpClient(mcp.McpClient):
         self.on_tools_changed = on_tools_changed
         self.closed = False  # stop() was called: never restart
         self.login = False  # whether a remote server that asks for a login gets one (start(login=True))
+        self._skipped_lines = 0  # lines from the server that were no JSON-RPC message
         self.from_server = FromServer(self, echo)
         self.revisions = Revisions(self)
         self.link = Link(self)  # the transport, and how it is replaced
@@ -309,7 +310,7 @@ class McpClient(mcp.McpClient):
         else:
             message, complaint = parse_message(line)
             if complaint:
-                self.log(complaint)
+                self._skipped(complaint)
             if message is None:
                 return
         try:
@@ -319,6 +320,14 @@ class McpClient(mcp.McpClient):
                 self._reply(message)
         except Exception as e:  # a message we cannot handle is reported; the reader thread must live on
             self.log(f"could not handle a message ({type(e).__name__}: {e}): {shorten(json.dumps(message))}")
+
+    def _skipped(self, complaint: str) -> None:
+        """A line that is no message: the first is said on stderr, the rest kept for /logs (all with --verbose)."""
+        self._skipped_lines += 1
+        if self._skipped_lines == 1 or self.from_server.echo:
+            self.log(complaint + ("" if self.from_server.echo else " (more such lines go to /logs)"))
+        else:
+            self.from_server.tail.append(clean(complaint, one_line=True))
 
     def _reply(self, message: dict) -> None:
         """A reply goes to its waiter, through the twin's _settle; our ids are ints: true, 1.0 or "1"

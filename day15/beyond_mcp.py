@@ -18,8 +18,8 @@ from beyond_audit import AuditLog
 from beyond_base import run_all
 from beyond_client import McpClient
 from beyond_config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
-from beyond_registry import (as_registry_tool, claim_names, needing_tasks, new_run, register_all, registry_name,
-                             remember_always, set_activity, use_approvals, with_bad_schemas)
+from beyond_registry import (as_registry_tool, claim_names, needing_tasks, new_run, offered_names, register_all,
+                             registry_name, remember_always, set_activity, use_approvals, with_bad_schemas)
 from beyond_text import shorten
 from mcp import McpError
 from tools import all_tools, set_audit, unregister_tool
@@ -82,9 +82,12 @@ def connect_mcp_servers(path: str = MCP_CONFIG_PATH, on_start: Callable[[int], N
     for name in errors:
         on_ready(McpStatus(name, [], errors[name]))  # a broken entry, said first: it does not start
 
+    said = threading.Lock()  # one server's status line at a time: never two run together
+
     def start(client: McpClient) -> None:
         errors[client.name] = error = _start(client)
-        on_ready(McpStatus(client.name, [str(t.get("name")) for t in client.tools] if not error else [], error))
+        with said:
+            on_ready(McpStatus(client.name, offered_names(client) if not error else [], error))
     if clients:
         on_start(len(clients))
     try:

@@ -174,6 +174,14 @@ def _needs_tasks(info: dict) -> bool:
     return isinstance(execution, dict) and execution.get("taskSupport") == "required"
 
 
+def offered_names(client) -> list[str]:
+    """The names a server's tools will be offered under (before collisions are settled), the resource
+    reader among them: as many as /mcp will list."""
+    names = [registry_name(client.name, info["name"]) for info in client.tools
+             if isinstance(info.get("name"), str) and not _needs_tasks(info) and _object_schema(info)]
+    return names + ([_reader_name(client.name, False)] if "resources" in client.capabilities else [])
+
+
 def needing_tasks(client) -> list[str]:
     return [str(info.get("name")) for info in client.tools if _needs_tasks(info)]
 

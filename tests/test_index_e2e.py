@@ -234,3 +234,11 @@ def test_the_permission_question_starts_on_its_own_line(tmp_path):
     with FakeOpenAI([call, answer_from_tools]) as model:
         done = run_agent(cwd, ["roll for me", "y", "/exit"], agent_env(model.base_url))
     assert "Let me check two things.\nMCP server 'demo' wants to run tool 'dice'" in done.stdout
+
+
+def test_start_up_and_mcp_count_the_same_tools(tmp_path):
+    """A server with resources: start-up's count includes its resource reader, as /mcp lists it."""
+    cwd = workdir(tmp_path, {"ctx": fake("context"), "demo": demo()})
+    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None))
+    counts = re.findall(r"^(?:> )? *ctx \((\d+) tools?\)$", done.stdout, re.M)
+    assert len(counts) == 2 and counts[0] == counts[1], done.stdout

@@ -48,12 +48,15 @@ def test_silent_server_times_out(started):
 
 
 def test_garbage_and_unknown_ids_are_skipped(started, capfd):
-    """Non-JSON lines and replies to unknown ids are reported on stderr; the session goes on."""
+    """Non-JSON lines and replies to unknown ids are reported; the first such line on stderr, the rest
+    in /logs (so a server that prints garbage does not flood the terminal); the session goes on."""
     client = started(fake("normal"))
     assert client.call_tool("garbage", {"text": "one"}) == "one"
     assert client.call_tool("garbage", {"text": "two"}) == "two"
     err = capfd.readouterr().err
-    assert "[mcp:fake] skipped a line that is not a JSON-RPC message: this is not JSON" in err
+    assert err.count("skipped a line that is not a JSON-RPC message") == 1
+    assert "[mcp:fake] skipped a line that is not a JSON-RPC message: this is not JSON (more such lines go to /logs)" in err
+    assert "skipped a line that is not a JSON-RPC message: this is not JSON" in client.from_server.tail
     assert "unknown or expired request id 999999" in err
 
 
