@@ -33,8 +33,8 @@ SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "L
 SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
                     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME",
                     "USERPROFILE", "PROGRAMFILES")
-# ${VAR} or ${VAR:-default}, as in shells and in Claude Code's configs.
-VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# ${VAR} or ${VAR:-default}, as in shells and in Claude Code's configs; ${env:VAR}, as VS Code writes it.
+VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 

@@ -4,6 +4,8 @@ with /help listing them), one small function each: /tools, /call, /logs, /histor
 tutorial's; resources and prompts are beyond_resources.py's. Each takes the REPL's session and the
 rest of the line.
 """
+import difflib
+
 import chat
 import permissions
 import tools
@@ -38,7 +40,9 @@ def cmd_call(session, arg: str) -> None:
         print("usage: /call <tool> [json-args], e.g. /call mcp_demo_dice {}")
         return
     if tools.get_tool(name) is None:  # say what was probably meant
-        near = [t.name for t in tools.all_tools() if t.name.endswith(f"_{name}") or name in t.name]
+        names = [t.name for t in tools.all_tools()]
+        near = [n for n in names if n.endswith(f"_{name}") or name in n]
+        near += [n for n in difflib.get_close_matches(name, names, n=3, cutoff=0.75) if n not in near]
         print(f"no tool {shown(name, one_line=True)}" + (f"; did you mean {', '.join(near[:5])}?" if near else
                                                         "; /tools lists them"))
         return

@@ -6,6 +6,7 @@ Code's extra keys are understood. `${VAR}` is expanded, and a server gets only a
 agent's environment plus its own `env`, when it starts (beyond_base.py).
 """
 import difflib
+import json
 from dataclasses import dataclass, field
 
 from mcp import McpError, McpServerConfig
@@ -62,10 +63,11 @@ def load_mcp_config(path: str = MCP_CONFIG_PATH, raw: bytes | None = None) -> di
         data = parse_json(path, raw)
     except ValueError as e:
         raise McpError(str(e)) from None
-    servers = {} if data is None else data.get("mcpServers", {}) if isinstance(data, dict) else None
+    key = "servers" if isinstance(data, dict) and "mcpServers" not in data and "servers" in data else "mcpServers"
+    servers = {} if data is None else data.get(key, {}) if isinstance(data, dict) else None  # "servers": VS Code's
     if not isinstance(servers, dict):
-        raise McpError(f"{path}: \"mcpServers\" must be an object of server name -> config")
-    return {name: _entry(f"{path}: mcpServers.{name}", entry) for name, entry in servers.items()}
+        raise McpError(f"{path}: \"{key}\" must be an object of server name -> config")
+    return {name: _entry(f"{path}: {key}.{name}", entry) for name, entry in servers.items()}
 
 
 def _entry(where: str, entry: object) -> ServerConfig:
@@ -79,7 +81,7 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
     """Check one mcpServers entry; the error names `where` and the key to fix."""
     if not isinstance(entry, dict):
         raise McpError(f"{where}: must be an object with \"command\"")
-    misspelt = _misspelt(entry)
+    misspelt = _misspelt(entry) or _not_ours(entry)
     if misspelt:
         raise McpError(f"{where}: {misspelt}")
     if "command" in entry and "url" in entry:  # which one would run is not what the entry says
@@ -108,6 +110,16 @@ def _misspelt(entry: dict) -> str | None:
             close = difflib.get_close_matches(key, ENTRY_KEYS, n=1, cutoff=0.8)
             if close:
                 return f"unknown key \"{key}\" (did you mean \"{close[0]}\"?)"
+    return None
+
+
+def _not_ours(entry: dict) -> str | None:
+    """What VS Code's files may say that this client cannot do, named (its ${input:...} prompts, envFile)."""
+    if "envFile" in entry:
+        return "\"envFile\" is not supported; put the variables in the project's .env"
+    text = json.dumps(entry)
+    if "${input:" in text:
+        return "${input:...} (a value VS Code asks for) is not supported; use ${VAR} and set VAR in .env"
     return None
 
 

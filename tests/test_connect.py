@@ -122,3 +122,18 @@ def test_stop_mcp_servers_unregisters_tools(tmp_path):
     beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     beyond_mcp.stop_mcp_servers()
     assert tools.get_tool("mcp_demo_dice") is None and beyond_mcp.mcp_statuses() == []
+
+
+def test_a_vs_code_file_is_read_and_what_it_cannot_do_is_named(tmp_path, monkeypatch):
+    """VS Code's shape: "servers", type stdio, ${env:NAME}; ${input:...} and envFile fail their entry, naming them."""
+    monkeypatch.setenv("DEMO_SCRIPT", demo()["args"][0])
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"servers": {
+        "demo": {"type": "stdio", "command": demo()["command"], "args": ["${env:DEMO_SCRIPT}"]},
+        "asks": {"type": "stdio", "command": "x", "env": {"TOKEN": "${input:token}"}},
+        "file": {"type": "stdio", "command": "x", "envFile": "${workspaceFolder}/.env"}}}))
+    statuses = {s.server: s for s in beyond_mcp.connect_mcp_servers(str(path))}
+    assert statuses["demo"].error is None and len(statuses["demo"].tools) == 2
+    assert "servers.asks: ${input:...}" in statuses["asks"].error
+    assert 'servers.file: "envFile" is not supported' in statuses["file"].error
+    beyond_mcp.stop_mcp_servers()

@@ -242,3 +242,9 @@ def test_start_up_and_mcp_count_the_same_tools(tmp_path):
     done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None))
     counts = re.findall(r"^(?:> )? *ctx \((\d+) tools?\)$", done.stdout, re.M)
     assert len(counts) == 2 and counts[0] == counts[1], done.stdout
+
+
+def test_call_suggests_the_tool_that_was_meant(tmp_path):
+    cwd = workdir(tmp_path, {"demo": demo()})
+    done = run_agent(cwd, ["/call mcp_demo_wordcount {}", "/exit"], agent_env(key=None))
+    assert "no tool mcp_demo_wordcount; did you mean mcp_demo_word_count?" in done.stdout

@@ -17,6 +17,7 @@ def test_resources_listed_read_and_attached(tmp_path):
     assert "no resource demo://nope" in done.stdout
     (user,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
     assert user.endswith("[resource ctx:demo://notes/today]\nBuy milk. Call Ada.")
+    assert "(attached @ctx:demo://notes/today, 19 characters)" in done.stdout  # said on screen
 
 
 def test_model_reads_a_resource_through_a_tool_that_asks(tmp_path):
