@@ -57,6 +57,8 @@ class Terminal:
         line = self.readline.get_line_buffer()
         words = self.tool_names() if line.startswith("/call ") else self.commands if " " not in line else []
         matches = [w for w in words if w.startswith(text)]
+        if len(matches) == 1:
+            matches = [matches[0] + " "]  # a unique completion goes on, as in a shell (readline adds no space)
         return matches[state] if state < len(matches) else None
 
     def read_message(self) -> str | None:

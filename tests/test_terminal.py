@@ -28,10 +28,11 @@ def test_keys_paste_continuation_and_history(tmp_path):
     assert "one" in history and "exit" in history
 
 def test_tab_completes_commands_and_tool_names(tmp_path):
-    """Tab after /mc gives /mcp; after "/call mcp_demo_d" it gives the tool's whole name."""
+    """Tab after /mc gives /mcp; after "/call mcp_demo_d" it gives the tool's whole name and a space,
+    so the arguments typed right after it are arguments."""
     cwd = workdir(tmp_path / "p", {"demo": demo()})
     screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path), [
-        ("> ", "/mc\t\r"), ("mcp_demo_dice", "/call mcp_demo_d\t {}\r"), ("Allow?", "y\r"), ("rolled", "/exit\r")])
+        ("> ", "/mc\t\r"), ("mcp_demo_dice", "/call mcp_demo_d\t{}\r"), ("Allow?", "y\r"), ("rolled", "/exit\r")])
     assert "demo (2 tools)" in screen and "rolled" in screen
 
 def test_config_is_found_from_a_subfolder(tmp_path):
