@@ -180,7 +180,8 @@ def _sample(server: str, params: dict, interactive: bool) -> dict:
     shown = clean(shorten(str(server), 80), one_line=True)
     messages = [m for m in params.get("messages") or [] if isinstance(m, dict)]
     with _terminal():
-        print(f"\nMCP server '{shown}' asks your model (at most {params.get('maxTokens', '?')} tokens):")
+        limit = params.get("maxTokens") if type(params.get("maxTokens")) is int else "?"
+        print(f"\nMCP server '{shown}' asks your model (at most {limit} tokens):")
         if params.get("systemPrompt"):
             print(f"  system: {clean(shorten(str(params['systemPrompt']), MESSAGE_CHARS))}")
         for m in messages:

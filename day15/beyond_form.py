@@ -26,7 +26,7 @@ def form(fields: dict, required: list[str]) -> dict:
     for name, spec in fields.items():
         _ask_field(name, spec if isinstance(spec, dict) else {}, name in required, values)
     while True:
-        print("  " + "\n  ".join(f"{clean(str(k), one_line=True)}: {json.dumps(v, ensure_ascii=False)}"
+        print("  " + "\n  ".join(f"{clean(str(k), one_line=True)}: {_shown(v)}"
                                  for k, v in values.items()) if values else "  (nothing)")
         choice = input("[a]ccept, [e]dit, [d]ecline, [c]ancel? ").strip().lower()
         if choice in ("a", "accept"):
@@ -49,7 +49,7 @@ def _ask_field(name: str, spec: dict, required: bool, values: dict) -> None:
         for i, (value, title) in enumerate(choices, 1):
             print(f"    {i}. {clean(shorten(str(title), 80), one_line=True)}")
     default = values.get(name, spec.get("default"))
-    hint = f" [{json.dumps(default, ensure_ascii=False)}]" if default is not None else ""
+    hint = f" [{_shown(default)}]" if default is not None else ""
     for _ in range(FIELD_TRIES):
         typed = input(f"  {label}{' (required)' if required else ''}{': ' + about if about else ''}{hint}: ").strip()
         if not typed:
@@ -127,3 +127,8 @@ def _pick(text: str, choices: list[tuple]):
         if text in (str(value), str(title)):
             return value
     raise ValueError(f"type a number from 1 to {len(choices)}")
+
+
+def _shown(value) -> str:
+    """A value of the form (a server's default, or what was typed) as one cleaned, bounded line."""
+    return clean(shorten(json.dumps(value, ensure_ascii=False), 200), one_line=True)

@@ -24,6 +24,7 @@ import urllib.parse
 import webbrowser
 
 from beyond_base import TransportError
+from beyond_text import clean
 
 # How long a login may take, from the URL shown to the code received.
 LOGIN_TIMEOUT_S = 300.0
@@ -92,7 +93,9 @@ def _code_from_user(name: str, url: str, replies: queue.SimpleQueue, state: str)
     """Show the URL (and open it where a browser is), then wait for the redirect or a pasted one. A
     redirect for another login (another state: any local program can call the listener) is not ours
     and is waited past."""
-    print(f"Log in to {name}: {url}", flush=True)
+    # The endpoint is the authorization server's word: shown with its control characters made visible,
+    # whole (a cut URL cannot be opened).
+    print(f"Log in to {clean(name, one_line=True)}: {clean(url, one_line=True)}", flush=True)
     if _browser_here() and webbrowser.open(url):
         print("(opened in your browser; waiting for the login to finish)", flush=True)
     elif sys.stdin.isatty():

@@ -152,3 +152,26 @@ def test_a_server_that_always_wants_more_input_is_given_up_on(started):
     with pytest.raises(McpError, match="asked for input more than 8 times"):
         client.call_tool("needs_input", {"forever": True})
     assert client.call_tool("echo", {"text": "next"}) == "next"
+
+
+def test_what_a_server_writes_into_a_question_is_shown_not_obeyed(monkeypatch, capsys):
+    """Escape sequences in a form's message, titles and defaults, and in a sampling's token limit,
+    are made visible: none reaches the terminal as it was."""
+    scripted(monkeypatch, ["", "d"])
+    schema = {"type": "object", "properties": {"x": {"type": "string", "title": "\x1b[2Jwipe",
+                                                      "default": "\x1b]52;c;AAAA\x07"}}}
+    beyond_asks.answer("srv\x1b[31m", None, "elicitation/create", {"message": "hi\x1b[8m", "requestedSchema": schema},
+                       interactive=True)
+    assert "\x1b" not in capsys.readouterr().out
+
+
+def test_the_login_url_is_shown_cleaned(capsys, monkeypatch):
+    """The authorization endpoint is the authorization server's string: shown with escapes made visible."""
+    import queue
+    monkeypatch.setenv("GEEKAGENT_NO_BROWSER", "1")
+    import beyond_login
+    replies = queue.SimpleQueue()
+    replies.put({"state": "s", "code": "c"})
+    beyond_login._code_from_user("remote\x1b[31m", "https://auth.example/authorize?\x1b[2J&state=s", replies, "s")
+    shown = capsys.readouterr().out
+    assert "\x1b" not in shown and "https://auth.example/authorize?" in shown
