@@ -13,7 +13,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 import sse
-from net import ERROR_BODY_CHARS, Cutoff, TooBig, connection_for, error_detail, read_limited, transport_error
+from net import (ERROR_BODY_CHARS, RETRY_STATUSES, Cutoff, TooBig, connection_for, error_detail, read_limited,
+                 retry_after, transport_error)
 from tools import openai_tools, run_tool
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -38,6 +39,11 @@ MAX_ROUNDS = 30
 # rest cut with a note: one reply cannot make this and every later request megabytes long.
 MAX_CALLS_PER_REPLY = 32
 MAX_REPLY_RESULT_CHARS = 400_000
+# Beyond the tutorial: a 429, a 5xx that passes or a reset connection is tried again this many times,
+# after 0.5 s, 1 s, 2 s (or what Retry-After asks, up to a minute), all within HTTP_TIMEOUT_S.
+RETRIES = 3
+RETRY_FIRST_WAIT_S = 0.5
+RETRY_AFTER_CAP_S = 60.0
 
 SYSTEM_PROMPT = (
     "You are GeekAgent, a helpful assistant in a terminal. You can call tools. Tools whose names "
@@ -51,6 +57,19 @@ class ChatError(Exception):
 
 class StreamRefused(ChatError):
     """The endpoint answered a streamed request with a 400 that names streaming."""
+
+
+class Retryable(ChatError):
+    """A failure that may pass (a rate limit, a gateway's hiccup, a reset): `wait` is what the endpoint asked."""
+
+    def __init__(self, message: str, wait: float | None = None) -> None:
+        super().__init__(message)
+        self.wait = wait
+
+
+def retry_notice(text: str) -> None:
+    """Where "trying again in 2 s" is said by default (index.py puts it on the activity line in a terminal)."""
+    print(f"note: {text}", file=sys.stderr)
 
 
 # Replies are streamed, as chat.ts streams them, until an endpoint refuses that (or this is set to
@@ -90,7 +109,8 @@ def new_history() -> list[dict]:
 
 
 def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text: None,
-             on_usage: Callable[[dict], None] = lambda usage: None, offer_tools: bool = True) -> dict:
+             on_usage: Callable[[dict], None] = lambda usage: None, offer_tools: bool = True,
+             on_retry: Callable[[str], None] | None = None) -> dict:
     """One Chat Completions request; text goes to on_text as it arrives; returns the message or raises ChatError.
 
     A KeyboardInterrupt while the reply streams carries the text that arrived as `partial`.
@@ -104,14 +124,34 @@ def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text:
     headers = {"Content-Type": "application/json"}
     if os.environ.get("OPENAI_API_KEY"):
         headers["Authorization"] = f"Bearer {os.environ['OPENAI_API_KEY']}"
+    deadline = time.monotonic() + HTTP_TIMEOUT_S
     if streaming:
         streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
         try:
-            return _request(url, json.dumps(streamed).encode("utf-8"), headers, on_text, on_usage)
+            return _retrying(url, json.dumps(streamed).encode("utf-8"), headers, on_text, on_usage, on_retry, deadline)
         except StreamRefused:
             streaming = False
             print("note: the endpoint does not stream; replies come whole from now on", file=sys.stderr)
-    return _request(url, json.dumps(body).encode("utf-8"), headers, on_text, on_usage)
+    return _retrying(url, json.dumps(body).encode("utf-8"), headers, on_text, on_usage, on_retry, deadline)
+
+
+def _retrying(url: str, data: bytes, headers: dict, on_text, on_usage, on_retry, deadline: float) -> dict:
+    """_request, tried again after a failure that may pass, while no text has been shown and the deadline allows."""
+    shown = []
+
+    def text(chunk: str) -> None:
+        shown.append(True)
+        on_text(chunk)
+    for attempt in range(RETRIES + 1):
+        try:
+            return _request(url, data, headers, text, on_usage, deadline)
+        except Retryable as e:
+            wait = RETRY_FIRST_WAIT_S * 2 ** attempt if e.wait is None else e.wait
+            if shown or attempt == RETRIES or wait > RETRY_AFTER_CAP_S or time.monotonic() + wait >= deadline:
+                raise ChatError(str(e) + (f" (it asks to wait {wait:g} s)" if e.wait else "")) from None
+            (on_retry or retry_notice)(f"{e}; trying again in {wait:g} s ({attempt + 1} of {RETRIES})")
+            time.sleep(wait)  # Ctrl-C ends it at once
+    raise AssertionError("unreachable")
 
 
 # Beyond the tutorial: never more tools than the API takes, nor more bytes of them than the budget;
@@ -136,12 +176,11 @@ def _offered(specs: list[dict]) -> list[dict]:
     return offered
 
 
-def _request(url: str, data: bytes, headers: dict, on_text, on_usage) -> dict:
+def _request(url: str, data: bytes, headers: dict, on_text, on_usage, deadline: float) -> dict:
     """POST and read the reply, streamed or whole; every failure is one ChatError line, all of it by the deadline."""
     import http.client
-    deadline = time.monotonic() + HTTP_TIMEOUT_S
     try:
-        connection, path = connection_for(url, HTTP_TIMEOUT_S)
+        connection, path = connection_for(url, max(0.001, deadline - time.monotonic()))
     except ValueError as e:  # a port that is no number, a broken IPv6 address
         raise ChatError(f"OPENAI_BASE_URL gives a URL that cannot be used ({url}): {e}") from None
     guard = Cutoff(connection, deadline)
@@ -163,7 +202,8 @@ def _request(url: str, data: bytes, headers: dict, on_text, on_usage) -> dict:
     except (OSError, http.client.HTTPException, ValueError) as e:
         if guard.expired or isinstance(e, TimeoutError):
             raise ChatError(f"no reply from {url} within {HTTP_TIMEOUT_S:g} s") from None
-        raise ChatError(transport_error(url, e, "check OPENAI_BASE_URL")) from None
+        error = Retryable if isinstance(e, (ConnectionResetError, http.client.RemoteDisconnected)) else ChatError
+        raise error(transport_error(url, e, "check OPENAI_BASE_URL")) from None
     finally:
         connection.close()
     return message
@@ -177,6 +217,8 @@ def _refuse(url: str, response, data: bytes) -> None:
     body = read_limited(response, MAX_REPLY_BYTES, f"the error from {url}")
     if response.status == 400 and b'"stream"' in data and b"stream" in body.lower():
         raise StreamRefused(_http_error(url, response.status, body))
+    if response.status in RETRY_STATUSES:
+        raise Retryable(_http_error(url, response.status, body), retry_after(response.getheader("Retry-After")))
     raise ChatError(_http_error(url, response.status, body))
 
 
@@ -239,7 +281,8 @@ def run_turn(history: list[dict], user_text: str,
              on_tool: Callable[[str, str], None] = lambda name, result: None,
              waiting: Callable[[], AbstractContextManager] = contextlib.nullcontext,
              on_text: Callable[[str], None] = lambda text: None,
-             on_usage: Callable[[dict], None] = lambda usage: None) -> str:
+             on_usage: Callable[[dict], None] = lambda usage: None,
+             on_retry: Callable[[str], None] | None = None) -> str:
     """One user turn: ask, run the tool calls, ask again, until the model answers in text.
 
     The model's text goes to on_text as it streams in. On any failure (ChatError, Ctrl-C) the turn
@@ -250,7 +293,7 @@ def run_turn(history: list[dict], user_text: str,
     try:
         for _ in range(MAX_ROUNDS):
             with waiting():
-                message = _normalised(complete(history, on_text, on_usage), len(history))
+                message = _normalised(complete(history, on_text, on_usage, on_retry=on_retry), len(history))
             history.append(message)
             if not message.get("tool_calls"):
                 return message["content"] or ""

@@ -280,7 +280,8 @@ def chat_turn(session: Session, text: str, typed: bool = True) -> None:
         output.tool(name, result)
     try:
         chat.run_turn(session.history, text, on_tool=on_tool,
-                      waiting=session.activity.waiting, on_text=output.text, on_usage=output.usage)
+                      waiting=session.activity.waiting, on_text=output.text, on_usage=output.usage,
+                      on_retry=session.activity.progress if session.activity.live else None)
     except chat.ChatError as e:
         output.end()
         print(style(f"error: {shown(str(e), one_line=True)}", "31"))

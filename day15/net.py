@@ -20,6 +20,10 @@ ERROR_BODY_CHARS = 300
 ERROR_BODY_BYTES = 64 * 1024
 # A header value that would end the header early and start another: refused, never sent.
 HEADER_BREAK = re.compile(r"[\r\n\0]")
+# The start of an HTML page, where an API would have answered JSON.
+HTML_PAGE = re.compile(r"\s*<(!doctype\s+html|html)[\s>]", re.IGNORECASE)
+# Statuses that say "try again later": a rate limit, a server or gateway that hiccups.
+RETRY_STATUSES = (429, 500, 502, 503, 504)
 
 
 def connection_for(url: str, timeout: float):
@@ -197,8 +201,13 @@ def reason_of(e: Exception) -> str:
 
 
 def error_detail(body: bytes, fallback: str) -> str:
-    """What an HTTP error body says: its JSON error message, else its start, else `fallback`."""
+    """What an HTTP error body says: its JSON error message, an HTML page's title, else its start, else `fallback`."""
     text = body.decode("utf-8", "replace")
+    if HTML_PAGE.match(text):  # a proxy's or a web server's page: its title says what happened
+        import html
+        title = re.search(r"<title[^>]*>(.{0,2000}?)</title", text, re.IGNORECASE | re.DOTALL)
+        title = " ".join(html.unescape(title.group(1)).split())[:ERROR_BODY_CHARS] if title else ""
+        return f"an HTML page ({title!r})" if title else "an HTML page without a title"
     try:
         detail = json.loads(text)["error"]
         detail = detail.get("message", detail) if isinstance(detail, dict) else detail
@@ -207,3 +216,19 @@ def error_detail(body: bytes, fallback: str) -> str:
     return str(detail) or fallback
 
 
+
+
+def retry_after(value: str | None) -> float | None:
+    """The seconds a Retry-After header asks for (a number or an HTTP date), or None when it says none."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    import email.utils
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time()) if when.tzinfo else None

@@ -8,7 +8,7 @@ import beyond_trust
 import chat
 import permissions
 import tools
-from fakes.openai_server import Hang, HttpError, answer, answer_from_tools, check_request, tool_calls
+from fakes.openai_server import Hang, HttpError, Raw, answer, answer_from_tools, check_request, tool_calls
 from tools import Tool
 
 
@@ -67,15 +67,56 @@ def test_round_limit(endpoint, echo, monkeypatch):
     (HttpError(401, '{"error": {"message": "Incorrect API key"}}'), "HTTP 401 .*Incorrect API key .*OPENAI_API_KEY"),
     (HttpError(404, '{"error": {"message": "model nope not found"}}'), "HTTP 404 .*model nope not found.*OPENAI_MODEL"),
     (HttpError(429, '{"error": {"message": "slow down"}}'), "HTTP 429 .*slow down.*rate limit"),
-    (HttpError(503, "<html>upstream down</html>"), "HTTP 503 .*upstream down"),
+    (HttpError(503, "<!DOCTYPE html>\n<html><head><title>503 Service\n Unavailable</title></head><body>nginx "
+                    "upstream down" + " " * 5000 + "</body></html>"), r"HTTP 503 .*: an HTML page \('503 Service Unavailable'\)"),
+    (HttpError(502, "<html lang=en><body>bad gateway</body></html>"), r"HTTP 502 .*: an HTML page without a title"),
     (lambda body: "not-a-message", "has no message"),
 ])
 def test_http_and_reply_errors(endpoint, failure, expected, monkeypatch):
-    """Each failure becomes one ChatError line with the status and the API's message (whole replies)."""
+    """Each failure becomes one ChatError line with the status and the API's message (whole replies);
+    an HTML page (a wrong base URL, a proxy) is reduced to its title."""
     monkeypatch.setattr(chat, "streaming", False)
+    monkeypatch.setattr(chat, "RETRIES", 0)  # the statuses that are tried again fail at the first answer here
     endpoint(failure)
     with pytest.raises(chat.ChatError, match=expected):
         chat.run_turn(chat.new_history(), "hi")
+
+
+@pytest.fixture
+def notices(monkeypatch):
+    said = []
+    monkeypatch.setattr(chat, "retry_notice", said.append)
+    return said
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+def test_a_503_then_200_answers(endpoint, notices, streamed, monkeypatch):
+    """A 503 with Retry-After is tried again after what it asks; the answer that follows is the turn's."""
+    monkeypatch.setattr(chat, "streaming", streamed)
+    fake = endpoint(HttpError(503, '{"error": {"message": "busy"}}', retry_after="0"), answer("here it is"))
+    assert chat.run_turn(chat.new_history(), "hi") == "here it is"
+    assert len(fake.requests) == 2 and fake.requests[0] == fake.requests[1] and fake.violations == []
+    assert len(notices) == 1 and notices[0].startswith("HTTP 503 from ") and "trying again in 0 s (1 of 3)" in notices[0]
+
+
+def test_hiccups_are_tried_again_with_growing_waits_then_reported(endpoint, notices, monkeypatch):
+    """429, 502, 504 and a reset connection are each tried again, after 1, 2, 4 times the first wait;
+    past RETRIES the last failure is the turn's error."""
+    monkeypatch.setattr(chat, "RETRY_FIRST_WAIT_S", 0.01)
+    fake = endpoint(HttpError(429), HttpError(502), Raw(b""), HttpError(504), answer("unused"))
+    with pytest.raises(chat.ChatError, match="HTTP 504"):
+        chat.run_turn(chat.new_history(), "hi")
+    assert len(fake.requests) == 4
+    assert [n.split("trying again in ")[1].split(" s")[0] for n in notices] == ["0.01", "0.02", "0.04"]
+    assert "RemoteDisconnected" in notices[2]
+
+
+def test_a_retry_after_past_the_deadline_fails_at_once(endpoint, notices):
+    """An endpoint that asks for more time than the request has left is not waited for: the error says what it asked."""
+    fake = endpoint(HttpError(429, '{"error": {"message": "quota"}}', retry_after=str(chat.HTTP_TIMEOUT_S + 60)))
+    with pytest.raises(chat.ChatError, match=r"HTTP 429 .*quota.*\(it asks to wait \d+ s\)"):
+        chat.run_turn(chat.new_history(), "hi")
+    assert len(fake.requests) == 1 and notices == []
 
 
 def test_reply_not_json_and_without_choices(monkeypatch):
@@ -105,9 +146,9 @@ def test_timeout(endpoint, monkeypatch):
 
 def test_history_valid_after_error_mid_turn(endpoint, echo):
     """A failure after tool calls leaves a history the API accepts; the next turn works."""
-    fake = endpoint(tool_calls(("echo", {"text": "x"})), HttpError(500), answer("fine"))
+    fake = endpoint(tool_calls(("echo", {"text": "x"})), HttpError(400), answer("fine"))
     history = chat.new_history()
-    with pytest.raises(chat.ChatError, match="HTTP 500"):
+    with pytest.raises(chat.ChatError, match="HTTP 400"):
         chat.run_turn(history, "first")
     assert check_request({"model": "m", "messages": history}) == []
     assert history[-1]["role"] == "assistant" and "request failed" in history[-1]["content"]

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+import chat
+
 from conftest import (FAKES, INDEX, ROOT, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent,
                       wait_for_output, workdir)
 from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, tool_calls
@@ -91,14 +93,15 @@ def test_allow_runs_without_prompt_and_deny_never_runs(tmp_path):
 
 
 def test_api_error_then_good_turn(tmp_path):
-    """A 500 prints one error line; the next turn works and its history is valid."""
+    """A 500 that lasts (the first try and every retry) prints one error line; the next turn works and its history is valid."""
     cwd = workdir(tmp_path, {})
-    with FakeOpenAI([HttpError(500, '{"error": {"message": "overloaded"}}'), answer("second answer")]) as model:
+    failing = [HttpError(500, '{"error": {"message": "overloaded"}}', retry_after="0")] * (chat.RETRIES + 1)
+    with FakeOpenAI(failing + [answer("second answer")]) as model:
         done = run_agent(cwd, ["first", "second", "/exit"], agent_env(model.base_url))
     assert "error: HTTP 500" in done.stdout and "overloaded" in done.stdout
     assert "second answer" in done.stdout
     assert model.violations == []
-    assert [m["content"] for m in model.requests[1]["messages"] if m["role"] == "user"] == ["first", "second"]
+    assert [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"] == ["first", "second"]
 
 
 def test_call_without_api_key(tmp_path):

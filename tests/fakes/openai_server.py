@@ -31,9 +31,10 @@ PIECE_BYTES = 7
 
 @dataclass
 class HttpError:
-    """Answer with this status and body instead of a completion."""
+    """Answer with this status and body instead of a completion (and a Retry-After header, if given)."""
     status: int
     body: str = '{"error": {"message": "scripted failure"}}'
+    retry_after: str | None = None
 
 
 @dataclass
@@ -157,6 +158,10 @@ class FakeOpenAI:
             self.violations.append("script exhausted")
             return 500, '{"error": {"message": "script exhausted"}}'
         item = self.script.pop(0)
+        if isinstance(item, HttpError) and item.retry_after is not None:
+            data = item.body.encode()
+            return 0, Raw(f"HTTP/1.1 {item.status} Scripted\r\nRetry-After: {item.retry_after}\r\nContent-Type: "
+                          f"application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
         if isinstance(item, HttpError):
             return item.status, item.body
         if isinstance(item, Hang):
