@@ -83,10 +83,20 @@ class Refused(Exception):
         self.code = code
 
 
+# Whether a server's questions are put to the user: None means when stdin and stdout are a terminal
+# (an unattended run, -p, sets False).
+_interactive: bool | None = None
+
+
+def set_interactive(interactive: bool | None) -> None:
+    global _interactive
+    _interactive = interactive
+
+
 def answer(server: str, config, method: str, params: dict, interactive: bool | None = None) -> dict:
     """The result for one request of a server's; Refused for an error answer."""
     if interactive is None:
-        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        interactive = sys.stdin.isatty() and sys.stdout.isatty() if _interactive is None else _interactive
     params = params if isinstance(params, dict) else {}
     if method == "roots/list":
         return {"roots": [{"uri": root_uri(), "name": os.path.basename(root_folder()) or "root"}]}

@@ -78,7 +78,7 @@ def as_registry_tool(server: str, client, info: dict, name: str | None = None) -
         shown = clean(shown_arguments(args, PROMPT_ARGS_CHARS, permissions.mask_secrets), one_line=True)
         prompt = f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?"
         if not permissions.authorize(name, prompt):
-            return f"call cancelled: the user declined {name}."
+            return permissions.declined(name)
         if permissions.last_decision() == "allow":
             _approvals.used(name)  # pinned at its first use as an allowed tool
         with _activity(name) as progress:
@@ -151,7 +151,7 @@ def _register_resource_reader(server: str, client, contested: set[str]) -> list[
         uri = str(args.get("uri", ""))
         shown = clean(squeeze(permissions.mask_secrets(uri), PROMPT_ARGS_CHARS), one_line=True)
         if not permissions.authorize(name, f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?"):
-            return f"call cancelled: the user declined {name}."
+            return permissions.declined(name)
         return client.read_resource(uri)
 
     schema = {"type": "object", "properties": {"uri": {"type": "string", "description": "the resource's URI"}},

@@ -34,6 +34,7 @@ MAX_TOOL_SPECS_BYTES = 200_000
 NAMES_SHOWN = 20
 # A model that keeps calling tools is stopped after this many rounds, so a loop cannot run forever.
 MAX_ROUNDS = 30
+STOPPED = "stopped after {rounds} rounds of tool calls without an answer"
 # Beyond the tutorial: one reply runs at most this many tool calls (the rest are answered "not run"),
 # and its results add at most this many characters (about 100,000 tokens) to the conversation, the
 # rest cut with a note: one reply cannot make this and every later request megabytes long.
@@ -298,7 +299,7 @@ def run_turn(history: list[dict], user_text: str,
             if not message.get("tool_calls"):
                 return message["content"] or ""
             history.extend(_run_calls(message["tool_calls"], on_tool))
-        return _close_turn(history, f"stopped after {MAX_ROUNDS} rounds of tool calls without an answer")
+        return _close_turn(history, STOPPED.format(rounds=MAX_ROUNDS))
     except ChatError as e:
         _close_turn(history, f"the request failed: {e}")
         raise

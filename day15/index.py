@@ -24,6 +24,7 @@ import beyond_exit
 import beyond_folder
 import beyond_resources
 import beyond_trust
+import beyond_unattended
 import chat
 import permissions
 import tools
@@ -31,8 +32,11 @@ from beyond_terminal import Activity, Output, Terminal, fresh_line, shown, style
 from mcp import McpError
 
 VERSION = "GeekAgent Day 15 (Python) 0.2.0"
-USAGE = """usage: python3 day15/index.py [--tutorial] [--trust] [--verbose] [--no-browser] [--help] [--version]
+USAGE = """usage: python3 day15/index.py [--tutorial] [-p PROMPT [--json]] [--trust] [--verbose] [--no-browser] [--help] [--version]
   --tutorial    run the tutorial's MCP client (day15/mcp.py) instead of the full one
+  -p PROMPT     run this prompt to its end without a terminal and print the answer (-p - reads it from stdin);
+                only tools GeekAgent.json allows run; exit 0 answered, 1 failed, 2 usage
+  --json        with -p: print {"answer", "tool_calls", "usage"} as one JSON object
   --trust       trust this folder's .geekagent/mcp.json and .env for this run (also GEEKAGENT_TRUST=1)
   --verbose     print what servers write on stderr as it comes (/logs shows it anyway)
   --no-browser  /mcp login shows the URL to open elsewhere, even where a browser is (GEEKAGENT_NO_BROWSER=1)"""
@@ -67,10 +71,18 @@ def main(argv: list[str] | None = None) -> int:
     if "--help" in args or "--version" in args:  # Beyond the tutorial
         print(USAGE if "--help" in args else VERSION)
         return 0
+    try:  # Beyond the tutorial: -p runs one prompt unattended (beyond_unattended.py)
+        prompt, as_json, args = beyond_unattended.options(args)
+    except beyond_unattended.UsageError as e:
+        print(f"{e}\n{USAGE}", file=sys.stderr)
+        return 2
     unknown = [arg for arg in args if arg not in FLAGS]
     if unknown:  # Beyond the tutorial: a misspelt flag must not run another client than the one asked for
         print(f"unknown option {shown(unknown[0], one_line=True)}\n{USAGE}", file=sys.stderr)
         return 2
+    answer_out = sys.stdout
+    if prompt is not None:  # the answer alone goes to stdout; all the rest to stderr
+        sys.stdout = sys.stderr
     tutorial = "--tutorial" in args
     if "--no-browser" in args:  # Beyond the tutorial: read where a login starts (beyond_login.py)
         os.environ["GEEKAGENT_NO_BROWSER"] = "1"
@@ -88,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         # Beyond the tutorial: the folder's files are read once; mcp.json, .env and what GeekAgent.json
         # allows take effect only once the user trusts them.
         project = beyond_trust.Project.read(".")
-        ask = (lambda question: permissions.ask_on_stdin(question, always=False)) if sys.stdin.isatty() else None
+        terminal = sys.stdin.isatty() and prompt is None
+        ask = (lambda question: permissions.ask_on_stdin(question, always=False)) if terminal else None
         trusted = beyond_trust.decide(project, "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1", ask)
         if trusted:
             beyond_trust.load_dotenv(settings=project.dotenv())
@@ -109,8 +122,11 @@ def main(argv: list[str] | None = None) -> int:
               f"no .geekagent/ in {shown(os.getcwd(), one_line=True)} or its parents: built-in tools only")
         if trusted and not connect(servers, tutorial, project, echo="--verbose" in args):
             return 1
-        print_banner(servers)
+        print_banner(servers, interactive=prompt is None)
         session = Session(servers, audit)
+        if prompt is not None:
+            beyond_unattended.unattended()
+            return beyond_unattended.run(session, prompt, as_json, answer_out)
         if not tutorial:
             servers.set_activity(session.activity.tool)  # a running MCP tool shows its seconds and progress
             permissions.set_confirm(_ask_on_a_line_of_its_own)
@@ -215,7 +231,7 @@ def cmd_exit(session: Session, arg: str) -> None:
 
 # --- the REPL -------------------------------------------------------------------------------
 
-def print_banner(servers: ModuleType) -> None:
+def print_banner(servers: ModuleType, interactive: bool = True) -> None:
     if servers.__name__ == "mcp":  # the tutorial's client says nothing while it starts
         for status in servers.mcp_statuses():
             print("  " + status_lines(status, with_tools=False)[0])
@@ -224,7 +240,8 @@ def print_banner(servers: ModuleType) -> None:
     for hint in (chat.missing_key_hint(), chat.plain_http_hint()):
         if hint:
             print(style(hint, "33"))
-    print("Type a message, or /help for commands.")
+    if interactive:
+        print("Type a message, or /help for commands.")
 
 
 def _s(count: int) -> str:

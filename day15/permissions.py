@@ -109,12 +109,20 @@ def ask_on_stdin(prompt: str, always: bool = True) -> bool | str:
 
 # The one confirmation function; index.py may replace it through set_confirm().
 _confirm: Callable[[str], bool | str] = ask_on_stdin
+# What the model reads for a call that was not allowed (beyond the tutorial: a run that cannot ask says so).
+DECLINED = "call cancelled: the user declined {name}."
+_declined = DECLINED
 
 
-def set_confirm(confirm: Callable[[str], bool | str]) -> None:
-    """Choose how "ask" tools are confirmed (tests pass a scripted function)."""
-    global _confirm
-    _confirm = confirm
+def set_confirm(confirm: Callable[[str], bool | str], declined: str = DECLINED) -> None:
+    """Choose how "ask" tools are confirmed (tests pass a scripted function), and what a no tells the model."""
+    global _confirm, _declined
+    _confirm, _declined = confirm, declined
+
+
+def declined(name: str) -> str:
+    """The text for the model when `name` was not allowed to run."""
+    return _declined.format(name=name)
 
 
 def authorize(name: str, prompt: str) -> bool:

@@ -111,7 +111,7 @@ def _run_tool(name: str, arguments_json: str) -> tuple[str, str]:
         return f"Denied: the tool {name} is not allowed by the user's policy; do not retry it.", "cancelled"
     prompt = f"Run {name} with {json.dumps(args, ensure_ascii=False)}?"
     if not tool.authorizes and not permissions.authorize(name, prompt):
-        return f"call cancelled: the user declined {name}.", "cancelled"
+        return permissions.declined(name), "cancelled"
     try:
         result = tool.run(args)
     except Exception as e:  # any failure of any tool becomes text for the model, here and only here
@@ -177,7 +177,7 @@ def _read_asking(base: str, args: dict) -> str:
     else:
         allowed = permissions.authorize("read", f"Run read with {json.dumps(args, ensure_ascii=False)}?")
     if not allowed:
-        return "call cancelled: the user declined read."
+        return permissions.declined("read")
     return _read(base, path, args.get("offset", 0))
 
 

@@ -1,0 +1,95 @@
+"""index.py -p: one prompt run to its end without a terminal; the answer on stdout, its exit status."""
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import INDEX, agent_env, assert_no_process_left, demo, workdir
+from fakes.openai_server import FakeOpenAI, HttpError, answer, answer_from_tools, tool_calls
+
+ROLL_AND_COUNT = [tool_calls(("mcp_demo_dice", {}), ("mcp_demo_word_count", {"text": "a b c"})), answer_from_tools]
+
+
+def run_p(cwd, args, env, stdin=""):
+    done = subprocess.run([sys.executable, INDEX, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
+                          env=env, timeout=30)
+    assert_no_process_left(cwd)
+    return done
+
+
+def test_allowed_tools_run_an_ask_tool_is_refused_and_only_the_answer_is_on_stdout(tmp_path):
+    """GeekAgent.json allows dice: it runs; word_count would ask: the model reads why it did not run.
+    Nothing is asked, the answer alone is on stdout, the rest on stderr, and the exit status is 0."""
+    cwd = workdir(tmp_path, {"demo": demo()}, {"mcp_demo_dice": "allow"})
+    with FakeOpenAI(list(ROLL_AND_COUNT)) as model:
+        done = run_p(cwd, ["-p", "roll and count"], agent_env(model.base_url))
+    assert done.returncode == 0, done.stderr
+    tool_messages = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert re.fullmatch(r"rolled [1-6]", tool_messages[0])
+    assert tool_messages[1].startswith("not run: mcp_demo_word_count needs the user's approval")
+    assert model.requests[0]["messages"][-1] == {"role": "user", "content": "roll and count"}
+    assert done.stdout == f"Results: {tool_messages[0]} | {tool_messages[1]}\n"
+    assert "demo (2 tools)" in done.stderr and "[tool mcp_demo_dice -> rolled" in done.stderr
+    assert "Allow?" not in done.stdout + done.stderr
+
+
+def test_json_gives_the_answer_the_calls_and_their_outcomes_and_the_usage(tmp_path):
+    """--json prints one object; each call with its arguments and outcome; tokens summed over requests."""
+    cwd = workdir(tmp_path, {"demo": demo()}, {"mcp_demo_dice": "allow"})
+    with FakeOpenAI(list(ROLL_AND_COUNT)) as model:
+        done = run_p(cwd, ["--json", "-p", "-"], agent_env(model.base_url), stdin="roll and count\n")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["answer"].startswith("Results: rolled ")
+    assert result["tool_calls"] == [{"name": "mcp_demo_dice", "arguments": {}, "outcome": "ok"},
+                                    {"name": "mcp_demo_word_count", "arguments": {"text": "a b c"},
+                                     "outcome": "cancelled"}]
+    assert result["usage"] == {"prompt_tokens": 1234 * 2, "completion_tokens": 56 * 2}
+    assert model.requests[0]["messages"][-1]["content"] == "roll and count\n"  # from stdin, as it came
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_failing_model_exits_1(tmp_path, as_json):
+    """A model that refuses (401) is not an answer: exit 1, the error on stderr (and in the JSON), stdout
+    empty without --json."""
+    cwd = workdir(tmp_path, {})
+    with FakeOpenAI([HttpError(401, '{"error": {"message": "bad key"}}')]) as model:
+        done = run_p(cwd, ["-p", "hi"] + (["--json"] if as_json else []), agent_env(model.base_url))
+    assert done.returncode == 1
+    assert "error: HTTP 401" in done.stderr and "bad key" in done.stderr
+    if as_json:
+        result = json.loads(done.stdout)
+        assert result["answer"] is None and "HTTP 401" in result["error"] and result["tool_calls"] == []
+    else:
+        assert done.stdout == ""
+
+
+def test_no_model_configured_exits_1(tmp_path):
+    done = run_p(workdir(tmp_path, {}), ["-p", "hi"], agent_env(key=None))
+    assert done.returncode == 1 and "No OPENAI_API_KEY set" in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize("args, says", [
+    (["-p"], "-p needs the prompt"), (["--json"], "--json goes with -p"), (["-p", "  "], "the prompt is empty"),
+    (["-p", "hi", "--tutorial"], "the tutorial's client is a REPL only"), (["-p", "hi", "--jsn"], "unknown option --jsn"),
+])
+def test_a_command_line_that_cannot_run_exits_2_with_the_usage(tmp_path, args, says):
+    done = run_p(workdir(tmp_path, {}), args, agent_env(key=None))
+    assert done.returncode == 2 and says in done.stderr and "usage: python3 day15/index.py" in done.stderr
+    assert done.stdout == ""
+
+
+def test_an_untrusted_folder_starts_no_server_unless_trust_is_passed(tmp_path):
+    """Without a terminal and without --trust, the folder's servers do not start (said on stderr),
+    and what its GeekAgent.json allows is not allowed; with --trust they run."""
+    cwd = workdir(tmp_path, {"demo": demo()}, {"mcp_demo_dice": "allow"})
+    with FakeOpenAI([answer("no tools here")]) as model:
+        done = run_p(cwd, ["-p", "roll"], agent_env(model.base_url, trust=False))
+    assert done.returncode == 0 and done.stdout == "no tools here\n"
+    assert "not trusted yet, so no server starts" in done.stderr
+    assert not any(t["function"]["name"].startswith("mcp_") for t in model.requests[0].get("tools", []))
+    with FakeOpenAI([tool_calls(("mcp_demo_dice", {})), answer_from_tools]) as model:
+        done = run_p(cwd, ["-p", "roll", "--trust"], agent_env(model.base_url, trust=False))
+    assert done.returncode == 0 and re.fullmatch(r"Results: rolled [1-6]\n", done.stdout)
