@@ -24,6 +24,7 @@ from beyond_config import ServerConfig, parse_server_config
 from beyond_from_server import FromServer
 from beyond_link import Link
 from beyond_modern import MAX_INPUT_ROUNDS, Revisions
+from beyond_schema import mismatch
 from beyond_stdio import StdioTransport
 from beyond_text import clean, content_text, parse_message, prompt_messages, resource_text, shorten
 from mcp import McpError
@@ -141,11 +142,13 @@ class McpClient(mcp.McpClient):
             params = {"cursor": cursor}
         raise McpError(f"{method} still had more pages after {MAX_TOOL_PAGES}", self.name)
 
-    def call_tool(self, tool: str, args: dict, on_progress: Callable[[str], None] = lambda text: None) -> str:
+    def call_tool(self, tool: str, args: dict, on_progress: Callable[[str], None] = lambda text: None,
+                  output_schema: dict | None = None) -> str:
         """Call one tool by the server's own name; every kind of content becomes text.
 
         The call carries a progress token: what the server reports goes to on_progress and pushes
-        the call's deadline out (by its timeout, up to PROGRESS_CAP timeouts in all).
+        the call's deadline out (by its timeout, up to PROGRESS_CAP timeouts in all). Structured
+        content that does not match the tool's output_schema is an error.
         """
         if self._dead:
             self.link.restart_if_dead()
@@ -161,6 +164,10 @@ class McpClient(mcp.McpClient):
         text = content_text(result)
         if result.get("isError") is True:  # only true counts: "false" or 1 is not an error flag
             raise McpError(text, self.name)
+        problem = mismatch(result["structuredContent"], output_schema) if (
+            isinstance(output_schema, dict) and "structuredContent" in result) else None
+        if problem:
+            raise McpError(f"its structuredContent does not match the tool's outputSchema: {problem}", self.name)
         return text
 
     def login_status(self) -> str | None:

@@ -82,7 +82,7 @@ def as_registry_tool(server: str, client, info: dict, name: str | None = None) -
         if permissions.last_decision() == "allow":
             _approvals.used(name)  # pinned at its first use as an allowed tool
         with _activity(name) as progress:
-            return client.call_tool(info["name"], args, on_progress=progress)
+            return client.call_tool(info["name"], args, on_progress=progress, output_schema=info.get("outputSchema"))
 
     description = shorten(permissions.mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}"),
                           MAX_DESCRIPTION_CHARS)

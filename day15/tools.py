@@ -73,6 +73,17 @@ def openai_tools() -> list[dict]:
 MAX_RESULT_CHARS = 100_000
 
 
+# Beyond the tutorial: how a longer result is shortened: cut here; the full agent keeps it whole
+# and lets the model read it back (beyond_results.py).
+_long_result: Callable[[str, str], str] = lambda name, text: cut(text, MAX_RESULT_CHARS)
+
+
+def set_long_results(shorten: Callable[[str, str], str]) -> None:
+    """Choose what shorten(tool name, result) makes of a result over MAX_RESULT_CHARS."""
+    global _long_result
+    _long_result = shorten
+
+
 # Beyond the tutorial: every call is reported here (for the audit log), when set.
 _audit: Callable[..., None] | None = None
 
@@ -117,7 +128,9 @@ def _run_tool(name: str, arguments_json: str) -> tuple[str, str]:
     except Exception as e:  # any failure of any tool becomes text for the model, here and only here
         return permissions.mask_secrets(cut(f"Error: {name} failed: {e}", MAX_RESULT_CHARS)), "error"
     outcome = "cancelled" if permissions.last_decision() == "asked-no" else "ok"
-    return permissions.mask_secrets(cut(result, MAX_RESULT_CHARS)), outcome
+    if len(result) > MAX_RESULT_CHARS:
+        result = _long_result(name, result)
+    return permissions.mask_secrets(result), outcome
 
 
 def cut(text: str, limit: int) -> str:

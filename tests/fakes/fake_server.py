@@ -24,7 +24,7 @@ TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_too
               "refuse", "rpc_error", "empty", "stop_reading", "ping_flood", "big_line", "long_stderr", "deep",
               "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error",
               "escapes", "redescribe", "progress", "more_context", "ping_storm", "requests_seen", "needs_input",
-              "say_later", "ask_roots", "ask_form", "ask_url", "capabilities"]
+              "say_later", "ask_roots", "ask_form", "ask_url", "capabilities", "pattern", "typed"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), or @file holding one
@@ -36,6 +36,11 @@ if MODE == "bad_schemas":  # schemas a model endpoint refuses, beside a good too
     tools = [{"name": "text", "inputSchema": "a string"}, {"name": "list", "inputSchema": ["x"]},
              {"name": "string", "inputSchema": {"type": "string"}},
              {"name": "good", "description": "d" * 10_000, "inputSchema": {"type": "object"}}]
+for tool in tools:  # typed: its structured result follows its "count" argument, which the schema wants an integer
+    if tool["name"] == "typed":
+        tool["outputSchema"] = {"type": "object", "required": ["count"], "additionalProperties": False,
+                                "properties": {"count": {"$ref": "#/$defs/count"}},
+                                "$defs": {"count": {"type": "integer", "minimum": 0}}}
 if MODE == "tasks":  # one tool that can only run as a task, one that may
     tools += [{"name": "research", "execution": {"taskSupport": "required"}},
               {"name": "maybe_task", "execution": {"taskSupport": "optional"}}]
@@ -127,6 +132,15 @@ def on_call(request: dict) -> None:
     if MODE == "out_of_order":
         return hold_then_answer_reversed(request)
     TOOL_BEHAVIOURS.get(name, lambda r, a: reply(r, text_result(str(a.get("text", "")))))(request, args)
+
+
+def pattern_text(size: int) -> str:
+    """`size` characters that differ line by line, with text beyond ASCII in every line."""
+    lines, total = [], 0
+    while total < size:
+        lines.append(f"line {len(lines):07d}: caf\u00e9 \u4e2d\u6587 {'x' * (len(lines) % 17)}\n")
+        total += len(lines[-1])
+    return "".join(lines)[:size]
 
 
 def crash() -> None:
@@ -282,6 +296,8 @@ TOOL_BEHAVIOURS = {
     "capabilities": lambda r, a: reply(r, text_result(json.dumps(client_capabilities))),
     "rich": rich,
     "structured": lambda r, a: reply(r, {"content": [], "structuredContent": {"temperature": 21.5}}),
+    "typed": lambda r, a: reply(r, {"content": [{"type": "text", "text": json.dumps(a)}], "structuredContent": a}),
+    "pattern": lambda r, a: reply(r, text_result(pattern_text(int(a.get("size", 0))))),
     "garbage": garbage,
     "escapes": escapes,
     "progress": progress,
