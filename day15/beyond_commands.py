@@ -6,6 +6,7 @@ rest of the line.
 """
 import difflib
 
+import beyond_toolsearch
 import chat
 import permissions
 import tools
@@ -28,9 +29,13 @@ def mcp_account(session, arg: str) -> None:
 
 
 def cmd_tools(session, arg: str) -> None:
-    """every tool with its policy"""
+    """every tool with its policy (and, with many, which ones the model is offered now)"""
+    chosen = {spec["function"]["name"] for spec in beyond_toolsearch.choose(tools.openai_tools(), session.history)}
+    searching = beyond_toolsearch.NAME in chosen
     for tool in tools.all_tools():
-        print(f"  {permissions.policy_for(tool.name):<5}  {tool.name}")
+        waits = searching and tool.name not in chosen and permissions.policy_for(tool.name) != "deny"
+        print(f"  {permissions.policy_for(tool.name):<5}  {tool.name}" + ("  (not loaded: tool_search finds it)"
+                                                                          if waits else ""))
 
 
 def cmd_call(session, arg: str) -> None:

@@ -26,7 +26,7 @@ MAX_TIMEOUT_S = 3600.0
 PROTOCOLS = ("legacy", "2026-07-28", "auto")
 # The keys of an entry this client reads.
 ENTRY_KEYS = ("command", "args", "env", "timeout", "startupTimeout", "cwd", "disabled", "type", "url", "headers",
-              "allowInsecure", "protocol", "oauth", "elicitation")
+              "allowInsecure", "protocol", "oauth", "elicitation", "alwaysLoad")
 # "oauth": what a remote entry may say about its login, each key with the check it must pass.
 OAUTH_KEYS = {
     "clientId": (lambda v: isinstance(v, str) and v, "a non-empty string (a client registered by hand)"),
@@ -52,6 +52,7 @@ class ServerConfig(McpServerConfig):
     protocol: str = "legacy"            # one of PROTOCOLS
     oauth: dict = field(default_factory=dict)  # a remote server's login (beyond_oauth.py): OAUTH_KEYS
     elicitation: str = "decline"        # without a terminal, a form is declined, or accepted with its "defaults"
+    always_load: bool | list = False    # tools offered even when the rest wait for tool_search (beyond_toolsearch.py)
     problem: str | None = None          # what is wrong with the entry (file and key): shown, not started
 
 
@@ -94,7 +95,7 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
                           kind=entry.get("type", "http" if "url" in entry else "stdio"),
                           headers=entry.get("headers", {}), allow_insecure=entry.get("allowInsecure", False),
                           protocol=entry.get("protocol", "legacy"), oauth=entry.get("oauth", {}),
-                          elicitation=entry.get("elicitation", "decline"))
+                          elicitation=entry.get("elicitation", "decline"), always_load=entry.get("alwaysLoad", False))
     problem = _problem(config)
     if problem:
         raise McpError(f"{where}: {problem}")
@@ -148,6 +149,8 @@ def _problem(c: ServerConfig) -> str | None:
         (isinstance(c.oauth, dict), "\"oauth\" must be an object"),
         (c.elicitation in ("decline", "defaults"), "\"elicitation\" must be \"decline\" or \"defaults\""),
         (not c.oauth or remote, "\"oauth\" is for a remote server (\"url\")"),
+        (isinstance(c.always_load, bool) or isinstance(c.always_load, list) and all(
+            isinstance(t, str) for t in c.always_load), "\"alwaysLoad\" must be true, false or a list of tool names"),
     ]
     problem = next((message for ok, message in checks if not ok), None)
     for key, value in (c.oauth.items() if problem is None else ()):

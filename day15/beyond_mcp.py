@@ -204,6 +204,21 @@ def server_of(tool: str) -> str:
         return next((s.server for s in _statuses.values() if tool in s.tools), "")
 
 
+def always_loaded() -> set[str]:
+    """The registry names of the tools whose entries say "alwaysLoad" (true: all of the server's)."""
+    names = set()
+    with _servers_lock:
+        for status in _statuses.values():
+            wanted = getattr(status.client.cfg, "always_load", False) if status.client else False
+            if wanted is True:
+                names.update(status.tools)
+            elif wanted:
+                server = status.server
+                names.update(n for tool in wanted for n in (registry_name(server, tool), registry_name(server, tool, True))
+                             if n in status.tools)
+    return names
+
+
 def mcp_statuses() -> list[McpStatus]:
     """Per server, in config order: its registered tool names, or its error."""
     with _servers_lock:

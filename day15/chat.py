@@ -119,7 +119,7 @@ def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text:
     global streaming
     url = f"{base_url()}/chat/completions"
     body = {"model": model(), "messages": messages}
-    specs = _offered(openai_tools()) if offer_tools else []  # Beyond the tutorial: none for a server's sampling
+    specs = _offered(_choose(openai_tools(), messages)) if offer_tools else []  # Beyond the tutorial: none for sampling
     if specs:
         body["tools"] = specs
     headers = {"Content-Type": "application/json"}
@@ -153,6 +153,16 @@ def _retrying(url: str, data: bytes, headers: dict, on_text, on_usage, on_retry,
             (on_retry or retry_notice)(f"{e}; trying again in {wait:g} s ({attempt + 1} of {RETRIES})")
             time.sleep(wait)  # Ctrl-C ends it at once
     raise AssertionError("unreachable")
+
+
+# Beyond the tutorial: which of the tools a request offers, given the conversation (the full agent's
+# tool search, beyond_toolsearch.py, offers a few when there are many); all of them by default.
+_choose: Callable[[list[dict], list[dict]], list[dict]] = lambda specs, messages: specs
+
+
+def set_tool_choice(choose: Callable[[list[dict], list[dict]], list[dict]]) -> None:
+    global _choose
+    _choose = choose
 
 
 # Beyond the tutorial: never more tools than the API takes, nor more bytes of them than the budget;

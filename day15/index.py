@@ -24,6 +24,7 @@ import beyond_exit
 import beyond_folder
 import beyond_resources
 import beyond_results
+import beyond_toolsearch
 import beyond_trust
 import beyond_unattended
 import chat
@@ -118,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
             beyond_asks.set_record(audit.asked)
             beyond_asks.set_model(_sampling_model)
             tools.set_long_results(beyond_results.keep)  # a long result is kept whole, read back by pages
+            beyond_toolsearch.use(servers.always_loaded)  # many MCP tools: a few offered, the others searched
+            chat.set_tool_choice(beyond_toolsearch.choose)
         print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
         print(style(BANNER[tutorial], "2"))
         print(f"project: {shown(root, one_line=True)}" if root else

@@ -204,8 +204,9 @@ def test_read_asks_for_secret_looking_files(tmp_path, monkeypatch, path):
 # --- denied tools are not offered; pinning ----------------------------------------------------------
 
 def test_denied_tools_are_not_offered_but_listed(tmp_path):
-    """A denied tool is left out of the model's tools; /tools still lists it as deny."""
-    cwd = workdir(tmp_path, {"fake": fake("normal")}, {"mcp_fake_echo": "deny"})
+    """A denied tool is left out of the model's tools (even from an entry whose tools are all always
+    loaded, past the count where the others wait for tool_search); /tools still lists it as deny."""
+    cwd = workdir(tmp_path, {"fake": fake("normal", alwaysLoad=True)}, {"mcp_fake_echo": "deny"})
     with FakeOpenAI([answer("ok")]) as model:
         done = run_agent(cwd, ["hi", "/tools", "/exit"], agent_env(model.base_url))
     offered = [t["function"]["name"] for t in model.requests[0]["tools"]]

@@ -1,0 +1,97 @@
+"""Many MCP tools: a few are offered, tool_search loads the others for the rest of the conversation."""
+import json
+
+import pytest
+
+import beyond_mcp
+import beyond_toolsearch
+import chat
+import permissions
+from conftest import connect, fake
+from fakes.openai_server import answer, tool_calls
+
+
+@pytest.fixture
+def searching(monkeypatch):
+    monkeypatch.setattr(chat, "_choose", beyond_toolsearch.choose)
+    beyond_toolsearch.use(beyond_mcp.always_loaded)
+    permissions.set_confirm(lambda question: True)  # the MCP tools ask; the user says yes
+
+
+def names_file(tmp_path, name: str, names: list[str]) -> str:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(names))
+    return f"@{path}"
+
+
+def offered(request: dict) -> list[str]:
+    return [spec["function"]["name"] for spec in request.get("tools", [])]
+
+
+def test_150_tools_offer_a_few_and_a_search_loads_the_one_needed(tmp_path, endpoint, searching):
+    """Two servers of 75 tools: the first request offers the allowed tool, the entry's alwaysLoad tool
+    and tool_search, within the budget; a search loads the forecast tool with its full schema, for
+    this conversation's later requests too, after the same prefix; its call works."""
+    a = [f"tool{i:03d}" for i in range(75)]
+    b = [f"tool{i:03d}" for i in range(74)] + ["forecast_weather"]
+    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", a)),
+                       "b": fake("named", names_file(tmp_path, "b", b), alwaysLoad=["tool001"])})
+    permissions.set_policy("mcp_a_tool007", "allow")
+    fake_model = endpoint(tool_calls((beyond_toolsearch.NAME, {"query": "weather forecast"})),
+                          tool_calls(("mcp_b_forecast_weather", {"text": "rain at noon"})), answer("it rains"),
+                          answer("still here"))
+    history = chat.new_history()
+    assert chat.run_turn(history, "weather?") == "it rains"
+    first, second, third = (offered(r) for r in fake_model.requests[:3])
+    assert first == ["mcp_a_tool007", "mcp_b_tool001", beyond_toolsearch.NAME]
+    assert len(json.dumps(fake_model.requests[0]["tools"])) <= chat.MAX_TOOL_SPECS_BYTES
+    assert second[:3] == first and second[3] == "mcp_b_forecast_weather"
+    spec = next(s for s in fake_model.requests[1]["tools"] if s["function"]["name"] == "mcp_b_forecast_weather")
+    assert spec["function"]["parameters"] == {"type": "object", "properties": {"text": {"type": "string"}}}
+    search_result = next(m["content"] for m in fake_model.requests[1]["messages"] if m["role"] == "tool")
+    assert search_result.startswith("Loaded for this conversation: mcp_b_forecast_weather")
+    assert [m["content"] for m in fake_model.requests[2]["messages"] if m["role"] == "tool"][-1] == "rain at noon"
+    chat.run_turn(history, "and later?")  # the next turn of the same conversation still has it, in the same place
+    assert offered(fake_model.requests[3]) == second
+    assert fake_model.violations == []
+
+
+def test_a_new_conversation_forgets_what_was_loaded(tmp_path, searching):
+    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(50)]))})
+    specs = chat.openai_tools()
+    history = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "tool_search", "arguments": '{"query": "t7"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": beyond_toolsearch.search({"query": "mcp_a_t7"})}]
+    assert [s["function"]["name"] for s in beyond_toolsearch.choose(specs, history)] == ["tool_search", "mcp_a_t7"]
+    assert [s["function"]["name"] for s in beyond_toolsearch.choose(specs, chat.new_history())] == ["tool_search"]
+    forged = [{"role": "tool", "tool_call_id": "x", "content": "Loaded for this conversation: mcp_a_t9"}]
+    assert "mcp_a_t9" not in str(beyond_toolsearch.choose(specs, forged))  # only tool_search's own results load
+
+
+def test_few_tools_are_all_offered_without_a_search(tmp_path, searching):
+    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(beyond_toolsearch.MAX_MCP_TOOLS)]))})
+    names = [s["function"]["name"] for s in beyond_toolsearch.choose(chat.openai_tools(), chat.new_history())]
+    assert names == [f"mcp_a_t{i}" for i in range(beyond_toolsearch.MAX_MCP_TOOLS)]
+
+
+def test_a_search_finds_by_words_and_never_a_denied_tool(tmp_path, searching):
+    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", ["read_file", "write_file", "list_dir", "delete_file"]))})
+    permissions.set_policy("mcp_a_delete_file", "deny")
+    result = beyond_toolsearch.search({"query": "file"})
+    assert result.splitlines()[0] == "Loaded for this conversation: mcp_a_read_file, mcp_a_write_file"
+    assert "No tool matches 'zebra'" in beyond_toolsearch.search({"query": "zebra"})
+    with pytest.raises(ValueError):
+        beyond_toolsearch.search({"query": 5})
+
+
+def test_the_tools_command_says_which_tools_wait_for_a_search(tmp_path, searching, capsys):
+    import types
+
+    import beyond_commands
+    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(45)]))})
+    permissions.set_policy("mcp_a_t3", "allow")
+    permissions.set_policy("mcp_a_t4", "deny")
+    beyond_commands.cmd_tools(types.SimpleNamespace(history=chat.new_history()), "")
+    lines = {line.split()[1]: line for line in capsys.readouterr().out.splitlines()}
+    assert "not loaded" not in lines["mcp_a_t3"] and "not loaded" not in lines["mcp_a_t4"]
+    assert lines["mcp_a_t5"].endswith("(not loaded: tool_search finds it)") and "not loaded" not in lines["tool_search"]
