@@ -53,9 +53,9 @@ def attach_mentions(session, text: str) -> str:
     for server, uri in MENTION.findall(text):
         if server in running:
             try:
-                text = running[server].read_resource(uri)
-                attached.append(f"\n\n[resource {server}:{uri}]\n{cut(text, MAX_RESULT_CHARS)}")
-                print(shown(f"(attached @{server}:{uri}, {len(text):,} characters)", one_line=True))
+                content = running[server].read_resource(uri)
+                attached.append(f"\n\n[resource {server}:{uri}]\n{cut(content, MAX_RESULT_CHARS)}")
+                print(shown(f"(attached @{server}:{uri}, {len(content):,} characters)", one_line=True))
             except McpError as e:
                 print(shown(f"could not attach @{server}:{uri}: {e}", one_line=True))
     return text + "".join(attached)

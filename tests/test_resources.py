@@ -16,7 +16,7 @@ def test_resources_listed_read_and_attached(tmp_path):
     assert "Buy milk. Call Ada." in done.stdout and "[resource: demo://logo.png, image/png, 8 bytes]" in done.stdout
     assert "no resource demo://nope" in done.stdout
     (user,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
-    assert user.endswith("[resource ctx:demo://notes/today]\nBuy milk. Call Ada.")
+    assert user == "what is on @ctx:demo://notes/today ?\n\n[resource ctx:demo://notes/today]\nBuy milk. Call Ada."
     assert "(attached @ctx:demo://notes/today, 19 characters)" in done.stdout  # said on screen
 
 
