@@ -31,8 +31,8 @@ from mcp import McpError
 from permissions import mask_secrets
 
 CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
-# These requests wait startupTimeout; the others timeout.
-STARTUP_METHODS = ("initialize", "server/discover", "tools/list")
+# These requests (what start-up asks) wait startupTimeout; the others timeout.
+STARTUP_METHODS = ("initialize", "server/discover", "tools/list", "resources/list", "resources/templates/list")
 # tools/list follows nextCursor, at most this many pages (a loop guard against a cycling server),
 # and at most this much JSON over all pages: thousands of tools, far more than a model is offered.
 MAX_TOOL_PAGES = 100

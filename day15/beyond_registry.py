@@ -3,8 +3,8 @@
 The tutorial's adapter (mcp.py: as_registry_tool) registers mcp_<server>_<tool> as it comes. Here
 names stay within the API's 64 characters and distinct (a contested name goes to nobody, so no
 tool inherits another's policy), the permission prompt shows the arguments, cleaned and masked,
-descriptions are bounded, a tool the model endpoint would refuse is not offered, a server with
-resources gets a reader, and an allowed tool that changes its description or schema asks again.
+descriptions are bounded, a tool the model endpoint would refuse is not offered, a server that
+lists resources gets a reader, and an allowed tool that changes its description or schema asks again.
 beyond_mcp.py holds the set of servers and calls these under its lock.
 """
 import contextlib
@@ -101,7 +101,7 @@ def claim_names(clients: dict, contested: set[str]) -> set[str]:
                 owners[registry_name(server, info["name"])].append(
                     (f"{clean(shorten(info['name'], 80), one_line=True)} of server {clean(server, one_line=True)}",
                      registry_name(server, info["name"], hashed=True)))
-        if "resources" in client.capabilities:  # the reader's name is taken too (server a's b_read_resource)
+        if has_resources(client):  # the reader's name is taken too (server a's b_read_resource)
             owners[registry_name(server, "read_resource")].append(
                 (f"the resource reader of server {clean(server, one_line=True)}", _reader_name(server, True)))
     newly = {name for name, pairs in owners.items() if len(pairs) > 1} - contested
@@ -137,7 +137,7 @@ def register_all(server: str, client, contested: set[str]) -> list[str]:
         permissions.ensure_tool_policy(name, "ask")
         _pin(server, name, info)
         names.append(name)
-    if "resources" in client.capabilities:
+    if has_resources(client):
         names += _register_resource_reader(server, client, contested)
     return names
 
@@ -163,6 +163,12 @@ def _register_resource_reader(server: str, client, contested: set[str]) -> list[
     return [name]
 
 
+def has_resources(client) -> bool:
+    """Whether the server listed resources or templates when it started (beyond_mcp.py notes them): only
+    then does it get a reader."""
+    return bool(getattr(client, "listed", None))
+
+
 def _reader_name(server: str, contested: bool) -> str:
     """mcp_<server>_read_resource; when contested, a hashed name distinct from that of a tool named read_resource."""
     return registry_name(f"{server}/", "read_resource", hashed=True) if contested else registry_name(server, "read_resource")
@@ -179,7 +185,7 @@ def offered_names(client) -> list[str]:
     reader among them: as many as /mcp will list."""
     names = [registry_name(client.name, info["name"]) for info in client.tools
              if isinstance(info.get("name"), str) and not _needs_tasks(info) and _object_schema(info)]
-    return names + ([_reader_name(client.name, False)] if "resources" in client.capabilities else [])
+    return names + ([_reader_name(client.name, False)] if has_resources(client) else [])
 
 
 def needing_tasks(client) -> list[str]:

@@ -46,6 +46,16 @@ def cmd_read(session, arg: str) -> None:
         print(shown(f"error: {e}", one_line=True))
 
 
+def mentions(session) -> list[str]:
+    """What Tab completes after @: each server that listed resources, and each of its resources (not templates)."""
+    words = []
+    for server, client in clients(session).items():
+        listed = getattr(client, "listed", None) or []
+        words += [f"@{server}:"] * bool(listed) + [f"@{server}:{uri}" for uri in listed
+                                                    if "{" not in uri and not any(c.isspace() for c in uri)]
+    return words
+
+
 def attach_mentions(session, text: str) -> str:
     """The message with the text of every @server:uri it names appended (cut at the tool-result limit)."""
     running = clients(session)

@@ -35,8 +35,10 @@ def history_path() -> str:
 class Terminal:
     """Reads one message at a time; on a terminal with readline: history, completion, bracketed paste."""
 
-    def __init__(self, commands: list[str], tool_names: Callable[[], list[str]], ctrl_c_clears: bool = True) -> None:
+    def __init__(self, commands: list[str], tool_names: Callable[[], list[str]], ctrl_c_clears: bool = True,
+                 mentions: Callable[[], list[str]] = list) -> None:
         self.commands, self.tool_names, self.ctrl_c_clears = commands, tool_names, ctrl_c_clears
+        self.mentions = mentions  # @server: and @server:uri, for a word that starts with @
         self.readline = None
         if sys.stdin.isatty():
             with contextlib.suppress(ImportError):
@@ -55,7 +57,8 @@ class Terminal:
 
     def _complete(self, text: str, state: int) -> str | None:
         line = self.readline.get_line_buffer()
-        words = self.tool_names() if line.startswith("/call ") else self.commands if " " not in line else []
+        words = (self.mentions() if text.startswith("@") else self.tool_names() if line.startswith("/call ")
+                 else self.commands if " " not in line else [])
         matches = [w for w in words if w.startswith(text)]
         if len(matches) == 1:
             matches = [matches[0] + " "]  # a unique completion goes on, as in a shell (readline adds no space)

@@ -255,8 +255,8 @@ def _s(count: int) -> str:
 
 def repl(session: Session) -> None:
     commands = [c for c in COMMANDS if not (session.ctrl_c_leaves and c in FULL_AGENT_COMMANDS)]
-    terminal = Terminal(commands, lambda: [t.name for t in tools.all_tools()],
-                        ctrl_c_clears=not session.ctrl_c_leaves)
+    terminal = Terminal(commands, lambda: [t.name for t in tools.all_tools()], ctrl_c_clears=not session.ctrl_c_leaves,
+                        mentions=lambda: beyond_resources.mentions(session))
     try:
         while session.running:
             message = terminal.read_message()

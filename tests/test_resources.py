@@ -1,4 +1,5 @@
 """Resources and prompts (tutorial sections 3.1 and 6 leave them out): listed, read, attached, used."""
+import re
 
 from conftest import agent_env, fake, run_agent, workdir
 from fakes.http_server import FakeHttpMcp
@@ -74,3 +75,16 @@ def test_a_prompt_never_reads_what_its_text_mentions(tmp_path):
     from_prompt, typed = ([m["content"] for m in r["messages"] if m["role"] == "user"][-1] for r in model.requests)
     assert from_prompt == mention
     assert typed.endswith("Buy milk. Call Ada.")  # the same words typed by the user are read
+
+
+def test_a_reader_only_for_a_server_that_lists_resources(tmp_path):
+    """Both servers declare resources; the one that lists none (and has no templates) gets no reader,
+    and the count at start-up is the count /mcp shows."""
+    cwd = workdir(tmp_path, {"ctx": fake("context"), "bare": fake("empty_context")})
+    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None))
+    assert "mcp_ctx_read_resource" in done.stdout and "mcp_bare_read_resource" not in done.stdout
+    for server in ("ctx", "bare"):
+        counts = re.findall(rf"\b{server} \((\d+) tools\)", done.stdout)
+        assert len(counts) == 2 and counts[0] == counts[1], done.stdout
+    assert int(re.search(r"\bctx \((\d+) tools\)", done.stdout).group(1)) == \
+        int(re.search(r"\bbare \((\d+) tools\)", done.stdout).group(1)) + 1

@@ -35,6 +35,16 @@ def test_tab_completes_commands_and_tool_names(tmp_path):
         ("> ", "/mc\t\r"), ("mcp_demo_dice", "/call mcp_demo_d\t{}\r"), ("Allow?", "y\r"), ("rolled", "/exit\r")])
     assert "demo (2 tools)" in screen and "rolled" in screen
 
+def test_tab_completes_a_resource_mention(tmp_path):
+    """After @ Tab offers the servers that listed resources, then their URIs; a unique one ends in a space."""
+    cwd = workdir(tmp_path / "p", {"ctx": fake("context"), "demo": demo()})
+    with FakeOpenAI([answer("noted")]) as model:
+        run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
+            ("> ", "what is on @\t"), ("ctx:", "demo://n\t"), ("today ", "?\r"), ("noted", "/exit\r")])
+    (user,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
+    assert user.startswith("what is on @ctx:demo://notes/today ?\n\n[resource ctx:demo://notes/today]\nBuy milk.")
+
+
 def test_config_is_found_from_a_subfolder(tmp_path):
     """Started two folders down, the agent uses the project's .geekagent/ and says which."""
     cwd = workdir(tmp_path / "project", {"demo": demo()})

@@ -99,7 +99,7 @@ def on_initialize(request: dict) -> None:
         sys.stderr.flush()
     version = "1999-01-01" if MODE == "bad_version" else request["params"]["protocolVersion"]
     capabilities = {} if MODE in ("no_tools", "no_capabilities") else {"tools": {"listChanged": True}}
-    if MODE == "context":  # resources and prompts too
+    if MODE in ("context", "empty_context"):  # resources and prompts too (empty_context: none of either)
         capabilities.update({"resources": {}, "prompts": {}})
     reply(request, {"protocolVersion": version, "capabilities": capabilities,
                     "serverInfo": {"name": "fake", "version": "1"}})
@@ -360,6 +360,8 @@ def rendezvous(folder: str, count: int = 3) -> None:
 
 RESOURCES = {"demo://notes/today": {"mimeType": "text/plain", "text": "Buy milk. Call Ada."},
              "demo://logo.png": {"mimeType": "image/png", "blob": "iVBORw0KGgo="}}
+if MODE == "empty_context":
+    RESOURCES = {}
 
 
 def read_resource(request: dict) -> None:
@@ -391,8 +393,8 @@ def get_prompt(request: dict) -> None:
 
 HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on_list,
             "resources/list": lambda r: reply(r, {"resources": [{"uri": u, "name": u.rsplit("/", 1)[-1]} for u in RESOURCES]}),
-            "resources/templates/list": lambda r: reply(r, {"resourceTemplates": [
-                {"uriTemplate": "demo://notes/{day}", "name": "notes of a day"}]}),
+            "resources/templates/list": lambda r: error(r, -32601, "no templates") if MODE == "empty_context" else reply(
+                r, {"resourceTemplates": [{"uriTemplate": "demo://notes/{day}", "name": "notes of a day"}]}),
             "resources/read": read_resource,
             "prompts/list": lambda r: reply(r, {"prompts": PROMPTS}),
             "prompts/get": get_prompt,
