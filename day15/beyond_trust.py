@@ -8,7 +8,8 @@ parsed entries that start the servers: every command line or URL, every key the 
 that change how programs run set apart), every tool GeekAgent.json allows unasked. The answer is
 kept, with a hash of each file, in the user's config directory ($XDG_CONFIG_HOME/geekagent/), never
 in the folder: a changed mcp.json or .env asks again, and so does a GeekAgent.json that allows more.
-Without a terminal nothing is asked: --trust or GEEKAGENT_TRUST=1 trusts for one run.
+Without a terminal nothing is asked: --trust or GEEKAGENT_TRUST=1 trusts for one run. The user's
+own mcp.json ($XDG_CONFIG_HOME/geekagent/mcp.json, servers for every folder) needs no trust.
 """
 import hashlib
 import os
@@ -107,14 +108,14 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
         return True
     if ask is None:
         _say(f"{clean(project.folder, one_line=True)}: its .geekagent/mcp.json, .env and GeekAgent.json are not "
-             "trusted" + (" since they changed" if record else " yet") + ", so no server starts and .env is not read. "
+             "trusted" + (" since they changed" if record else " yet") + ", so none of its servers starts and .env is not read. "
              "Start the agent in a terminal to review them, or pass --trust (or set GEEKAGENT_TRUST=1) to trust "
              "them for this run.")
         return False
     print("\n".join(summary(project, new if record else ()) + [f"  {p} changed since you trusted this folder"
                                                                for p in changed]))
     if not ask(f"Trust this folder: {_what_trust_does(project, allows)}?"):
-        print("Not trusted: no server starts, .env is not read and GeekAgent.json allows nothing (built-in tools only).")
+        print("Not trusted: none of its servers starts, .env is not read and GeekAgent.json allows nothing.")
         return False
     store().update(project.folder, {"files": {p: project.digest(p) for p in TRUSTED_FILES[:2]},
                                     "allows": sorted(set(allows) | set(_allowed_before(record)))})
@@ -140,7 +141,7 @@ def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
         for name, config in project.servers().items():
             lines.append(f"  server {clean(shorten(name, 80), one_line=True)}: {what_runs(config)}")
     except McpError as e:
-        lines.append(f"  {MCP_CONFIG_PATH} cannot be used, so no server starts: {clean(str(e), one_line=True)}")
+        lines.append(f"  {MCP_CONFIG_PATH} cannot be used, so none of its servers starts: {clean(str(e), one_line=True)}")
     settings, warnings = project.dotenv()
     lines += [f"  warning: {clean(w, one_line=True)}" for w in warnings]
     for key, value in sorted(settings.items(), key=lambda kv: bool(RUNTIME_SETTING.fullmatch(kv[0]))):
@@ -247,3 +248,24 @@ def _dotenv_value(value: str) -> str:
             i += 1
         return "".join(out)
     return value.split(" #", 1)[0].strip()
+
+
+def user_config_path() -> str:
+    """The user's own mcp.json: servers for every folder (the full agent's; the tutorial's reads the folder's)."""
+    return os.path.join(config_dir(), "mcp.json")
+
+
+def servers_to_start(project: Project | None) -> tuple[dict[str, ServerConfig], dict[str, str]]:
+    """The user's own servers and, when the folder is trusted (`project`), the folder's, which win by
+    name; with the file each came from. A file that cannot be used is reported and left out."""
+    configs, origins = {}, {}
+    for path, load in ((user_config_path(), lambda: load_mcp_config(user_config_path())),
+                       (MCP_CONFIG_PATH, project.servers if project else dict)):
+        try:
+            found = load()
+        except McpError as e:
+            print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
+            continue
+        configs.update(found)
+        origins.update(dict.fromkeys(found, path.replace(os.path.expanduser("~"), "~", 1)))
+    return configs, origins

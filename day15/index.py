@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         print(style(BANNER[tutorial], "2"))
         print(f"project: {shown(root, one_line=True)}" if root else
               f"no .geekagent/ in {shown(os.getcwd(), one_line=True)} or its parents: built-in tools only")
-        if trusted and not connect(servers, tutorial, project, echo="--verbose" in args):
+        if (trusted or not tutorial) and not connect(servers, tutorial, project if trusted else None,
+                                                     echo="--verbose" in args):
             return 1
         print_banner(servers, interactive=prompt is None)
         session = Session(servers, audit)
@@ -162,19 +163,24 @@ def _sampling_model(history: list[dict]) -> tuple[str, str]:
 
 # --- tutorial section 4.5 (index.ts): connect at start-up, mcpLine, /mcp, /exit ------------------
 
-def connect(servers: ModuleType, tutorial: bool, project: beyond_trust.Project, echo: bool = False) -> bool:
-    """Connect the configured servers, from the mcp.json bytes the user trusted; a config that cannot
-    be read or parsed stops start-up. The full client prints what servers say as it comes with `echo`."""
+def connect(servers: ModuleType, tutorial: bool, project: beyond_trust.Project | None, echo: bool = False) -> bool:
+    """Connect the configured servers, from the mcp.json bytes the user trusted (project None: not
+    trusted); a config the tutorial's client cannot read or parse stops start-up. The full client adds
+    the user's own servers, and prints what servers say as it comes with `echo`."""
     try:
         if tutorial:  # the twin reads a file: it gets a private copy of the bytes that were shown
             if beyond_trust.MCP_CONFIG_PATH in project.problems:
                 raise McpError(project.problems[beyond_trust.MCP_CONFIG_PATH])
             with beyond_folder.private_copy(project.files[beyond_trust.MCP_CONFIG_PATH]) as path:
                 servers.connect_mcp_servers(path)
-        else:  # Beyond the tutorial: something on screen at once, then each server as it is ready
-            servers.connect_mcp_servers(configs=project.servers(), echo=echo,
+        else:  # Beyond the tutorial: something on screen at once, then each server as it is ready (and, with
+            # servers of the user's own file, the file each came from)
+            configs, origins = beyond_trust.servers_to_start(project)
+            mixed = any(origin != beyond_trust.MCP_CONFIG_PATH for origin in origins.values())
+            servers.connect_mcp_servers(configs=configs, echo=echo,
                                         on_start=lambda count: print(f"starting {count} server{_s(count)}..."),
-                                        on_ready=lambda status: print("  " + status_lines(status, False)[0]))
+                                        on_ready=lambda status: print("  " + status_lines(status, False)[0] + (
+                                            f"  ({shown(origins[status.server], one_line=True)})" if mixed else "")))
     except McpError as e:  # the full client names the file and the key, and starts with none of its servers
         print(f"error: {shown(str(e), one_line=True)}", file=sys.stderr)
         return not tutorial

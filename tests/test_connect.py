@@ -7,7 +7,7 @@ import pytest
 import beyond_mcp
 import permissions
 import tools
-from conftest import demo, write_config
+from conftest import agent_env, demo, run_agent, workdir, write_config
 
 
 def test_missing_file_means_no_servers(tmp_path):
@@ -137,3 +137,37 @@ def test_a_vs_code_file_is_read_and_what_it_cannot_do_is_named(tmp_path, monkeyp
     assert "servers.asks: ${input:...}" in statuses["asks"].error
     assert 'servers.file: "envFile" is not supported' in statuses["file"].error
     beyond_mcp.stop_mcp_servers()
+
+
+def user_file(home, servers: dict) -> None:
+    folder = home / "config" / "geekagent"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}) if isinstance(servers, dict) else servers)
+
+
+def test_the_users_own_servers_start_in_every_folder_without_trust(tmp_path, own_user_dirs):
+    """$XDG_CONFIG_HOME/geekagent/mcp.json adds servers wherever the agent starts; the folder's entry wins
+    by name; each status line says which file; an untrusted folder's servers do not start, the user's do."""
+    user_file(own_user_dirs, {"mine": demo(), "demo": {"command": "/no/such/server"}})
+    cwd = workdir(tmp_path / "p", {"demo": demo()})
+    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None))
+    assert "  mine (2 tools)  (" in done.stdout and "geekagent/mcp.json)" in done.stdout
+    assert "  demo (2 tools)  (.geekagent/mcp.json)" in done.stdout and "/no/such/server" not in done.stdout
+    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None, trust=False))
+    assert "  mine (2 tools)" in done.stdout and "demo (2 tools)" not in done.stdout
+    assert "x demo: cannot start server" in done.stdout  # the user's own entry, the folder's not being trusted
+
+
+def test_the_tutorials_client_reads_the_folders_file_only(tmp_path, own_user_dirs):
+    user_file(own_user_dirs, {"mine": demo()})
+    cwd = workdir(tmp_path / "p", {"demo": demo()})
+    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None), args=("--tutorial",))
+    assert "demo (2 tools)" in done.stdout and "mine" not in done.stdout
+
+
+def test_a_broken_user_file_is_named_and_the_folders_servers_start(tmp_path, own_user_dirs):
+    user_file(own_user_dirs, '{"mcpServers": {"mine": {"command": "x",}}}')
+    cwd = workdir(tmp_path / "p", {"demo": demo()})
+    done = run_agent(cwd, ["/exit"], agent_env(key=None))
+    assert "geekagent/mcp.json" in done.stderr and "trailing comma" in done.stderr
+    assert "demo (2 tools)" in done.stdout

@@ -88,7 +88,7 @@ def test_an_untrusted_folder_starts_no_server_unless_trust_is_passed(tmp_path):
     with FakeOpenAI([answer("no tools here")]) as model:
         done = run_p(cwd, ["-p", "roll"], agent_env(model.base_url, trust=False))
     assert done.returncode == 0 and done.stdout == "no tools here\n"
-    assert "not trusted yet, so no server starts" in done.stderr
+    assert "not trusted yet, so none of its servers starts" in done.stderr
     assert not any(t["function"]["name"].startswith("mcp_") for t in model.requests[0].get("tools", []))
     with FakeOpenAI([tool_calls(("mcp_demo_dice", {})), answer_from_tools]) as model:
         done = run_p(cwd, ["-p", "roll", "--trust"], agent_env(model.base_url, trust=False))
