@@ -108,8 +108,8 @@ def test_model_calls_sdk_server_over_http(tmp_path, sdk_http_server):
         done = run_agent(cwd, ["add 20 and 22", "y", "/mcp", "/exit"], agent_env(model.base_url), timeout=60)
     assert model.violations == []
     assert "[tool mcp_sdk_add -> 42]" in done.stdout and "Results: 42" in done.stdout
-    # The SDK declares the resources capability, so the model also gets the resource reader.
-    assert listed_tools(done.stdout, "sdk") == ["mcp_sdk_add", "mcp_sdk_ask_twice", "mcp_sdk_unlock", "mcp_sdk_read_resource"]
+    # The SDK declares the resources capability but this server lists none: no resource reader.
+    assert listed_tools(done.stdout, "sdk") == ["mcp_sdk_add", "mcp_sdk_ask_twice", "mcp_sdk_unlock"]
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
