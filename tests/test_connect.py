@@ -158,6 +158,13 @@ def test_the_users_own_servers_start_in_every_folder_without_trust(tmp_path, own
     assert "x demo: cannot start server" in done.stdout  # the user's own entry, the folder's not being trusted
 
 
+def test_without_a_project_the_users_servers_start(tmp_path, own_user_dirs):
+    user_file(own_user_dirs, {"mine": demo()})
+    (tmp_path / "alone").mkdir()
+    done = run_agent(tmp_path / "alone", ["/exit"], agent_env(key=None))
+    assert "  mine (2 tools)" in done.stdout and "built-in tools only" not in done.stdout
+
+
 def test_the_tutorials_client_reads_the_folders_file_only(tmp_path, own_user_dirs):
     user_file(own_user_dirs, {"mine": demo()})
     cwd = workdir(tmp_path / "p", {"demo": demo()})
