@@ -6,12 +6,14 @@ conversation and leaves. Nobody is asked anything: a tool runs only if GeekAgent
 earlier `a`) allows it; an `ask` tool is refused with a note the model reads, and what servers ask
 is declined (beyond_asks.py). The answer alone goes to stdout, everything else to stderr; with
 `--json`, one object: {"answer", "tool_calls": [{"name", "arguments", "outcome"}], "usage"}.
-Exit status: 0 answered, 1 the model or the run failed, 2 a usage error (index.py), 130 Ctrl-C.
+An @server:uri in the prompt is attached as in the REPL. Exit status: 0 answered, 1 the model or
+the run failed, 2 a usage error (index.py), 130 Ctrl-C.
 """
 import json
 import sys
 
 import beyond_asks
+import beyond_resources
 import chat
 import permissions
 import tools
@@ -83,6 +85,7 @@ def run(session, prompt: str, as_json: bool, out) -> int:
     tools.set_audit(record)
     output, answer, error = Output(session.activity, 200), None, None  # tool lines, on stderr
     try:
+        prompt = beyond_resources.attach_mentions(session, prompt)  # @server:uri, as in the REPL
         answer = chat.run_turn(session.history, prompt, on_tool=output.tool, on_usage=count)
         if answer == f"({chat.STOPPED.format(rounds=chat.MAX_ROUNDS)})":
             answer, error = None, chat.STOPPED.format(rounds=chat.MAX_ROUNDS)

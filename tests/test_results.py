@@ -15,15 +15,7 @@ import permissions
 import tools
 from conftest import connect, fake
 from fakes.openai_server import answer, tool_calls
-
-
-def pattern_text(size: int) -> str:
-    """What the fake's pattern tool returns (tests/fakes/fake_server.py), made the same way."""
-    lines, total = [], 0
-    while total < size:
-        lines.append(f"line {len(lines):07d}: caf\u00e9 \u4e2d\u6587 {'x' * (len(lines) % 17)}\n")
-        total += len(lines[-1])
-    return "".join(lines)[:size]
+from fakes.patterns import pattern_text
 
 
 @pytest.fixture

@@ -45,6 +45,19 @@ def test_tab_completes_a_resource_mention(tmp_path):
     assert user.startswith("what is on @ctx:demo://notes/today ?\n\n[resource ctx:demo://notes/today]\nBuy milk.")
 
 
+def test_a_server_cannot_reach_the_agents_terminal(tmp_path):
+    """The agent runs on a terminal; its server cannot open it (no prompt of ssh or sudo lands in the
+    REPL), and is in a process group of its own (the terminal's Ctrl-C is not its). On Linux it
+    stays in the agent's session, which the kernel schedules as one group."""
+    cwd = workdir(tmp_path / "p", {"fake": fake("normal")})
+    screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path), [
+        ("> ", "/call mcp_fake_terminal\r"), ("Allow?", "y\r"), ('"pid"', "/exit\r")])
+    seen = json.loads(re.search(r'\{"tty".*?\}', screen).group(0))
+    assert seen["tty"].startswith("refused") and seen["pgid"] == seen["pid"]
+    if sys.platform.startswith("linux") and sys.version_info >= (3, 11):
+        assert seen["sid"] != seen["pid"]  # the agent's session (the agent leads it here), not one of its own
+
+
 def test_config_is_found_from_a_subfolder(tmp_path):
     """Started two folders down, the agent uses the project's .geekagent/ and says which."""
     cwd = workdir(tmp_path / "project", {"demo": demo()})

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import INDEX, agent_env, assert_no_process_left, demo, workdir
+from conftest import INDEX, agent_env, assert_no_process_left, demo, fake, workdir
 from fakes.openai_server import FakeOpenAI, HttpError, answer, answer_from_tools, tool_calls
 
 ROLL_AND_COUNT = [tool_calls(("mcp_demo_dice", {}), ("mcp_demo_word_count", {"text": "a b c"})), answer_from_tools]
@@ -93,3 +93,11 @@ def test_an_untrusted_folder_starts_no_server_unless_trust_is_passed(tmp_path):
     with FakeOpenAI([tool_calls(("mcp_demo_dice", {})), answer_from_tools]) as model:
         done = run_p(cwd, ["-p", "roll", "--trust"], agent_env(model.base_url, trust=False))
     assert done.returncode == 0 and re.fullmatch(r"Results: rolled [1-6]\n", done.stdout)
+
+
+def test_a_mention_in_the_prompt_is_attached(tmp_path):
+    cwd = workdir(tmp_path, {"ctx": fake("context")})
+    with FakeOpenAI([answer("noted")]) as model:
+        done = run_p(cwd, ["-p", "what is on @ctx:demo://notes/today ?"], agent_env(model.base_url))
+    assert done.returncode == 0 and done.stdout == "noted\n" and "(attached @ctx:demo://notes/today" in done.stderr
+    assert model.requests[0]["messages"][-1]["content"].endswith("[resource ctx:demo://notes/today]\nBuy milk. Call Ada.")

@@ -13,6 +13,8 @@ import sys
 import threading
 import time
 
+from patterns import pattern_text
+
 # Upper bound on the life of any fake, so a broken test cannot leak it for long.
 LIFETIME_S = 60
 
@@ -24,7 +26,7 @@ TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_too
               "refuse", "rpc_error", "empty", "stop_reading", "ping_flood", "big_line", "long_stderr", "deep",
               "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error",
               "escapes", "redescribe", "progress", "more_context", "ping_storm", "requests_seen", "needs_input",
-              "say_later", "ask_roots", "ask_form", "ask_url", "capabilities", "pattern", "typed"]
+              "say_later", "ask_roots", "ask_form", "ask_url", "capabilities", "pattern", "typed", "terminal"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), or @file holding one
@@ -134,13 +136,13 @@ def on_call(request: dict) -> None:
     TOOL_BEHAVIOURS.get(name, lambda r, a: reply(r, text_result(str(a.get("text", "")))))(request, args)
 
 
-def pattern_text(size: int) -> str:
-    """`size` characters that differ line by line, with text beyond ASCII in every line."""
-    lines, total = [], 0
-    while total < size:
-        lines.append(f"line {len(lines):07d}: caf\u00e9 \u4e2d\u6587 {'x' * (len(lines) % 17)}\n")
-        total += len(lines[-1])
-    return "".join(lines)[:size]
+def can_open_tty() -> str:
+    """Whether this process can open its controlling terminal (as ssh or sudo do to prompt)."""
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR))
+        return "opened"
+    except OSError as e:
+        return f"refused: {e.strerror}"
 
 
 def crash() -> None:
@@ -284,6 +286,8 @@ TOOL_BEHAVIOURS = {
     "change_tools": change_tools,
     "env": lambda r, a: reply(r, text_result(json.dumps(dict(os.environ)))),
     "cwd": lambda r, a: reply(r, text_result(os.getcwd())),
+    "terminal": lambda r, a: reply(r, text_result(json.dumps({"tty": can_open_tty(), "sid": os.getsid(0),
+                                                              "pgid": os.getpgid(0), "pid": os.getpid()}))),
     "big": lambda r, a: reply(r, text_result("x" * int(a.get("size", 0)))),
     "bad_utf8": bad_utf8,
     "ping_first": lambda r, a: reply(r, text_result(json.dumps(ask_client("srv-ping", "ping", a.get("wait", 10))))),
