@@ -269,7 +269,7 @@ class McpClient(mcp.McpClient):
         transport = self.link.transport
         if transport is None or self._dead:
             raise McpError(f"{message.get('method', 'reply')} failed: {self._dead or 'not started'}", self.name)
-        transport.send(message, deadline, self._headers(message))
+        transport.send(message, deadline, None if self.cfg.kind == "stdio" else self.revisions.headers(message))
 
     def _headers(self, message: dict) -> dict[str, str] | None:
         """What MCP asks a message to carry in headers, where a transport has them (not over stdio)."""

@@ -137,13 +137,19 @@ class StdioTransport(Transport):
                                                         or ONE_TRY_LOCK_WAIT_S):
             raise TransportError(f"{what} failed: the server is not reading its input")
         try:
-            self._write_all(data, deadline, what)
+            try:  # most messages go in one write, without waiting
+                sent = os.write(self.proc.stdin.fileno(), data)
+            except (OSError, ValueError):
+                sent = 0  # _write_all says why
+            if sent < len(data):
+                self._write_all(data, sent, deadline, what)
         finally:
             self._write_lock.release()
 
-    def _write_all(self, data: bytes, deadline: float, what: str) -> None:
-        """Caller holds _write_lock. A message cut short ends the session: the next would be garbled."""
-        view = memoryview(data)
+    def _write_all(self, data: bytes, sent: int, deadline: float, what: str) -> None:
+        """The rest of a message, from byte `sent`. Caller holds _write_lock. A message cut short ends the
+        session: the next would be garbled."""
+        view = memoryview(data)[sent:]
         try:
             while view:
                 try:

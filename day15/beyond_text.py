@@ -122,8 +122,13 @@ def prompt_messages(result: dict) -> list[dict]:
 
 def content_text(result: dict) -> str:
     """The text of a tools/call result; other content is described; empty gets a placeholder."""
-    parts = [_content_part(item) for item in result.get("content") or [] if isinstance(item, dict)]
-    text = "\n".join(part for part in parts if part)
+    parts = []
+    for item in result.get("content") or ():
+        if isinstance(item, dict):  # text, by far the most common, without a call
+            part = str(item.get("text", "")) if item.get("type") == "text" else _content_part(item)
+            if part:
+                parts.append(part)
+    text = "\n".join(parts)
     if not text and result.get("structuredContent") is not None:
         return json.dumps(result["structuredContent"], ensure_ascii=False)  # a result with only structured content
     return text or "(no content)"
