@@ -9,7 +9,6 @@ result over several replies stays inside the per-reply budget of chat.py.
 """
 import os
 import re
-import secrets
 import threading
 import time
 
@@ -43,7 +42,7 @@ def keep(name: str, text: str) -> str:
     data = text.encode("utf-8", "surrogatepass")
     if len(data) > MAX_KEPT_BYTES:
         return cut(text, MAX_RESULT_CHARS)
-    result_id = f"r-{time.time_ns():x}-{secrets.token_hex(6)}.txt"
+    result_id = f"r-{time.time_ns():x}-{os.urandom(6).hex()}.txt"
     try:
         with _lock:
             os.makedirs(folder(), mode=0o700, exist_ok=True)
