@@ -183,11 +183,29 @@ URL_PASSWORD = re.compile(r"(?<![a-zA-Z0-9+.-])([a-zA-Z][a-zA-Z0-9+.-]{0,31}://[
 def mask_secrets(text: str) -> str:
     """Replace the value of every secret-named environment variable (as written, and as JSON
     writes it inside a string) by [REDACTED:<name>], and a URL's password by [REDACTED]."""
-    secrets = []
-    for name, value in os.environ.items():
-        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LEN:
-            escaped = json.dumps(value, ensure_ascii=False)[1:-1]
-            secrets += [(value, name)] + ([(escaped, name)] if escaped != value else [])
-    for value, name in sorted(secrets, key=lambda s: -len(s[0])):
-        text = text.replace(value, f"[REDACTED:{name}]")
+    for value, name in _secrets():
+        if value in text:
+            text = text.replace(value, f"[REDACTED:{name}]")
     return URL_PASSWORD.sub(r"\1[REDACTED]@", text)
+
+
+# What _secrets() found, and in which environment: (its names, the values of the secret-named ones,
+# the (value, name) pairs, longest first). Every tool result, description and server line is masked,
+# so the environment is read again only when its names or those values changed.
+_found: tuple = ((), (), [])
+
+
+def _secrets() -> list[tuple[str, str]]:
+    global _found
+    names = tuple(getattr(os.environ, "_data", os.environ))  # the raw keys: no decoding of 100 variables
+    secret_names = [n for n in os.environ if SECRET_NAME.search(n)] if names != _found[0] else _found[1][0]
+    values = (secret_names, [os.environ.get(n) for n in secret_names])
+    if names == _found[0] and values == _found[1]:
+        return _found[2]
+    pairs = []
+    for name, value in zip(*values):
+        if value is not None and len(value) >= MIN_SECRET_LEN:
+            escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+            pairs += [(value, name)] + ([(escaped, name)] if escaped != value else [])
+    _found = (names, values, sorted(pairs, key=lambda pair: -len(pair[0])))
+    return _found[2]

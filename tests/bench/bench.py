@@ -273,10 +273,10 @@ def runs(measure, *args) -> list:
     return [measure(*args) for _ in range(RUNS)]
 
 
-def alternating(measure, first, second) -> tuple[list, list]:
-    """The runs of two clients taken in turn, so a change in the machine's load falls on both alike."""
-    pairs = [(measure(first), measure(second)) for _ in range(RUNS)]
-    return [a for a, _ in pairs], [b for _, b in pairs]
+def alternating(measure, *makers) -> list[list]:
+    """The runs of several clients taken in turn, so a change in the machine's load falls on all alike."""
+    rounds = [[measure(make) for make in makers] for _ in range(RUNS)]
+    return [list(samples) for samples in zip(*rounds)]
 
 
 def summary(samples: list[float]) -> tuple[float, float, float]:
@@ -290,8 +290,9 @@ def pin(cpus: set[int] | None) -> None:
 
 def comparison(label: str) -> list[tuple]:
     """Latency, threads and blob, ours against the floor, measured now."""
-    ours_seq, floor_seq, twin_seq = runs(sequential_us, ours), runs(sequential_us, Floor), runs(sequential_us, twin)
+    ours_seq, floor_seq, twin_seq = alternating(sequential_us, ours, Floor, twin)
     ours_threads, twin_threads = alternating(threaded_calls_per_s, ours, twin)
+    ours_blob, floor_blob, twin_blob = alternating(blob_ms, ours, Floor, twin)
     rows = [(f"sequential call, median µs ({label})", [s["median"] for s in ours_seq],
              [s["median"] for s in floor_seq], "≤ 1.5× floor, or ≤ 1.05× twin"),
             (f"sequential call, median µs, against the twin ({label})", [s["median"] for s in ours_seq],
@@ -299,11 +300,11 @@ def comparison(label: str) -> list[tuple]:
             (f"sequential call, p90 µs ({label})", [s["p90"] for s in ours_seq], [s["p90"] for s in floor_seq], ""),
             (f"sequential call, p99 µs ({label})", [s["p99"] for s in ours_seq], [s["p99"] for s in floor_seq], ""),
             (f"8 threads, calls/s, against the twin ({label})", ours_threads, twin_threads, "≥ 0.9× twin"),
-            (f"10 MB result, ms ({label})", runs(blob_ms, ours), runs(blob_ms, Floor), "≤ 1.2× floor")]
+            (f"10 MB result, ms ({label})", ours_blob, floor_blob, "≤ 1.2× floor")]
     rows += [(f"twin (mcp.py): sequential call, median µs ({label})", [s["median"] for s in twin_seq],
               rows[0][2], ""),
              (f"twin (mcp.py): 8 threads, calls/s ({label})", twin_threads, None, ""),
-             (f"twin (mcp.py): 10 MB result, ms ({label})", runs(blob_ms, twin), rows[5][2], "")]
+             (f"twin (mcp.py): 10 MB result, ms ({label})", twin_blob, floor_blob, "")]
     if label == "pinned":
         rows += http_comparison(label)
     if PEER_PYTHON.exists():
@@ -319,7 +320,7 @@ def http_comparison(label: str) -> list[tuple]:
     server = HttpServer()
     try:
         ours_http, floor_http = (lambda: ours_over_http(server.url)), (lambda: HttpFloor(server.url))
-        ours_seq, floor_seq = runs(sequential_us, ours_http), runs(sequential_us, floor_http)
+        ours_seq, floor_seq = alternating(sequential_us, ours_http, floor_http)
         return [(f"HTTP: sequential call, median µs ({label})", [s["median"] for s in ours_seq],
                  [s["median"] for s in floor_seq], "≤ 1.3× floor"),
                 (f"HTTP: new connections per 100 sequential calls ({label})",
@@ -376,8 +377,8 @@ def report(rows: list[tuple], seconds: float) -> None:
         lines.append(f"| {label} | {m:,.1f} ({lo:,.1f}-{hi:,.1f}) | {ref} | {ratio} | {goal} |")
     lines += ["", "Reference: the raw-pipe floor for calls, blob and spawn, or the twin where a row says so; "
               "for HTTP one kept-alive http.client connection (8 of them for 8 callers); `python -c pass` for "
-              "the first prompt; one 300 ms server for the three. The 8-thread runs of the full client and "
-              "the twin alternate.",
+              "the first prompt; one 300 ms server for the three. The runs of clients compared in a row "
+              "alternate.",
               f"Whole run: {seconds:.0f} s."]
     text = "\n".join(lines)
     print(text)
