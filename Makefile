@@ -13,7 +13,7 @@ run:
 demo:
 	$(PYTHON) tests/fakes/demo_model.py $(ARGS)
 
-# pytest is the only test dependency; it goes into .venv the first time. The suite runs in four
+# pytest is the only test dependency; it goes into .venv the first time. The suite runs in six
 # pytest processes side by side (tests/parallel.py): it mostly waits on subprocesses and sockets.
 test: $(VENV)/.pytest-installed
 	$(VPY) tests/parallel.py tests
