@@ -13,8 +13,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 import sse
-from net import (ERROR_BODY_CHARS, RETRY_STATUSES, Cutoff, TooBig, connection_for, error_detail, read_limited,
-                 retry_after, transport_error)
+from net import (ERROR_BODY_CHARS, RETRY_STATUSES, Cutoff, Retryable, TooBig, connection_for, error_detail,
+                 read_limited, retry_after, retrying, transport_error)
 from tools import openai_tools, run_tool
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -40,11 +40,6 @@ STOPPED = "stopped after {rounds} rounds of tool calls without an answer"
 # rest cut with a note: one reply cannot make this and every later request megabytes long.
 MAX_CALLS_PER_REPLY = 32
 MAX_REPLY_RESULT_CHARS = 400_000
-# Beyond the tutorial: a 429, a 5xx that passes or a reset connection is tried again this many times,
-# after 0.5 s, 1 s, 2 s (or what Retry-After asks, up to a minute), all within HTTP_TIMEOUT_S.
-RETRIES = 3
-RETRY_FIRST_WAIT_S = 0.5
-RETRY_AFTER_CAP_S = 60.0
 
 SYSTEM_PROMPT = (
     "You are GeekAgent, a helpful assistant in a terminal. You can call tools. Tools whose names "
@@ -60,12 +55,8 @@ class StreamRefused(ChatError):
     """The endpoint answered a streamed request with a 400 that names streaming."""
 
 
-class Retryable(ChatError):
-    """A failure that may pass (a rate limit, a gateway's hiccup, a reset): `wait` is what the endpoint asked."""
-
-    def __init__(self, message: str, wait: float | None = None) -> None:
-        super().__init__(message)
-        self.wait = wait
+class Hiccup(Retryable, ChatError):
+    """Beyond the tutorial: a 429, a 5xx that passes or a reset connection, tried again (net.retrying)."""
 
 
 def retry_notice(text: str) -> None:
@@ -137,22 +128,17 @@ def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text:
 
 
 def _retrying(url: str, data: bytes, headers: dict, on_text, on_usage, on_retry, deadline: float) -> dict:
-    """_request, tried again after a failure that may pass, while no text has been shown and the deadline allows."""
+    """_request, tried again after a hiccup while no text has been shown (it would show twice)."""
     shown = []
 
     def text(chunk: str) -> None:
         shown.append(True)
         on_text(chunk)
-    for attempt in range(RETRIES + 1):
-        try:
-            return _request(url, data, headers, text, on_usage, deadline)
-        except Retryable as e:
-            wait = RETRY_FIRST_WAIT_S * 2 ** attempt if e.wait is None else e.wait
-            if shown or attempt == RETRIES or wait > RETRY_AFTER_CAP_S or time.monotonic() + wait >= deadline:
-                raise ChatError(str(e) + (f" (it asks to wait {wait:g} s)" if e.wait else "")) from None
-            (on_retry or retry_notice)(f"{e}; trying again in {wait:g} s ({attempt + 1} of {RETRIES})")
-            time.sleep(wait)  # Ctrl-C ends it at once
-    raise AssertionError("unreachable")
+    try:
+        return retrying(lambda: _request(url, data, headers, text, on_usage, deadline), deadline,
+                        on_retry or retry_notice, lambda: not shown)
+    except Hiccup as e:
+        raise ChatError(str(e) + (f" (it asks to wait {e.wait:g} s)" if e.wait else "")) from None
 
 
 # Beyond the tutorial: which of the tools a request offers, given the conversation (the full agent's
@@ -213,7 +199,7 @@ def _request(url: str, data: bytes, headers: dict, on_text, on_usage, deadline: 
     except (OSError, http.client.HTTPException, ValueError) as e:
         if guard.expired or isinstance(e, TimeoutError):
             raise ChatError(f"no reply from {url} within {HTTP_TIMEOUT_S:g} s") from None
-        error = Retryable if isinstance(e, (ConnectionResetError, http.client.RemoteDisconnected)) else ChatError
+        error = Hiccup if isinstance(e, (ConnectionResetError, http.client.RemoteDisconnected)) else ChatError
         raise error(transport_error(url, e, "check OPENAI_BASE_URL")) from None
     finally:
         connection.close()
@@ -229,7 +215,7 @@ def _refuse(url: str, response, data: bytes) -> None:
     if response.status == 400 and b'"stream"' in data and b"stream" in body.lower():
         raise StreamRefused(_http_error(url, response.status, body))
     if response.status in RETRY_STATUSES:
-        raise Retryable(_http_error(url, response.status, body), retry_after(response.getheader("Retry-After")))
+        raise Hiccup(_http_error(url, response.status, body), retry_after(response.getheader("Retry-After")))
     raise ChatError(_http_error(url, response.status, body))
 
 

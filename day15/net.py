@@ -22,8 +22,12 @@ ERROR_BODY_BYTES = 64 * 1024
 HEADER_BREAK = re.compile(r"[\r\n\0]")
 # The start of an HTML page, where an API would have answered JSON.
 HTML_PAGE = re.compile(r"\s*<(!doctype\s+html|html)[\s>]", re.IGNORECASE)
-# Statuses that say "try again later": a rate limit, a server or gateway that hiccups.
+# Statuses that say "try again later": a rate limit, a server or gateway that hiccups. Such a failure
+# is tried again this many times, after 0.5 s, 1 s, 2 s (or what Retry-After asks, up to a minute).
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+RETRIES = 3
+RETRY_FIRST_WAIT_S = 0.5
+RETRY_AFTER_CAP_S = 60.0
 
 
 def connection_for(url: str, timeout: float):
@@ -232,3 +236,26 @@ def retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time()) if when.tzinfo else None
+
+
+class Retryable(Exception):
+    """A failure that may pass (a rate limit, a gateway's hiccup, a reset); `wait`: what the other side asked."""
+
+    def __init__(self, message: str, wait: float | None = None) -> None:
+        super().__init__(message)
+        self.wait = wait
+
+
+def retrying(attempt, deadline: float, notice, may_retry=lambda: True):
+    """attempt() again after a Retryable, while may_retry() and the deadline allow (notice(text) says
+    so); then the last Retryable is raised. A Ctrl-C during a wait ends it at once."""
+    for tried in range(RETRIES + 1):
+        try:
+            return attempt()
+        except Retryable as e:
+            wait = RETRY_FIRST_WAIT_S * 2 ** tried if e.wait is None else e.wait
+            if tried == RETRIES or wait > RETRY_AFTER_CAP_S or time.monotonic() + wait >= deadline or not may_retry():
+                raise
+            notice(f"{e}; trying again in {wait:g} s ({tried + 1} of {RETRIES})")
+            time.sleep(wait)
+    raise AssertionError("unreachable")

@@ -6,6 +6,7 @@ import pytest
 
 import beyond_trust
 import chat
+import net
 import permissions
 import tools
 from fakes.openai_server import Hang, HttpError, Raw, answer, answer_from_tools, check_request, tool_calls
@@ -76,7 +77,7 @@ def test_http_and_reply_errors(endpoint, failure, expected, monkeypatch):
     """Each failure becomes one ChatError line with the status and the API's message (whole replies);
     an HTML page (a wrong base URL, a proxy) is reduced to its title."""
     monkeypatch.setattr(chat, "streaming", False)
-    monkeypatch.setattr(chat, "RETRIES", 0)  # the statuses that are tried again fail at the first answer here
+    monkeypatch.setattr(net, "RETRIES", 0)  # the statuses that are tried again fail at the first answer here
     endpoint(failure)
     with pytest.raises(chat.ChatError, match=expected):
         chat.run_turn(chat.new_history(), "hi")
@@ -102,7 +103,7 @@ def test_a_503_then_200_answers(endpoint, notices, streamed, monkeypatch):
 def test_hiccups_are_tried_again_with_growing_waits_then_reported(endpoint, notices, monkeypatch):
     """429, 502, 504 and a reset connection are each tried again, after 1, 2, 4 times the first wait;
     past RETRIES the last failure is the turn's error."""
-    monkeypatch.setattr(chat, "RETRY_FIRST_WAIT_S", 0.01)
+    monkeypatch.setattr(net, "RETRY_FIRST_WAIT_S", 0.01)
     fake = endpoint(HttpError(429), HttpError(502), Raw(b""), HttpError(504), answer("unused"))
     with pytest.raises(chat.ChatError, match="HTTP 504"):
         chat.run_turn(chat.new_history(), "hi")

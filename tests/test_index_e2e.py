@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-import chat
+import net
 
 from conftest import (FAKES, INDEX, ROOT, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent,
                       wait_for_output, workdir)
@@ -95,7 +95,7 @@ def test_allow_runs_without_prompt_and_deny_never_runs(tmp_path):
 def test_api_error_then_good_turn(tmp_path):
     """A 500 that lasts (the first try and every retry) prints one error line; the next turn works and its history is valid."""
     cwd = workdir(tmp_path, {})
-    failing = [HttpError(500, '{"error": {"message": "overloaded"}}', retry_after="0")] * (chat.RETRIES + 1)
+    failing = [HttpError(500, '{"error": {"message": "overloaded"}}', retry_after="0")] * (net.RETRIES + 1)
     with FakeOpenAI(failing + [answer("second answer")]) as model:
         done = run_agent(cwd, ["first", "second", "/exit"], agent_env(model.base_url))
     assert "error: HTTP 500" in done.stdout and "overloaded" in done.stdout
