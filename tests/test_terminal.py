@@ -4,7 +4,7 @@ import re
 import sys
 
 from conftest import INDEX, agent_env, demo, fake, run_agent, run_in_pty, workdir
-from fakes.openai_server import FakeOpenAI, answer
+from fakes.openai_server import FakeOpenAI, HttpError, answer
 
 def pty_env(tmp_path, base_url=None) -> dict:
     return {**agent_env(base_url, key=None if base_url is None else "sk-test"), "NO_COLOR": "1", "TERM": "xterm",
@@ -56,6 +56,16 @@ def test_a_server_cannot_reach_the_agents_terminal(tmp_path):
     assert seen["tty"].startswith("refused") and seen["pgid"] == seen["pid"]
     if sys.platform.startswith("linux") and sys.version_info >= (3, 11):
         assert seen["sid"] != seen["pid"]  # the agent's session (the agent leads it here), not one of its own
+
+
+def test_a_model_endpoint_that_hiccups_is_tried_again_on_the_activity_line(tmp_path):
+    """A 503 asking for a second: the activity line says it is tried again, then the answer comes."""
+    cwd = workdir(tmp_path / "p", {})
+    with FakeOpenAI([HttpError(503, '{"error": {"message": "busy"}}', retry_after="1"), answer("there")]) as model:
+        screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
+            ("> ", "hi\r"), ("there", "/exit\r")])
+    assert re.search(r"waiting for the model \(HTTP 503 from \S+: busy.*trying again in 1 s \(1 of 3\)", screen)
+    assert len(model.requests) == 2 and "error:" not in screen
 
 
 def test_config_is_found_from_a_subfolder(tmp_path):
