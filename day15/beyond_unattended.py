@@ -21,6 +21,8 @@ from beyond_terminal import Output, shown
 
 # A prompt from stdin is read up to this many characters (more is a usage error, not a cut prompt).
 MAX_PROMPT_CHARS = 1_000_000
+# A tool line on stderr shows this much of the result, as the REPL's does.
+TOOL_LINE_CHARS = 80
 # What the model reads for a tool that would have asked.
 REFUSED = ("not run: {name} needs the user's approval and this run has nobody to ask (index.py -p); a tool runs "
            "here only if .geekagent/GeekAgent.json allows it. Do not retry it; answer without it.")
@@ -83,7 +85,7 @@ def run(session, prompt: str, as_json: bool, out) -> int:
         for key in usage:
             usage[key] += reply_usage.get(key) if type(reply_usage.get(key)) is int else 0
     tools.set_audit(record)
-    output, answer, error = Output(session.activity, 200), None, None  # tool lines, on stderr
+    output, answer, error = Output(session.activity, TOOL_LINE_CHARS), None, None  # tool lines, on stderr
     try:
         prompt = beyond_resources.attach_mentions(session, prompt)  # @server:uri, as in the REPL
         answer = chat.run_turn(session.history, prompt, on_tool=output.tool, on_usage=count)
