@@ -2,7 +2,7 @@
 
 The interface every transport has (Transport), the inbox it reports into (Inbox) and its errors; the
 limits every transport holds a message to; what a server is started with (`${VAR}` expanded, a safe
-part of the environment); the helpers that wait in steps short enough to notice Ctrl-C and SIGTERM;
+part of the environment, apart from the agent's terminal); the helpers that wait in steps short enough to notice Ctrl-C and SIGTERM;
 the JSON-RPC code more than one part answers or checks; and the user's own folders (XDG), where
 answers, pins and history live. It imports none of ours: nothing here knows of MCP, tools or the REPL.
 
@@ -16,6 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Protocol
+
+try:
+    import fcntl
+    import termios
+except ImportError:  # Windows
+    fcntl = termios = None
 
 # Waits in the caller's thread wake up at least this often, so a Ctrl-C or SIGTERM that landed on
 # another thread is still acted on (only a wait that returns to Python lets the handler run).
@@ -194,3 +200,34 @@ def server_env(config) -> dict[str, str]:
     env = {name: os.environ[name] for name in names if name in os.environ}
     env.update({key: expand(value, f"env.{key}") for key, value in config.env.items()})
     return env
+
+
+def server_apart() -> dict:
+    """How a server is kept apart from the agent's terminal: a process group of its own (stop() reaches
+    the children of launchers such as npx, and Ctrl-C stays ours) and no controlling terminal (it
+    cannot open /dev/tty to prompt or read keys). A session of its own gives both, but Linux schedules
+    each session as a group of its own (autogroup), which halves a busy server's share of a CPU
+    against the agent's threads; so on Linux the server stays in the agent's session and gives up
+    the terminal before it runs (TIOCNOTTY), when the agent has one."""
+    if not sys.platform.startswith("linux") or sys.version_info < (3, 11):  # process_group is 3.11's
+        return {"start_new_session": True}
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+    except OSError:  # no controlling terminal: nothing to give up, and the spawn stays a fast vfork
+        return {"process_group": 0}
+    return {"process_group": 0, "preexec_fn": _give_up_terminal}
+
+
+def _give_up_terminal() -> None:
+    """In the child, before exec: leave the controlling terminal (a process that leads no session
+    only drops it for itself). C calls only, on modules imported beforehand."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return
+    try:
+        fcntl.ioctl(fd, termios.TIOCNOTTY)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

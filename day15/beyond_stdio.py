@@ -13,17 +13,12 @@ import re
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 
-try:
-    import fcntl
-    import termios
-except ImportError:  # Windows
-    fcntl = termios = None
 
-from beyond_base import MAX_MESSAGE_BYTES, SIGNAL_CHECK_S, Inbox, Transport, TransportError, server_command, server_env
+from beyond_base import (MAX_MESSAGE_BYTES, SIGNAL_CHECK_S, Inbox, Transport, TransportError, server_apart,
+                         server_command, server_env)
 
 # Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
 PIPE_BUFFER_BYTES = 65536
@@ -47,37 +42,6 @@ KILL_WAIT_S = 0.5
 # A server that has exited while a child of its holds stdout open has ended all the same: after its
 # exit, what it wrote is read for this long before the session ends.
 EXIT_DRAIN_S = 0.5
-
-
-def _apart() -> dict:
-    """How a server is kept apart from the agent's terminal: a process group of its own (stop() reaches
-    the children of launchers such as npx, and Ctrl-C stays ours) and no controlling terminal (it
-    cannot open /dev/tty to prompt or read keys). A session of its own gives both, but Linux schedules
-    each session as a group of its own (autogroup), which halves a busy server's share of a CPU
-    against the agent's threads; so on Linux the server stays in the agent's session and gives up
-    the terminal before it runs (TIOCNOTTY), when the agent has one."""
-    if not sys.platform.startswith("linux") or sys.version_info < (3, 11):  # process_group is 3.11's
-        return {"start_new_session": True}
-    try:
-        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
-    except OSError:  # no controlling terminal: nothing to give up, and the spawn stays a fast vfork
-        return {"process_group": 0}
-    return {"process_group": 0, "preexec_fn": _give_up_terminal}
-
-
-def _give_up_terminal() -> None:
-    """In the child, before exec: leave the controlling terminal (a process that leads no session
-    only drops it for itself). C calls only, on modules imported beforehand."""
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return
-    try:
-        fcntl.ioctl(fd, termios.TIOCNOTTY)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 class StdioTransport(Transport):
@@ -111,7 +75,7 @@ class StdioTransport(Transport):
             try:
                 self.proc = subprocess.Popen(
                     command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    bufsize=PIPE_BUFFER_BYTES, env=server_env(self.config), cwd=self.config.cwd, **_apart())
+                    bufsize=PIPE_BUFFER_BYTES, env=server_env(self.config), cwd=self.config.cwd, **server_apart())
             except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command or env
                 raise TransportError(_not_started(e, command[0], self.config.cwd)) from None
         os.set_blocking(self.proc.stdin.fileno(), False)  # writes wait in select(), up to a deadline
