@@ -8,6 +8,7 @@ import json
 import re
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -229,3 +230,27 @@ def test_an_auto_server_that_answers_the_probe_after_six_seconds_comes_up(starte
     client = started(fake("modern", protocol="auto", env={"DISCOVER_DELAY": "6"}))
     assert client.revision == "2026-07-28"
     assert client.call_tool("echo", {"text": "patient"}) == "patient"
+
+
+def test_an_unattended_run_with_many_real_tools_searches_for_the_one_it_needs(tmp_path):
+    """-p --json against four official servers (past 40 tools): the first request offers the built-ins,
+    the allowed tools and tool_search; a search loads convert_time, offered from then on after the
+    same prefix; it would ask, so in -p it is refused with a note, and the JSON says so."""
+    (tmp_path / "files").mkdir()
+    entries = {**servers(tmp_path / "files"), "more": {**servers(tmp_path / "files")["files"]},
+               "everything": {"command": "node", "args": [str(EVERYTHING_SERVER), "stdio"], **SLOW_START}}
+    cwd = workdir(tmp_path / "agent", entries, {"mcp_everything_echo": "allow", "mcp_time_get_current_time": "allow"})
+    script = [tool_calls(("tool_search", {"query": "convert time between timezones"})),
+              tool_calls(("mcp_time_convert_time", {"source_timezone": "UTC", "time": "12:00",
+                                                    "target_timezone": "Asia/Tokyo"})), answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = subprocess.run([sys.executable, str(ROOT / "day15" / "index.py"), "-p", "noon UTC in Tokyo?", "--json"],
+                              cwd=cwd, env=agent_env(model.base_url), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    first, second = ([t["function"]["name"] for t in r["tools"]] for r in model.requests[:2])
+    assert first == ["get_current_time", "ls", "read", "mcp_time_get_current_time", "mcp_everything_echo", "tool_search"]
+    assert second[:len(first)] == first and "mcp_time_convert_time" in second
+    result = json.loads(done.stdout)
+    assert [c["name"] for c in result["tool_calls"]] == ["tool_search", "mcp_time_convert_time"]
+    assert result["tool_calls"][1]["outcome"] == "cancelled"  # convert_time asks: nobody to ask in -p
+    assert "21:00" not in result["answer"] and "needs the user's approval" in result["answer"]
