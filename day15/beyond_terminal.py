@@ -12,6 +12,7 @@ server or model, masked and with its control characters made visible.
 """
 import contextlib
 import os
+import shutil
 import sys
 import threading
 import time
@@ -210,7 +211,10 @@ class Activity:
                 text = self._text
             if text is None:
                 return
-            sys.stdout.write(f"\r\033[K{frames[tick % 4]} {text}, {time.monotonic() - began:.0f} s")
+            seconds = f", {time.monotonic() - began:.0f} s"
+            room = shutil.get_terminal_size().columns - 3 - len(seconds)  # a line that wrapped cannot be cleared
+            shown_text = text if len(text) <= room else text[:max(room - 3, 0)] + "..."
+            sys.stdout.write(f"\r\033[K{frames[tick % 4]} {shown_text}{seconds}")
             sys.stdout.flush()
             tick += 1
 

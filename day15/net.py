@@ -256,6 +256,6 @@ def retrying(attempt, deadline: float, notice, may_retry=lambda: True):
             wait = RETRY_FIRST_WAIT_S * 2 ** tried if e.wait is None else e.wait
             if tried == RETRIES or wait > RETRY_AFTER_CAP_S or time.monotonic() + wait >= deadline or not may_retry():
                 raise
-            notice(f"{e}; trying again in {wait:g} s ({tried + 1} of {RETRIES})")
+            notice(f"trying again in {wait:g} s ({tried + 1} of {RETRIES}): {e}")
             time.sleep(wait)
     raise AssertionError("unreachable")
