@@ -148,6 +148,7 @@ class StdioTransport(Transport):
             pass  # stdout closed under us by stop(); the reason below says so
         finally:
             self._end(self._exit_reason())
+            stdout.close()  # this thread's own pipe: its descriptor goes with it, restart after restart
 
     def _watch_exit(self) -> None:
         """Exit thread: the server's end is its exit, even while a child of its holds stdout open."""
@@ -190,6 +191,8 @@ class StdioTransport(Transport):
                     self.inbox.said(line)
         except (OSError, ValueError):
             pass  # stderr closed under us by stop(): nothing more to read
+        finally:
+            stderr.close()
 
     def _exit_reason(self) -> str:
         """Why stdout closed: the exit code and the server's last stderr line, if any."""

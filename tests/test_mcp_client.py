@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import demo, fake, group_alive, pid_alive
+from conftest import demo, fake, group_alive, pid_alive, wait_until
 from beyond_mcp import McpClient, McpError
 
 
@@ -116,6 +116,15 @@ def test_stop_kills_children_of_the_server(started):
     client.stop()
     assert not pid_alive(child)
     assert not group_alive(client.link.transport.proc.pid)
+
+
+def test_a_stopped_server_leaves_no_pipe_open(started):
+    """Its stdout and stderr are closed once read to their end: a server restarted again and again leaks
+    no descriptors."""
+    client = started(fake("normal"))
+    proc = client.link.transport.proc
+    client.stop()
+    assert wait_until(lambda: proc.stdout.closed and proc.stderr.closed and proc.stdin.closed)
 
 
 def test_stop_is_idempotent_and_fails_pending_calls(started):
