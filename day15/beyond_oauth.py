@@ -25,6 +25,9 @@ from beyond_tokens import TokenStore
 
 # A token is refreshed this long before it expires: the smaller of 60 s and a tenth of its life.
 REFRESH_MARGIN_S = 60.0
+# A server with no tokens of ours looks at the logins file at most this often (a 401 looks at once):
+# most remote servers need no login, and each of their requests would stat the file otherwise.
+NO_TOKENS_LOOK_S = 1.0
 # A 403 insufficient_scope is answered with a new login at most this many times per server.
 MAX_STEP_UPS = 2
 # Bearer challenge parameters: name=value or name="quoted value".
@@ -57,6 +60,7 @@ class OAuth:
         self._renewing = threading.Lock()
         self._cached: dict | None = None  # the tokens as last read, and the file's mtime then
         self._seen: int | None = -1
+        self._look_after = 0.0  # with none cached, when to look at the file again
 
     # --- what the transport asks -------------------------------------------------------------
 
@@ -146,10 +150,14 @@ class OAuth:
                   "life": life if isinstance(life, (int, float)) else None}
         with self.store.locked() as data:
             data.setdefault("tokens", {})[self.url] = tokens
+        self._look_after = 0.0  # the next request reads them
         return tokens
 
     def _tokens(self) -> dict | None:
         """This server's tokens, read again only when the file changed (a refresh, another agent's login)."""
+        now = time.monotonic()
+        if self._cached is None and now < self._look_after:
+            return None
         try:
             seen = os.stat(self.store.path).st_mtime_ns
         except OSError:
@@ -159,6 +167,8 @@ class OAuth:
                 tokens = (data.get("tokens") or {}).get(self.url)
             self._cached = tokens if isinstance(tokens, dict) and isinstance(tokens.get("access_token"), str) else None
             self._seen = seen
+        if self._cached is None:
+            self._look_after = now + NO_TOKENS_LOOK_S
         return self._cached
 
     @staticmethod
