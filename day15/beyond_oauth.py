@@ -74,6 +74,7 @@ class OAuth:
     def unauthorized(self, sent: dict[str, str], www_authenticate: str | None) -> None:
         """A 401 for a request that carried `sent` headers: refresh, or log in; LoginNeeded if not allowed."""
         token = sent.get("Authorization", "")[7:] or None
+        self._look_after = 0.0  # the retry reads the file, whoever put tokens there
         self._renew(token, challenge(www_authenticate), login=True)
 
     def forbidden(self, www_authenticate: str | None) -> bool:

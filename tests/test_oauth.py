@@ -228,3 +228,17 @@ exec(open({str(ROOT / "tests" / "conformance_browser.py")!r}).read())
         finally:
             client.stop()
         assert "planted" not in [f.get("code") for f in server.token_requests]
+
+
+def test_a_login_another_agent_made_is_used_at_the_next_401():
+    """A server's client that found no tokens looks at the file only now and then; a 401 looks at once,
+    and the request sent again carries what another agent's login put there."""
+    from beyond_oauth import OAuth
+    from beyond_tokens import TokenStore
+    url = "http://127.0.0.1:9/mcp"
+    oauth = OAuth("remote", url, {}, lambda text: None)
+    assert oauth.header() == {}
+    with TokenStore().locked() as data:  # another agent logs in
+        data.setdefault("tokens", {})[url] = {"access_token": "from-another-agent", "expires_at": None}
+    oauth.unauthorized({}, "Bearer")
+    assert oauth.header() == {"Authorization": "Bearer from-another-agent"}
