@@ -148,8 +148,8 @@ def test_protocol_version(twin, started):
 
 def test_timeout_and_cancellation(twin, started, monkeypatch):
     """The twin waits its fixed timeout and sends nothing; the full client uses the entry's and cancels."""
+    client, _ = twin(fake("normal"))  # started with the tutorial's 10 s: a loaded machine takes more than 0.3
     monkeypatch.setattr(mcp, "REQUEST_TIMEOUT_S", 0.3)
-    client, _ = twin(fake("normal"))
     with pytest.raises(mcp.McpError, match=r"request tools/call timed out \(no reply in 0.3 s\)"):
         client.call_tool("hang", {})
     monkeypatch.setattr(mcp, "REQUEST_TIMEOUT_S", 10.0)
@@ -280,10 +280,11 @@ def test_a_write_to_a_server_that_stopped_reading(twin, started, monkeypatch):
     blocks, so mcp.ts's timer fires: the twin writes from a thread of its own), the full client by its
     deadline, saying the server is not reading."""
     import threading
-    monkeypatch.setattr(mcp, "REQUEST_TIMEOUT_S", 0.5)
-    clients = [twin(fake("normal"))[0], started(fake("normal", timeout=0.5))]
+    clients = [twin(fake("normal"))[0], started(fake("normal"))]
     for client in clients:
         client.call_tool("stop_reading", {})
+    monkeypatch.setattr(mcp, "REQUEST_TIMEOUT_S", 0.5)  # only now: a loaded machine may start slower
+    clients[1].cfg.timeout = 0.5
     errors = []
     callers = [threading.Thread(target=lambda c=c: errors.append(_error_of(lambda: c.call_tool("echo", {"text": "x" * 300_000}))),
                                 daemon=True) for c in clients]
