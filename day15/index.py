@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             chat.set_tool_choice(beyond_toolsearch.choose)
         print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
         print(style(BANNER[tutorial], "2"))
-        mine = not tutorial and os.path.exists(beyond_trust.user_config_path())  # the user's own servers
+        mine = not tutorial and os.path.exists(beyond_trust.user_config_path())  # Beyond the tutorial: the user's own servers
         print(f"project: {shown(root, one_line=True)}" if root else
               f"no .geekagent/ in {shown(os.getcwd(), one_line=True)} or its parents" +
               ("" if mine else ": built-in tools only"))
