@@ -238,6 +238,16 @@ def retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time()) if when.tzinfo else None
 
 
+# A retry's note shows this much of the failure (the other side's words: bounded, and made visible).
+NOTICE_CHARS = 300
+
+
+def printable(text: str, limit: int) -> str:
+    """One line of at most `limit` characters; control, bidi and other unprintable characters as escapes."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 class Retryable(Exception):
     """A failure that may pass (a rate limit, a gateway's hiccup, a reset); `wait`: what the other side asked."""
 
@@ -256,6 +266,6 @@ def retrying(attempt, deadline: float, notice, may_retry=lambda: True):
             wait = RETRY_FIRST_WAIT_S * 2 ** tried if e.wait is None else e.wait
             if tried == RETRIES or wait > RETRY_AFTER_CAP_S or time.monotonic() + wait >= deadline or not may_retry():
                 raise
-            notice(f"trying again in {wait:g} s ({tried + 1} of {RETRIES}): {e}")
+            notice(f"trying again in {wait:g} s ({tried + 1} of {RETRIES}): {printable(str(e), NOTICE_CHARS)}")
             time.sleep(wait)
     raise AssertionError("unreachable")

@@ -1,4 +1,5 @@
 """chat.py against the scripted OpenAI-compatible server: the tool loop, errors, history, .env."""
+import json
 import socket
 import threading
 
@@ -110,6 +111,17 @@ def test_hiccups_are_tried_again_with_growing_waits_then_reported(endpoint, noti
     assert len(fake.requests) == 4
     assert [n.split("trying again in ")[1].split(" s")[0] for n in notices] == ["0.01", "0.02", "0.04"]
     assert "RemoteDisconnected" in notices[2]
+
+
+def test_a_retry_note_shows_the_endpoints_words_made_visible_and_bounded(endpoint, notices):
+    """An endpoint's message with escape sequences, a newline and a bidi override, 5,000 long: the note
+    that goes to the terminal obeys none of them and stays short."""
+    hostile = "\x1b[2J\x1b]0;owned\x07\nfake prompt> \u202e" + "x" * 5000
+    fake = endpoint(HttpError(503, json.dumps({"error": {"message": hostile}}), retry_after="0"), answer("ok"))
+    assert chat.run_turn(chat.new_history(), "hi") == "ok" and len(fake.requests) == 2
+    (note,) = notices
+    assert not any(c in note for c in "\x1b\x07\n\u202e") and "\\x1b[2J" in note and "\\u202e" in note
+    assert len(note) <= net.NOTICE_CHARS + 60
 
 
 def test_a_retry_after_past_the_deadline_fails_at_once(endpoint, notices):
