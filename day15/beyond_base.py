@@ -220,14 +220,13 @@ def server_apart() -> dict:
 
 def _give_up_terminal() -> None:
     """In the child, before exec: leave the controlling terminal (a process that leads no session
-    only drops it for itself). C calls only, on modules imported beforehand."""
+    only drops it for itself). C calls only, on modules imported beforehand. If the terminal cannot
+    be left, the error ends the spawn: that server fails to start rather than run with it."""
     try:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
-        return
+        return  # no terminal to leave
     try:
         fcntl.ioctl(fd, termios.TIOCNOTTY)
-    except OSError:
-        pass
     finally:
         os.close(fd)
