@@ -1,13 +1,15 @@
 """Beyond the tutorial: what the full client's parts share, in one small module they import downward.
 
 The interface every transport has (Transport), the inbox it reports into (Inbox) and its errors; the
-limits every transport holds a message to; what a server is started with (`${VAR}` expanded, a safe
+limits every transport holds a message to and how it writes one (encode); what a server is started with (`${VAR}` expanded, a safe
 part of the environment, apart from the agent's terminal); the helpers that wait in steps short enough to notice Ctrl-C and SIGTERM;
 the JSON-RPC code more than one part answers or checks; and the user's own folders (XDG), where
 answers, pins and history live. It imports none of ours: nothing here knows of MCP, tools or the REPL.
 
 A deadline is one type everywhere: an instant of time.monotonic(), in seconds.
 """
+import json
+import json.encoder
 import os
 import queue
 import re
@@ -140,6 +142,31 @@ def wait_for(waiter: queue.SimpleQueue, call: Call) -> object:
         except queue.Empty:
             if time.monotonic() >= call.deadline:
                 raise
+
+
+def _one_encoder() -> Callable[[object], str]:
+    """JSONEncoder.encode() builds a C encoder for every message; this is one built once, with the
+    arguments iterencode() gives it (no circular check: our messages are trees). Where the json
+    module has no C encoder, or it takes other arguments, the encoder's own encode()."""
+    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+    try:
+        c_encode = json.encoder.c_make_encoder(None, encoder.default, json.encoder.c_encode_basestring,
+                                               None, encoder.key_separator, encoder.item_separator,
+                                               False, False, False)
+        if "".join(c_encode({"a": [1, "\u00e9"]}, 0)) == encoder.encode({"a": [1, "\u00e9"]}):
+            return lambda message: "".join(c_encode(message, 0))
+    except TypeError:  # None (no C encoder), or arguments it does not take
+        pass
+    return encoder.encode
+
+
+_to_json = _one_encoder()
+
+
+def encode(message: dict, end: str = "") -> bytes:
+    """One message as UTF-8 JSON, then `end` (stdio's newline). ValueError for what JSON cannot
+    carry: NaN, Infinity, or a lone surrogate (which UTF-8 has no bytes for)."""
+    return (_to_json(message) + end).encode("utf-8")
 
 
 def run_all(jobs: list[tuple[str, Callable[[], None]]]) -> None:

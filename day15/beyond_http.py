@@ -18,7 +18,8 @@ import threading
 import time
 import urllib.parse
 
-from beyond_base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Inbox, SessionExpired, Transport, TransportError, expand
+from beyond_base import (MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Inbox, SessionExpired, Transport, TransportError, encode,
+                         expand)
 from beyond_listen import MAX_RESUMES, MAX_RETRY_MS, Listening
 from beyond_oauth import MAX_STEP_UPS, LoginNeeded, OAuth
 from beyond_text import loads_or_none, shorten
@@ -152,8 +153,8 @@ class HttpTransport(Listening, Transport):
         A kept-alive connection the server closed before the request went out whole is given up, and
         the request sent once more on a new one (`fresh`); never one the server may have read."""
         try:
-            body = json.dumps(message, allow_nan=False).encode()
-        except ValueError as e:  # NaN or Infinity: not JSON
+            body = encode(message)
+        except ValueError as e:  # NaN, Infinity, or a lone surrogate: refused rather than sent
             raise TransportError(f"{_what(message)} not sent: {e}") from None
         connection, reused = self._take(deadline, fresh)
         guard, kept = Cutoff(connection, deadline), False

@@ -21,10 +21,12 @@ class Inbox:
 
     def __init__(self, client) -> None:
         self.client, self.open = client, True
+        self.deliver = client._accept  # each message straight to the client, until close()
 
-    def deliver(self, message: bytes | dict) -> None:
-        if self.open:
-            self.client._accept(message)
+    def close(self) -> None:
+        """From now on what this transport says is not taken (it has a successor, or none)."""
+        self.open = False
+        self.deliver = _ignore
 
     def ended(self, reason: str) -> None:
         if self.open:
@@ -38,6 +40,10 @@ class Inbox:
 
     def said(self, line: str) -> None:
         self.client.from_server.said(line)
+
+
+def _ignore(message: bytes | dict) -> None:
+    """A closed inbox's deliver(): a message from a retired transport is nobody's."""
 
 
 class Link:
@@ -70,7 +76,7 @@ class Link:
     def retire(self) -> None:
         """Close the inbox, then stop the transport (for stdio: the process group). Never raises."""
         if self._inbox is not None:
-            self._inbox.open = False
+            self._inbox.close()
         if self.transport is not None:
             self.transport.stop()
 

@@ -7,7 +7,6 @@ streams; stderr is drained so the server never blocks on it; the reason a server
 carries its exit code and last stderr line; and stop() ends the whole group without waiting on a
 pipe: close stdin, wait, SIGTERM, wait, SIGKILL.
 """
-import json
 import os
 import re
 import select
@@ -17,8 +16,8 @@ import threading
 import time
 
 
-from beyond_base import (MAX_MESSAGE_BYTES, SIGNAL_CHECK_S, Inbox, Transport, TransportError, server_apart,
-                         server_command, server_env)
+from beyond_base import (MAX_MESSAGE_BYTES, SIGNAL_CHECK_S, Inbox, Transport, TransportError, encode,
+                         server_apart, server_command, server_env)
 
 # Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
 PIPE_BUFFER_BYTES = 65536
@@ -28,9 +27,6 @@ MAX_STDERR_LINE_BYTES = 8192
 HEAD_BYTES = 4096
 # What an "id" looks like near the start of a reply, to fail the request a discarded line answered.
 REPLY_ID = re.compile(rb'"id"\s*:\s*(\d{1,18})\s*[,}]')
-# One encoder for every message (json.dumps with options would build one per call); NaN and
-# Infinity are not JSON, so a message carrying them is refused rather than sent.
-JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 # A one-try write waits this long for another thread's write to finish (never for the pipe), so
 # a caller preempted while writing does not make the reader drop an answer.
 ONE_TRY_LOCK_WAIT_S = 0.5
@@ -91,8 +87,8 @@ class StdioTransport(Transport):
         no headers."""
         what = message.get("method", "reply")
         try:
-            data = (JSON_ENCODER.encode(message) + "\n").encode("utf-8")
-        except ValueError as e:  # NaN, Infinity, or a lone surrogate: not valid JSON in UTF-8
+            data = encode(message, "\n")
+        except ValueError as e:  # NaN, Infinity, or a lone surrogate: refused rather than sent
             raise TransportError(f"{what} not sent: {e}") from None
         # A deadline already past means one try (our answers to the server's requests): the pipe is
         # not waited for, but another thread's write in progress is, briefly.

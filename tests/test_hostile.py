@@ -377,6 +377,42 @@ def test_nan_arguments_are_refused_before_sending(started):
     assert client.call_tool("echo", {"text": "fine"}) == "fine"
 
 
+MESSAGES = [{"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+             "params": {"name": "é", "arguments": {"n": [1, 2.5, None, True], "s": "\u2028\x00\"\\ 😀"}}},
+            {"jsonrpc": "2.0", "id": 8, "result": {}}, {"a": {"b": {"c": []}}, "": 0}]
+
+
+@pytest.mark.parametrize("message", MESSAGES)
+def test_messages_are_written_as_json_writes_them(message, monkeypatch):
+    """The encoder built once writes what json.dumps writes (and so does the one used without a C
+    encoder); what JSON or UTF-8 cannot carry is refused by both."""
+    import beyond_base
+    expected = json.dumps(message, ensure_ascii=False, allow_nan=False).encode()
+    assert beyond_base.encode(message) == expected and beyond_base.encode(message, "\n") == expected + b"\n"
+    monkeypatch.setattr(json.encoder, "c_make_encoder", None)
+    plain = beyond_base._one_encoder()
+    assert plain(message).encode() == expected
+    for bad in ({"x": math.inf}, {"x": "\ud800"}):
+        with pytest.raises(ValueError):
+            beyond_base.encode(bad)
+        with pytest.raises(ValueError):
+            plain(bad).encode()
+
+
+@pytest.mark.parametrize("line", [b'{"id": 1}\n', b' \t{"id": 1}\r\n', b'{"id": 1} \n', b'{"id": 1}{"id": 2}\n',
+                                  b'[{"id": 1}]\n', b'{"id": 1} x\n', b'{"id": \n', b"\xff{}\n", b'"{}"\n'])
+def test_a_line_is_read_as_json_reads_it(line):
+    """The decoder's short way takes the lines json.loads takes, and skips the others."""
+    from beyond_text import parse_message
+    try:
+        expected = json.loads(line.decode("utf-8", "replace"))
+    except ValueError:
+        expected = None
+    message, complaint = parse_message(line)
+    assert message == (expected if isinstance(expected, dict) else None)
+    assert (complaint is None) == (message is not None and b"\xff" not in line)
+
+
 @pytest.mark.parametrize("entry, problem", [
     ({"command": "x", "timeout": 1e10}, '"timeout" must be a number of seconds above 0 and at most 3600'),
 ])
