@@ -12,7 +12,6 @@ names its version, method and (for a call, a read or a prompt) the target in hea
 """
 import base64
 import http.client
-import json
 import re
 import threading
 import time
@@ -239,7 +238,7 @@ class HttpTransport(Listening, Transport):
         if "id" not in message or "method" not in message:
             read_limited(response, ERROR_BODY_BYTES, "an answer to a notification")  # 202, no body
             return
-        if not response.getheader("Content-Type", "").startswith("text/event-stream"):
+        if not response.headers.get("Content-Type", "").startswith("text/event-stream"):
             answers = self._json_messages(read_limited(response, MAX_MESSAGE_BYTES, "the answer"))
             if self._delivered(message, answers):
                 return
@@ -287,9 +286,11 @@ class HttpTransport(Listening, Transport):
     def _json_messages(self, body: bytes) -> list[dict]:
         """A JSON body: one message, or a batch of them; anything else is reported, not dropped."""
         try:
-            data = json.loads(body)
-        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
-            self.inbox.log(f"skipped an answer that is not JSON: {shorten(body.decode('utf-8', 'replace'))}")
+            data = loads_or_none(body.decode())  # JSON over HTTP is UTF-8
+        except UnicodeDecodeError:
+            data = None
+        if data is None:
+            self.inbox.log(f"skipped an answer that is no JSON-RPC message: {shorten(body.decode('utf-8', 'replace'))}")
             return []
         return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
 

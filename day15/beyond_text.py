@@ -15,8 +15,7 @@ ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Characters that reorder or hide text: bidirectional overrides and isolates, zero-width ones.
 INVISIBLE = re.compile(r"[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
-# One decoder for every message: raw_decode() is where json.loads() ends up, two steps and two
-# whitespace matches later (a server's line starts with its "{"; one that does not takes the long way).
+# One decoder for every message (loads_or_none).
 JSON_DECODER = json.JSONDecoder()
 
 
@@ -87,9 +86,17 @@ def squeeze(text: str, limit: int) -> str:
 
 
 def loads_or_none(text: str) -> object:
+    """The JSON value `text` holds, or None where it holds none (or is nested deeper than Python parses).
+    Text that starts with its value takes the short way (raw_decode()), the rest json.loads()."""
     try:
-        return json.loads(text)
-    except ValueError:
+        value, end = JSON_DECODER.raw_decode(text)
+        if end == len(text) or text[end:].isspace():
+            return value
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return json.loads(text)  # white space before the value, or no JSON: the long way says which
+    except (ValueError, RecursionError):
         return None
 
 
@@ -101,23 +108,10 @@ def parse_message(line: bytes) -> tuple[dict | None, str | None]:
         text = line.decode()  # decoded first: json.loads would guess the encoding of bytes
     except UnicodeDecodeError:
         text, complaint = line.decode("utf-8", "replace"), "replaced invalid UTF-8 in a message from the server"
-    try:
-        message, end = JSON_DECODER.raw_decode(text)
-        if end != len(text) and not text[end:].isspace():
-            message = None  # more than one value on the line
-    except (ValueError, RecursionError):
-        message = _loads(text)
+    message = loads_or_none(text)
     if not isinstance(message, dict):
         return None, f"skipped a line that is not a JSON-RPC message: {shorten(text)}"
     return message, complaint
-
-
-def _loads(text: str) -> object:
-    """json.loads, for a line raw_decode() did not take (white space before the message, or no JSON)."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
-        return None
 
 
 def resource_text(result: dict) -> str:

@@ -179,6 +179,8 @@ class TooBig(ValueError):
 
 def read_limited(response, limit: int, what: str, step: int = 65536) -> bytes:
     """The body of a response, refused (TooBig) as soon as it passes `limit` bytes."""
+    if response.length is not None and response.length <= limit:
+        return response.read()  # as long as its Content-Length says (IncompleteRead if cut short)
     chunks, size = [], 0
     while chunk := response.read1(step):
         size += len(chunk)
