@@ -142,23 +142,27 @@ class McpClient(mcp.McpClient):
             params = {"cursor": cursor}
         raise McpError(f"{method} still had more pages after {MAX_TOOL_PAGES}", self.name)
 
-    def call_tool(self, tool: str, args: dict, on_progress: Callable[[str], None] = lambda text: None,
+    def call_tool(self, tool: str, args: dict, on_progress: Callable[[str], None] | None = None,
                   output_schema: dict | None = None) -> str:
         """Call one tool by the server's own name; every kind of content becomes text.
 
-        The call carries a progress token: what the server reports goes to on_progress and pushes
-        the call's deadline out (by its timeout, up to PROGRESS_CAP timeouts in all). Structured
-        content that does not match the tool's output_schema is an error.
+        With on_progress the call asks for progress (a progress token): what the server reports goes
+        to on_progress and pushes the call's deadline out (by its timeout, up to PROGRESS_CAP timeouts
+        in all); the agent's calls all ask. Structured content that does not match the tool's
+        output_schema is an error.
         """
         if self._dead:
             self.link.restart_if_dead()
         call = Call(self.cfg.timeout, on_progress, PROGRESS_CAP)
-        token = self.from_server.track(call)
+        params = {"name": tool, "arguments": args}
+        token = None if on_progress is None else self.from_server.track(call)
+        if token is not None:
+            params["_meta"] = {"progressToken": token}
         try:
-            result = self._request("tools/call", {"name": tool, "arguments": args, "_meta": {"progressToken": token}},
-                                   call=call)
+            result = self._request("tools/call", params, call=call)
         finally:
-            self.from_server.untrack(token)
+            if token is not None:
+                self.from_server.untrack(token)
         if not isinstance(result.get("content", []), list):
             raise McpError("tools/call answered \"content\" that is not a list", self.name)
         text = content_text(result)

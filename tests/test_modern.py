@@ -23,7 +23,7 @@ def test_modern_server_without_handshake(started):
     """"protocol": "2026-07-28": server/discover, then requests that each carry version, capabilities and identity."""
     client = started(fake("modern", protocol="2026-07-28"))
     assert client.revision == "2026-07-28" and "resources" in client.capabilities
-    assert client.call_tool("echo", {"text": "stateless"}) == "stateless"
+    assert client.call_tool("echo", {"text": "stateless"}, on_progress=print) == "stateless"
     assert client.read_resource("demo://notes/today") == "Buy milk. Call Ada."
     assert client.get_prompt("review", {"code": "x"})[0]["text"] == "Review this code for anything: x"
     requests = seen(client)

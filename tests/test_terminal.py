@@ -91,8 +91,16 @@ def test_progress_cannot_keep_a_call_forever(started):
     import pytest
     from beyond_mcp import McpError
     client = started(fake("normal", timeout=0.3))
+    seen = []
     with pytest.raises(McpError, match="no reply to tools/call within 0.3 s"):
-        client.call_tool("progress", {"steps": 60, "every": 0.1})
+        client.call_tool("progress", {"steps": 60, "every": 0.1}, on_progress=seen.append)
+    assert seen and not seen[-1].startswith("60/")  # progress came, and the cap ended the call before the tool did
+
+
+def test_progress_is_asked_for_only_by_a_caller_who_takes_it(started):
+    """A call without on_progress carries no progress token, so the server sends no progress."""
+    client = started(fake("normal", timeout=5))
+    assert client.call_tool("progress", {"steps": 1, "every": 0}) == "done after 1 steps, token None"
 
 def test_ctrl_d_at_the_prompt_is_no_on_its_own_line(tmp_path):
     """End of input at a permission prompt answers no, and the next output starts on a new line."""
