@@ -3,8 +3,10 @@
 All three speak to one common echo server.
 
 Stdlib only; not collected by pytest. Every figure is the median of several runs (min-max
-beside it) and a ratio to the floor measured in the same run. On Linux the comparison runs
-pinned to one CPU (inherited by the server), then unpinned. Prints a table and writes it to
+beside it) and a ratio to the floor measured in the same run. The clients compared in a row are
+measured side by side, so a change in what the machine's other tenants do falls on all alike:
+sequential calls in turn, call by call; the other figures' runs in turn. On Linux the comparison
+runs pinned to one CPU (inherited by the server), then unpinned. Prints a table and writes it to
 .bench/results.md. `python tests/bench/bench.py [--quick]`.
 """
 import json
@@ -129,22 +131,29 @@ def started(make):
 
 # --- the figures: each returns one sample per run ------------------------------------------
 
-def sequential_us(make) -> dict:
-    """Median, p90, p99 of one call's latency in µs."""
-    client = started(make)
+def sequential_us(*makers) -> list[dict]:
+    """Median, p90, p99 of one call's latency in µs, for each client: all of them running, called in
+    turn call by call (who goes first changes each round), so what the machine's other tenants do
+    falls on every client alike."""
+    clients = [started(make) for make in makers]
+    samples: list[list[float]] = [[] for _ in clients]
     try:
         for _ in range(WARMUP):
-            client.call_tool("echo", {"text": "warm"})
-        samples = []
+            for client in clients:
+                client.call_tool("echo", {"text": "warm"})
         for i in range(CALLS):
-            begun = time.perf_counter_ns()
-            client.call_tool("echo", {"text": "hello"})
-            samples.append((time.perf_counter_ns() - begun) / 1000)
+            for j in range(len(clients)):
+                k = (i + j) % len(clients)
+                begun = time.perf_counter_ns()
+                clients[k].call_tool("echo", {"text": "hello"})
+                samples[k].append((time.perf_counter_ns() - begun) / 1000)
     finally:
-        client.stop()
-    samples.sort()
-    return {"median": statistics.median(samples), "p90": samples[int(len(samples) * .9)],
-            "p99": samples[int(len(samples) * .99)]}
+        for client in clients:
+            client.stop()
+    for mine in samples:
+        mine.sort()
+    return [{"median": statistics.median(mine), "p90": mine[int(len(mine) * .9)], "p99": mine[int(len(mine) * .99)]}
+            for mine in samples]
 
 
 def threaded_calls_per_s(make, calls: int = CALLS_PER_THREAD, shared: bool = True) -> float:
@@ -279,6 +288,12 @@ def alternating(measure, *makers) -> list[list]:
     return [list(samples) for samples in zip(*rounds)]
 
 
+def interleaved(measure, *makers) -> list[list]:
+    """Runs of a measure that takes all the clients at once and returns one sample for each."""
+    rounds = [measure(*makers) for _ in range(RUNS)]
+    return [list(samples) for samples in zip(*rounds)]
+
+
 def summary(samples: list[float]) -> tuple[float, float, float]:
     return statistics.median(samples), min(samples), max(samples)
 
@@ -290,7 +305,7 @@ def pin(cpus: set[int] | None) -> None:
 
 def comparison(label: str) -> list[tuple]:
     """Latency, threads and blob, ours against the floor, measured now."""
-    ours_seq, floor_seq, twin_seq = alternating(sequential_us, ours, Floor, twin)
+    ours_seq, floor_seq, twin_seq = interleaved(sequential_us, ours, Floor, twin)
     ours_threads, twin_threads = alternating(threaded_calls_per_s, ours, twin)
     ours_blob, floor_blob, twin_blob = alternating(blob_ms, ours, Floor, twin)
     rows = [(f"sequential call, median µs ({label})", [s["median"] for s in ours_seq],
@@ -320,13 +335,14 @@ def http_comparison(label: str) -> list[tuple]:
     server = HttpServer()
     try:
         ours_http, floor_http = (lambda: ours_over_http(server.url)), (lambda: HttpFloor(server.url))
-        ours_seq, floor_seq = alternating(sequential_us, ours_http, floor_http)
+        ours_seq, floor_seq = interleaved(sequential_us, ours_http, floor_http)
+        ours_threads, floor_threads = alternating(  # ours shares one client; the floor has one each
+            lambda make: threaded_calls_per_s(make, HTTP_CALLS_PER_THREAD, make is ours_http), ours_http, floor_http)
         return [(f"HTTP: sequential call, median µs ({label})", [s["median"] for s in ours_seq],
                  [s["median"] for s in floor_seq], "≤ 1.3× floor"),
                 (f"HTTP: new connections per 100 sequential calls ({label})",
                  runs(http_connections_per_100, server), None, "about 0"),
-                (f"HTTP: 8 callers, calls/s ({label})", runs(threaded_calls_per_s, ours_http, HTTP_CALLS_PER_THREAD),
-                 runs(threaded_calls_per_s, floor_http, HTTP_CALLS_PER_THREAD, False), "≥ 0.7× floor")]
+                (f"HTTP: 8 callers, calls/s ({label})", ours_threads, floor_threads, "≥ 0.7× floor")]
     finally:
         server.stop()
 
@@ -377,8 +393,8 @@ def report(rows: list[tuple], seconds: float) -> None:
         lines.append(f"| {label} | {m:,.1f} ({lo:,.1f}-{hi:,.1f}) | {ref} | {ratio} | {goal} |")
     lines += ["", "Reference: the raw-pipe floor for calls, blob and spawn, or the twin where a row says so; "
               "for HTTP one kept-alive http.client connection (8 of them for 8 callers); `python -c pass` for "
-              "the first prompt; one 300 ms server for the three. The runs of clients compared in a row "
-              "alternate.",
+              "the first prompt; one 300 ms server for the three. Clients compared in a row take turns: "
+              "call by call for sequential calls, run by run for the rest.",
               f"Whole run: {seconds:.0f} s."]
     text = "\n".join(lines)
     print(text)
