@@ -1,10 +1,11 @@
 """Beyond the tutorial: what the full client's parts share, in one small module they import downward.
 
 The interface every transport has (Transport), the inbox it reports into (Inbox) and its errors; the
-limits every transport holds a message to and how it writes one (encode); what a server is started with (`${VAR}` expanded, a safe
-part of the environment, apart from the agent's terminal); the helpers that wait in steps short enough to notice Ctrl-C and SIGTERM;
-the JSON-RPC code more than one part answers or checks; and the user's own folders (XDG), where
-answers, pins and history live. It imports none of ours: nothing here knows of MCP, tools or the REPL.
+limits every transport holds a message to, and how it writes one (encode); what a server is started
+with (`${VAR}` expanded, a safe part of the environment, apart from the agent's terminal); the
+helpers that wait in steps short enough to notice Ctrl-C and SIGTERM; the JSON-RPC code more than
+one part answers or checks; and the user's own folders (XDG), where answers, pins and history live.
+It imports none of ours: nothing here knows of MCP, tools or the REPL.
 
 A deadline is one type everywhere: an instant of time.monotonic(), in seconds.
 """

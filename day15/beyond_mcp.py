@@ -168,7 +168,7 @@ def login(name: str) -> str:
     """/mcp login <name>: start a remote server again, logging in when it asks; what came of it."""
     config = _configs.get(name)
     if config is None or config.kind == "stdio" or config.disabled or config.problem:
-        raise McpError(f"no remote server named {name} in .geekagent/mcp.json")
+        raise McpError(_no_remote(name))
     _forget(name)
     client = McpClient(name, config, on_tools_changed=_sync_tools, echo=_echo)
     try:
@@ -194,7 +194,7 @@ def logout(name: str) -> str:
     from beyond_oauth import OAuth
     config = _configs.get(name)
     if config is None or config.kind == "stdio":
-        raise McpError(f"no remote server named {name} in .geekagent/mcp.json")
+        raise McpError(_no_remote(name))
     try:
         said = OAuth(name, expand(config.url, "url"), config.oauth, lambda text: None).logout()
     except TransportError as e:
@@ -203,6 +203,11 @@ def logout(name: str) -> str:
     with _servers_lock:
         _statuses[name] = McpStatus(name, [], f"logged out (/mcp login {name} to log in again)")
     return said
+
+
+def _no_remote(name: str) -> str:
+    """What /mcp login or logout says for a name no usable remote server has."""
+    return f"no remote server named {name} in the folder's .geekagent/mcp.json or your own mcp.json (/mcp lists them)"
 
 
 def _forget(name: str) -> None:

@@ -121,6 +121,11 @@ def test_failing_remote_does_not_affect_others(tmp_path):
     assert "HTTP 401: invalid token" in statuses["remote"].error
     assert "needs login: /mcp login remote" in statuses["remote"].error  # never opened unasked
     assert statuses["demo"].error is None and len(statuses["demo"].tools) == 2
+    for command in (beyond_mcp.login, beyond_mcp.logout):  # a stdio server has no login; neither has a stranger
+        for name in ("demo", "stranger"):
+            with pytest.raises(McpError, match=f"no remote server named {name} in the folder's .geekagent/mcp.json "
+                                               "or your own mcp.json"):
+                command(name)
 
 
 def test_connection_refused_names_url():
