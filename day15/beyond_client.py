@@ -39,6 +39,9 @@ MAX_TOOL_PAGES = 100
 MAX_LISTED_BYTES = 16 << 20
 # Progress reported by the server pushes a call's deadline out by its timeout, up to this many timeouts.
 PROGRESS_CAP = 10
+# Of what a server lists as resources, this many URIs of at most this many characters are kept.
+MAX_LISTED = 500
+MAX_URI_CHARS = 500
 
 
 class ReplyError(McpError):
@@ -62,6 +65,8 @@ class McpClient(mcp.McpClient):
                  on_tools_changed: Callable[["McpClient"], None] | None = None, echo: bool = False) -> None:
         super().__init__(name, cfg if isinstance(cfg, ServerConfig) else parse_server_config(name, cfg))
         self.tools: list[dict] = []
+        # The URIs and URI templates of its resources, as last listed: its reader tool and @ completion.
+        self.listed: list[str] = []
         self.capabilities: dict = {}  # what the server declared in its handshake (or server/discover)
         # Called (from a helper thread) after the server's tool list changed and was read again.
         self.on_tools_changed = on_tools_changed
@@ -90,6 +95,7 @@ class McpClient(mcp.McpClient):
             self.connect()
             self.revisions.open()
             self.tools = self.list_tools()
+            self.listed = self.list_uris()
             self.revisions.subscribe()
             return self.tools
         except McpError as e:
@@ -106,6 +112,19 @@ class McpClient(mcp.McpClient):
 
     def list_resource_templates(self) -> list[dict]:
         return self._list_all("resources/templates/list", "resourceTemplates")
+
+    def list_uris(self) -> list[str]:
+        """The URIs and URI templates of its resources (none without the capability); either list failing
+        alone is said and the other kept, as many servers answer one of the two only."""
+        if "resources" not in self.capabilities:
+            return []
+        found = []
+        for listing, key in ((self.list_resources, "uri"), (self.list_resource_templates, "uriTemplate")):
+            try:
+                found += [item.get(key) for item in listing()]
+            except McpError as e:
+                self.log(f"listing its resources failed: {e}")
+        return [uri for uri in found if isinstance(uri, str) and 0 < len(uri) <= MAX_URI_CHARS][:MAX_LISTED]
 
     def read_resource(self, uri: str) -> str:
         """resources/read: text as it is, anything else described."""

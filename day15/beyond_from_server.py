@@ -4,8 +4,8 @@ The full client (beyond_client.McpClient) holds one FromServer per server: the s
 are answered (ping, and -32601 for the rest) with one try and at most ANSWERS_PER_S a second, so a
 server that stops reading never blocks the reader and one that floods costs little; log
 notifications and stderr lines are kept (and printed with --verbose); progress is shown and pushes
-its call's deadline out; a changed tool list is read again by one thread, spaced out. It asks the
-client to send, to log, to list the tools and which revision it speaks.
+its call's deadline out; a changed tool or resource list is read again by one thread, spaced out.
+It asks the client to send, to log, to list tools and resources, and which revision it speaks.
 """
 import itertools
 import json
@@ -19,7 +19,7 @@ from beyond_text import clean, shorten
 from mcp import McpError
 from permissions import mask_secrets
 
-# A server that announces tool-list changes over and over is re-listed at most once per this
+# A server that announces list changes over and over is re-listed at most once per this
 # interval, doubled each time the list came back unchanged (up to the cap): a server that repeats
 # itself forever then costs a tools/list every few minutes.
 RELIST_INTERVAL_S = 1.0
@@ -42,10 +42,11 @@ class FromServer:
     def __init__(self, client, echo: bool = False) -> None:
         self.client, self.echo = client, echo
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)  # what the server said last (appends are atomic)
-        # _relist_lock guards _relisting and _relist_again: one re-list in flight, one queued.
+        # _relist_lock guards _relisting and _stale: one re-list in flight, and the lists (tools,
+        # resources) announced changed since it began, each read again once however often announced.
         self._relist_lock = threading.Lock()
         self._relisting = False
-        self._relist_again = False
+        self._stale: set[str] = set()
         self._asking = threading.Lock()  # held while the user is asked for one server's request
         self._dropped_answers = 0  # answers to the server's requests not given (not writable at once, or too many)
         self._answer_budget, self._answer_time = ANSWERS_PER_S, time.monotonic()  # answers allowed now, and when
@@ -128,35 +129,40 @@ class FromServer:
             self._on_progress(params)
         elif message["method"] == "notifications/subscriptions/acknowledged" and self.client.revisions.subscribed:
             self.client.revisions.subscribed.set()  # 2026-07-28: our subscriptions/listen is in place
-        elif message["method"] == "notifications/tools/list_changed":
+        elif message["method"] in ("notifications/tools/list_changed", "notifications/resources/list_changed"):
             with self._relist_lock:
+                self._stale.add(message["method"].split("/")[1])  # "tools" or "resources"
                 if self._relisting:
-                    self._relist_again = True  # one queued, however many arrive meanwhile
-                    return
+                    return  # the re-list thread reads it at its next turn
                 self._relisting = True
-            # Not on this thread: the reply to tools/list arrives through this very thread.
+            # Not on this thread: the reply to the list request arrives through this very thread.
             threading.Thread(target=self._relist, name=f"mcp-{self.client.name}-relist", daemon=True).start()
 
     def _relist(self) -> None:
-        """The one re-list thread: read the tools again while changes keep being announced, spaced out."""
+        """The one re-list thread: read the lists announced changed again while changes keep being
+        announced, spaced out; the registry is told when the tools or the resources it offers changed."""
         client, interval = self.client, RELIST_INTERVAL_S
         while True:
-            before = client.tools
+            with self._relist_lock:
+                stale, self._stale = self._stale, set()
+            before = client.tools, client.listed
             try:
-                client.tools = client.list_tools()
+                if "tools" in stale:
+                    client.tools = client.list_tools()
+                if "resources" in stale:
+                    client.listed = client.list_uris()
             except McpError as e:
                 client.log(f"could not read the changed tool list: {e}")
-            else:
-                if client.tools != before and client.on_tools_changed:
-                    client.on_tools_changed(client)
-            interval = RELIST_INTERVAL_S if client.tools != before else min(interval * 2, RELIST_INTERVAL_CAP_S)
+            changed = (client.tools, client.listed) != before
+            if changed and client.on_tools_changed:
+                client.on_tools_changed(client)
+            interval = RELIST_INTERVAL_S if changed else min(interval * 2, RELIST_INTERVAL_CAP_S)
             if self._closed_wait(interval):
                 break
             with self._relist_lock:
-                if not self._relist_again:
+                if not self._stale:
                     self._relisting = False
                     return
-                self._relist_again = False
         with self._relist_lock:
             self._relisting = False
 

@@ -61,9 +61,6 @@ _servers_lock = threading.Lock()
 # The entries as connected (for /mcp login), and whether servers' words are echoed.
 _configs: dict[str, ServerConfig] = {}
 _echo = False
-# Of what a server lists as resources, this many URIs of at most this many characters are kept.
-MAX_LISTED = 500
-MAX_URI_CHARS = 500
 
 
 def connect_mcp_servers(path: str = MCP_CONFIG_PATH, on_start: Callable[[int], None] = lambda count: None,
@@ -110,27 +107,12 @@ def _start(client: McpClient) -> str | None:
     """None once started, or the error; whatever goes wrong, a server that failed is stopped."""
     try:
         client.start()
-        client.listed = listed(client)
     except McpError as e:
         return str(e)
     except Exception as e:  # a server that breaks us in a way we did not foresee: its error, not a traceback
         client.stop()
         return f"failed to start: {type(e).__name__}: {e}"
     return None
-
-
-def listed(client: McpClient) -> list[str]:
-    """The URIs and URI templates of a server's resources, as it lists them at start (for its reader
-    and for completing @server:uri); none when it has none or cannot list them."""
-    if "resources" not in client.capabilities:
-        return []
-    found = []
-    for listing, key in ((client.list_resources, "uri"), (client.list_resource_templates, "uriTemplate")):
-        try:
-            found += [item.get(key) for item in listing() if isinstance(item, dict)]
-        except McpError as e:  # many servers answer one of the two lists only
-            client.log(f"listing its resources failed: {e}")
-    return [uri for uri in found if isinstance(uri, str) and 0 < len(uri) <= MAX_URI_CHARS][:MAX_LISTED]
 
 
 def _connected(name: str, client: McpClient | None, error: str | None) -> McpStatus:
@@ -173,7 +155,6 @@ def login(name: str) -> str:
     client = McpClient(name, config, on_tools_changed=_sync_tools, echo=_echo)
     try:
         client.start(login=True)
-        client.listed = listed(client)
         error = None
     except McpError as e:
         error = str(e)

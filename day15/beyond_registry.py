@@ -164,9 +164,9 @@ def _register_resource_reader(server: str, client, contested: set[str]) -> list[
 
 
 def has_resources(client) -> bool:
-    """Whether the server listed resources or templates when it started (beyond_mcp.py notes them): only
+    """Whether the server listed resources or templates (at start, or when it said they changed): only
     then does it get a reader."""
-    return bool(getattr(client, "listed", None))
+    return bool(client.listed)
 
 
 def _reader_name(server: str, contested: bool) -> str:

@@ -50,8 +50,7 @@ def mentions(session) -> list[str]:
     """What Tab completes after @: each server that listed resources, and each of its resources (not templates)."""
     words = []
     for server, client in clients(session).items():
-        listed = getattr(client, "listed", None) or []
-        words += [f"@{server}:"] * bool(listed) + [f"@{server}:{uri}" for uri in listed
+        words += [f"@{server}:"] * bool(client.listed) + [f"@{server}:{uri}" for uri in client.listed
                                                     if "{" not in uri and not any(c.isspace() for c in uri)]
     return words
 

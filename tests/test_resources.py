@@ -88,3 +88,22 @@ def test_a_reader_only_for_a_server_that_lists_resources(tmp_path):
         assert len(counts) == 2 and counts[0] == counts[1], done.stdout
     assert int(re.search(r"\bctx \((\d+) tools\)", done.stdout).group(1)) == \
         int(re.search(r"\bbare \((\d+) tools\)", done.stdout).group(1)) + 1
+
+
+def test_a_server_that_gains_resources_gets_its_reader(tmp_path):
+    """A server that lists no resources at start gets its reader once it says its resources changed
+    and then lists some; @ completion knows the new URI."""
+    import beyond_mcp
+    import permissions
+    import tools
+    from conftest import connect, wait_until
+    client = connect(tmp_path, {"bare": fake("empty_context")})["bare"].client
+    assert client.listed == [] and tools.get_tool("mcp_bare_read_resource") is None
+    permissions.set_policy("mcp_bare_more_context", "allow")
+    assert tools.run_tool("mcp_bare_more_context", "{}") == "added"
+    assert wait_until(lambda: tools.get_tool("mcp_bare_read_resource") is not None)
+    assert client.listed == ["demo://notes/tomorrow"]
+    assert "mcp_bare_read_resource" in beyond_mcp.mcp_statuses()[0].tools
+    assert permissions.policy_for("mcp_bare_read_resource") == "ask"  # a reader asks, like any tool
+    permissions.set_policy("mcp_bare_read_resource", "allow")
+    assert tools.run_tool("mcp_bare_read_resource", '{"uri": "demo://notes/tomorrow"}') == "Rest."
