@@ -141,21 +141,24 @@ class Revisions:
             raise McpError(f"{e} (and server/discover failed: {why})", self.client.name) from None
 
     def subscribe(self) -> None:
-        """Ask to hear when the tool list changes (subscriptions/listen), which earlier revisions say unasked.
+        """Ask to hear when the tool or resource list changes (subscriptions/listen), as far as the server
+        says it tells (listChanged); earlier revisions say so unasked.
 
         The request stays open for the session: its answer ends the subscription, so no one waits
         for it. Over HTTP that answer is a stream of its own, read by the transport's listening thread.
         Start-up waits (a little) for the server's acknowledgement, so no change made right after is missed.
         """
         client = self.client
-        if not self.modern or not (client.capabilities.get("tools") or {}).get("listChanged"):
+        wanted = {f"{kind}ListChanged": True for kind in ("tools", "resources")
+                  if isinstance(client.capabilities.get(kind), dict) and client.capabilities[kind].get("listChanged")}
+        if not self.modern or not wanted:
             return
         self.listen_id, self.subscribed = client.new_request_id(), threading.Event()
         client.listen({"jsonrpc": "2.0", "id": self.listen_id, "method": "subscriptions/listen",
-                       "params": self.with_meta({"notifications": {"toolsListChanged": True}})})
+                       "params": self.with_meta({"notifications": wanted})})
         if not self.subscribed.wait(min(PROBE_TIMEOUT_S, client.cfg.startup_timeout)):
             client.from_server.said("subscriptions/listen was not acknowledged in time; "
-                                    "tool-list changes may be missed")
+                                    "list changes may be missed")
 
     def unsubscribed(self, message: dict) -> None:
         """The answer to our subscriptions/listen: the server ended the subscription."""

@@ -64,10 +64,10 @@ def test_auto_waits_for_a_probe_answer_as_long_as_the_server_may_start(started):
 
 
 def test_a_probe_answer_that_comes_after_the_probe_gave_up_is_used(started):
-    """The probe gives up after startupTimeout (1 s) and the handshake is sent; the modern server
-    refuses it, and its discover answer, which comes after (at 1.5 s), is used: the server comes up
-    in 2026-07-28, started once."""
-    client = started(fake("modern", protocol="auto", startupTimeout=1, env={"DISCOVER_DELAY": "1.5"}))
+    """The probe gives up after startupTimeout (1.5 s) and the handshake is sent; the modern server
+    refuses it, and its discover answer, which comes after (at 2.25 s, within the 1.5 s more it is
+    given), is used: the server comes up in 2026-07-28, started once."""
+    client = started(fake("modern", protocol="auto", startupTimeout=1.5, env={"DISCOVER_DELAY": "2.25"}))
     assert client.revision == "2026-07-28"
     assert client.call_tool("echo", {"text": "late but found"}) == "late but found"
     assert [r["method"] for r in seen(client)][:3] == ["server/discover", "initialize", "tools/list"]
@@ -197,7 +197,10 @@ def test_modern_list_changes_are_heard_through_a_subscription(started):
     assert client.call_tool("change_tools", {}) == "changed"
     assert wait_until(lambda: "extra" in [t["name"] for t in client.tools])
     (listen,) = [r for r in seen(client) if r["method"] == "subscriptions/listen"]
-    assert listen["params"]["notifications"] == {"toolsListChanged": True}
+    assert listen["params"]["notifications"] == {"toolsListChanged": True, "resourcesListChanged": True}
+    assert "demo://notes/tomorrow" not in client.listed
+    assert client.call_tool("more_context", {}) == "added"
+    assert wait_until(lambda: "demo://notes/tomorrow" in client.listed)
     with FakeHttpMcp("modern") as server:
         remote = started({"type": "http", "url": server.url, "protocol": "2026-07-28"}, name="remote")
         assert server.streams_opened == 1  # start-up waited for the acknowledgement

@@ -383,8 +383,13 @@ def more_context(request: dict, args: dict) -> None:
     """A resource and a prompt more, announced as list changes before the reply."""
     RESOURCES["demo://notes/tomorrow"] = {"mimeType": "text/plain", "text": "Rest."}
     PROMPTS.append({"name": "summarize", "description": "Summarize a text.", "arguments": [{"name": "text"}]})
-    send({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"})
-    send({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"})
+    if MODE != "modern":  # a modern server tells only who subscribed
+        send({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"})
+        send({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"})
+    for listen in (r for r in requests_seen if r["method"] == "subscriptions/listen"):
+        if listen["params"]["notifications"].get("resourcesListChanged"):
+            send({"jsonrpc": "2.0", "method": "notifications/resources/list_changed",
+                  "params": {"_meta": {f"{META}subscriptionId": listen["id"]}}})
     reply(request, text_result("added"))
 
 
@@ -438,7 +443,8 @@ def discover(request: dict) -> None:
     if MODE == "modern":
         time.sleep(float(os.environ.get("DISCOVER_DELAY", "0")))  # a server slow to answer the probe
         reply(request, {"supportedVersions": json.loads(ARG) if ARG else [MODERN],
-                        "capabilities": {"tools": {"listChanged": True}, "resources": {}, "prompts": {}},
+                        "capabilities": {"tools": {"listChanged": True}, "resources": {"listChanged": True},
+                                         "prompts": {}},
                         "serverInfo": {"name": "fake-modern", "version": "1"}})
     elif MODE != "silent_probe":
         error(request, -32601, "Method not found: server/discover")
