@@ -158,11 +158,16 @@ def change_tools(request: dict, args: dict) -> None:
     tools = [t for t in tools if t["name"] != "child_pid"] + [{"name": "extra", "description": "New."}]
     if MODE != "modern":
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-    for listen in (r for r in requests_seen if r["method"] == "subscriptions/listen"):
-        if listen["params"]["notifications"].get("toolsListChanged"):
-            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
-                  "params": {"_meta": {f"{META}subscriptionId": listen["id"]}}})
+    tell_subscribers("tools")
     reply(request, text_result("changed"))
+
+
+def tell_subscribers(kind: str) -> None:
+    """notifications/<kind>/list_changed on every subscriptions/listen that asked for it (2026-07-28)."""
+    for listen in (r for r in requests_seen if r["method"] == "subscriptions/listen"):
+        if listen["params"]["notifications"].get(f"{kind}ListChanged"):
+            send({"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed",
+                  "params": {"_meta": {f"{META}subscriptionId": listen["id"]}}})
 
 
 def garbage(request: dict, args: dict) -> None:
@@ -386,10 +391,7 @@ def more_context(request: dict, args: dict) -> None:
     if MODE != "modern":  # a modern server tells only who subscribed
         send({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"})
         send({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"})
-    for listen in (r for r in requests_seen if r["method"] == "subscriptions/listen"):
-        if listen["params"]["notifications"].get("resourcesListChanged"):
-            send({"jsonrpc": "2.0", "method": "notifications/resources/list_changed",
-                  "params": {"_meta": {f"{META}subscriptionId": listen["id"]}}})
+    tell_subscribers("resources")
     reply(request, text_result("added"))
 
 
