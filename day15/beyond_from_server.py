@@ -146,11 +146,11 @@ class FromServer:
             with self._relist_lock:
                 stale, self._stale = self._stale, set()
             before = client.tools, client.listed
+            if "resources" in stale:
+                client.listed = client.list_uris()  # says itself what it could not list
             try:
                 if "tools" in stale:
                     client.tools = client.list_tools()
-                if "resources" in stale:
-                    client.listed = client.list_uris()
             except McpError as e:
                 client.log(f"could not read the changed tool list: {e}")
             changed = (client.tools, client.listed) != before

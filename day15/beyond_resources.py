@@ -50,8 +50,8 @@ def mentions(session) -> list[str]:
     """What Tab completes after @: each server that listed resources, and each of its resources (not templates)."""
     words = []
     for server, client in clients(session).items():
-        words += [f"@{server}:"] * bool(client.listed) + [f"@{server}:{uri}" for uri in client.listed
-                                                    if "{" not in uri and not any(c.isspace() for c in uri)]
+        words += [f"@{server}:"] * bool(client.listed)
+        words += [f"@{server}:{uri}" for uri in client.listed if "{" not in uri and not any(c.isspace() for c in uri)]
     return words
 
 
