@@ -154,8 +154,11 @@ class FromServer:
             except McpError as e:
                 client.log(f"could not read the changed tool list: {e}")
             changed = (client.tools, client.listed) != before
-            if changed and client.on_tools_changed:
-                client.on_tools_changed(client)
+            try:
+                if changed and client.on_tools_changed:
+                    client.on_tools_changed(client)
+            except Exception as e:  # this thread must live on, or no later change would be followed
+                client.log(f"could not follow the changed lists ({type(e).__name__}: {e})")
             interval = RELIST_INTERVAL_S if changed else min(interval * 2, RELIST_INTERVAL_CAP_S)
             if self._closed_wait(interval):
                 break

@@ -144,6 +144,12 @@ def wait_until(condition, timeout: float = 10.0) -> bool:
     return True
 
 
+def said_on_stderr(capfd, text: str) -> bool:
+    """Whether `text` reaches our stderr (written by another thread) before wait_until gives up."""
+    said: list[str] = []
+    return wait_until(lambda: said.append(capfd.readouterr().err) or text in "".join(said))
+
+
 def fake(mode: str, arg: str = "", **extra) -> dict:
     """An mcpServers entry that runs the scripted fake server in `mode`."""
     args = [str(FAKES / "fake_server.py"), mode] + ([arg] if arg else [])

@@ -8,7 +8,7 @@ import beyond_mcp
 import permissions
 import tools
 from beyond_mcp import McpError
-from conftest import connect, fake, wait_until
+from conftest import connect, fake, said_on_stderr, wait_until
 
 
 def test_ping_from_server_is_answered(started):
@@ -48,9 +48,24 @@ def test_list_changed_updates_registry(tmp_path, capfd):
     assert "mcp_fake_extra" in beyond_mcp.mcp_statuses()[0].tools
     assert permissions.policy_for("mcp_fake_echo") == "allow"
     assert permissions.policy_for("mcp_fake_extra") == "ask"
-    said = []  # the line is written just after the registry changes, on the re-list thread: wait for it
-    assert wait_until(lambda: said.append(capfd.readouterr().err) or
-                      "[mcp:fake] tools changed: added mcp_fake_extra; removed mcp_fake_child_pid" in "".join(said))
+    # The line is written just after the registry changes, on the re-list thread.
+    assert said_on_stderr(capfd, "[mcp:fake] tools changed: added mcp_fake_extra; removed mcp_fake_child_pid")
+
+
+def test_a_failure_to_follow_a_change_leaves_later_changes_followed(started, capfd):
+    """When following a changed list fails, that is said, and the next change is followed all the same."""
+    client = started(fake("normal"))
+    seen = []
+
+    def follow(changed) -> None:
+        seen.append([t["name"] for t in changed.tools])
+        if len(seen) == 1:
+            raise OSError("stderr is gone")
+    client.on_tools_changed = follow
+    assert client.call_tool("change_tools", {}) == "changed"
+    assert said_on_stderr(capfd, "could not follow the changed lists (OSError: stderr is gone)")
+    assert client.call_tool("redescribe", {}) == "redescribed"
+    assert wait_until(lambda: len(seen) == 2)
 
 
 def test_bad_protocol_version_stops_only_that_server(tmp_path):

@@ -10,7 +10,7 @@ import beyond_trust
 import chat
 import permissions
 import tools
-from conftest import INDEX, agent_env, connect, fake, run_agent, run_in_pty, wait_until, workdir
+from conftest import INDEX, agent_env, connect, fake, run_agent, run_in_pty, said_on_stderr, wait_until, workdir
 from fakes.openai_server import FakeOpenAI, answer, tool_calls
 
 
@@ -221,7 +221,8 @@ def test_allowed_tool_that_changes_asks_again(tmp_path, capfd):
     connect(tmp_path, {"fake": fake("normal")})
     assert tools.run_tool("mcp_fake_redescribe", "{}") == "redescribed"
     assert wait_until(lambda: permissions.policy_for("mcp_fake_echo") == "ask")
-    assert "mcp_fake_echo (server fake) changed its description" in capfd.readouterr().err
+    # The line follows the policy's change, on the re-list thread.
+    assert said_on_stderr(capfd, "mcp_fake_echo (server fake) changed its description")
     assert permissions.policy_for("mcp_fake_redescribe") == "allow"  # unchanged tools keep theirs
 
 
