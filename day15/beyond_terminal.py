@@ -61,6 +61,8 @@ class Terminal:
         words = (self.mentions() if text.startswith("@") else self.tool_names() if line.startswith("/call ")
                  else self.commands if " " not in line else [])
         matches = [w for w in words if w.startswith(text)]
+        if text.startswith("@") and text in matches and len(matches) > 1:
+            matches.remove(text)  # "@server:" typed already: its URIs are what is left to complete
         if len(matches) == 1:
             matches = [matches[0] + " "]  # a unique completion goes on, as in a shell (readline adds no space)
         return matches[state] if state < len(matches) else None

@@ -45,6 +45,16 @@ def test_tab_completes_a_resource_mention(tmp_path):
     assert user.startswith("what is on @ctx:demo://notes/today ?\n\n[resource ctx:demo://notes/today]\nBuy milk.")
 
 
+def test_tab_after_a_whole_server_mention_completes_its_uri():
+    """With "@ctx:" typed, Tab goes on to the server's one URI (not "@ctx:" itself again)."""
+    from types import SimpleNamespace
+    from beyond_terminal import Terminal
+    terminal = Terminal([], list, mentions=lambda: ["@ctx:", "@ctx:demo://a", "@other:"])
+    terminal.readline = SimpleNamespace(get_line_buffer=lambda: "what is @ctx:")
+    assert [terminal._complete("@ctx:", i) for i in range(2)] == ["@ctx:demo://a ", None]
+    assert [terminal._complete("@", i) for i in range(4)] == ["@ctx:", "@ctx:demo://a", "@other:", None]
+
+
 def test_a_server_cannot_reach_the_agents_terminal(tmp_path):
     """The agent runs on a terminal; its server cannot open it (no prompt of ssh or sudo lands in the
     REPL), and is in a process group of its own (the terminal's Ctrl-C is not its). On Linux it
