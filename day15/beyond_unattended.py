@@ -66,7 +66,7 @@ def unattended() -> None:
 
 def run(session, prompt: str, as_json: bool, out) -> int:
     """One conversation to its end; the answer (or the JSON object) on `out`; the exit status."""
-    hint = chat.missing_key_hint()
+    hint = chat.missing_key_hint(repl=False)
     if hint:
         print(f"error: {hint}", file=sys.stderr)
         return 1

@@ -78,12 +78,13 @@ def model() -> str:
 
 
 # Beyond the tutorial: the REPL stays usable (/call) before a model is configured.
-def missing_key_hint() -> str | None:
-    """A one-line hint when a request to the default endpoint could only fail for lack of a key."""
+def missing_key_hint(repl: bool = True) -> str | None:
+    """A one-line hint when a request to the default endpoint could only fail for lack of a key (in
+    the REPL, with what works without one)."""
     if os.environ.get("OPENAI_API_KEY") or base_url() != DEFAULT_BASE_URL:
         return None
     return ("No OPENAI_API_KEY set: put it in .env or the environment, or point OPENAI_BASE_URL at a "
-            "local server (e.g. http://localhost:11434/v1). /call works without a model.")
+            "local server (e.g. http://localhost:11434/v1)." + (" /call works without a model." if repl else ""))
 
 
 # Beyond the tutorial: a key sent over plain http to another machine can be read on the way.

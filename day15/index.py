@@ -250,7 +250,7 @@ def print_banner(servers: ModuleType, interactive: bool = True) -> None:
             print("  " + status_lines(status, with_tools=False)[0])
     print(f"MCP  {mcp_line(servers)}" + ("  (their tools are named mcp_<server>_<tool>; /mcp lists them)"
                                          if servers.mcp_statuses() else ""))
-    for hint in (chat.missing_key_hint(), chat.plain_http_hint()):
+    for hint in (chat.missing_key_hint() if interactive else None, chat.plain_http_hint()):  # -p says it as its error
         if hint:
             print(style(hint, "33"))
     if interactive:

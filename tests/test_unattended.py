@@ -69,6 +69,7 @@ def test_a_failing_model_exits_1(tmp_path, as_json):
 def test_no_model_configured_exits_1(tmp_path):
     done = run_p(workdir(tmp_path, {}), ["-p", "hi"], agent_env(key=None))
     assert done.returncode == 1 and "No OPENAI_API_KEY set" in done.stderr and done.stdout == ""
+    assert done.stderr.count("No OPENAI_API_KEY set") == 1 and "/call" not in done.stderr  # once, and no REPL advice
 
 
 @pytest.mark.parametrize("args, says", [
