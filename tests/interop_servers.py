@@ -148,6 +148,18 @@ def test_everything_server_resources_and_prompts(tmp_path):
     assert "Ouagadougou" in user and "noted" in done.stdout
 
 
+def test_a_resource_server_everything_adds_at_run_time_is_listed(started):
+    """server-everything's gzip-file-as-resource adds a session resource and says its resources changed:
+    the client lists them again, so the new URI is known (for @ completion and the reader)."""
+    from conftest import wait_until
+    client = started({"command": "node", "args": [str(EVERYTHING_SERVER), "stdio"], **SLOW_START})
+    uri = "demo://resource/session/hello.txt.gz"
+    assert client.listed and uri not in client.listed
+    assert client.call_tool("gzip-file-as-resource", {"name": "hello.txt.gz", "outputType": "resourceLink",
+                                                      "data": "data:text/plain;base64,aGVsbG8="}) == f"[link: {uri}]"
+    assert wait_until(lambda: uri in client.listed, timeout=30)
+
+
 def test_time_and_sdk_servers_in_the_2026_07_28_revision(tmp_path, sdk_http_server):
     """"protocol": "2026-07-28" with mcp-server-time over stdio and the SDK server over HTTP and over
     stdio: no handshake, /mcp names the revision, and the model calls a tool of each."""
