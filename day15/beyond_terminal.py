@@ -214,7 +214,8 @@ class Activity:
             if text is None:
                 return
             seconds = f", {time.monotonic() - began:.0f} s"
-            room = shutil.get_terminal_size().columns - 3 - len(seconds)  # a line that wrapped cannot be cleared
+            # A line that wrapped cannot be cleared. A terminal that gives no size says 0 on Python 3.10: 80.
+            room = (shutil.get_terminal_size().columns or 80) - 3 - len(seconds)
             shown_text = text if len(text) <= room else text[:max(room - 3, 0)] + "..."
             sys.stdout.write(f"\r\033[K{frames[tick % 4]} {shown_text}{seconds}")
             sys.stdout.flush()
