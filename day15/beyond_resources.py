@@ -51,7 +51,8 @@ def mentions(session) -> list[str]:
     words = []
     for server, client in clients(session).items():
         words += [f"@{server}:"] * bool(client.listed)
-        words += [f"@{server}:{uri}" for uri in client.listed if "{" not in uri and not any(c.isspace() for c in uri)]
+        # Not templates, and nothing readline would print raw: no space, control or invisible character.
+        words += [f"@{server}:{uri}" for uri in client.listed if "{" not in uri and uri.isprintable() and " " not in uri]
     return words
 
 

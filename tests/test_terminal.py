@@ -55,6 +55,17 @@ def test_tab_after_a_whole_server_mention_completes_its_uri():
     assert [terminal._complete("@", i) for i in range(4)] == ["@ctx:", "@ctx:demo://a", "@other:", None]
 
 
+def test_a_uri_with_control_characters_is_never_offered_by_tab():
+    """A server's URIs go to readline as completions: one with an escape sequence, a newline, a bidi
+    override or a space is left out (readline would print it raw), as are templates."""
+    from types import SimpleNamespace
+    import beyond_resources
+    uris = ["demo://ok", "demo://\x1b]52;c;aGk=\x07x", "demo://a\nb", "demo://\u202eevil", "demo://a b", "demo://{day}"]
+    status = SimpleNamespace(server="ctx", client=SimpleNamespace(listed=uris))
+    session = SimpleNamespace(servers=SimpleNamespace(mcp_statuses=lambda: [status]))
+    assert beyond_resources.mentions(session) == ["@ctx:", "@ctx:demo://ok"]
+
+
 def test_a_server_cannot_reach_the_agents_terminal(tmp_path):
     """The agent runs on a terminal; its server cannot open it (no prompt of ssh or sudo lands in the
     REPL), and is in a process group of its own (the terminal's Ctrl-C is not its). On Linux it
