@@ -222,8 +222,6 @@ def error_detail(body: bytes, fallback: str) -> str:
     return str(detail) or fallback
 
 
-
-
 def retry_after(value: str | None) -> float | None:
     """The seconds a Retry-After header asks for (a number or an HTTP date), or None when it says none."""
     if not value:
