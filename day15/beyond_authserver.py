@@ -12,11 +12,17 @@ import time
 import urllib.parse
 
 from beyond_base import TransportError
-from net import Cutoff, connection_for, read_limited, reason_of
+from beyond_outbound import Refused
+from net import Cutoff, read_limited, reason_of
 
 # Every exchange with an authorization server or a metadata URL ends by this.
 FETCH_TIMEOUT_S = 15.0
 MAX_DOCUMENT_BYTES = 1 << 20
+
+
+class NotAllowed(TransportError):
+    """A URL of the login that may not be fetched (beyond_outbound.py): the login fails there, it never
+    goes on to the next place to look."""
 
 
 def canonical(url: str) -> str:
@@ -27,15 +33,16 @@ def canonical(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme.lower(), host + port, parts.path.rstrip("/"), parts.query, ""))
 
 
-def discover(url: str, found: dict) -> tuple[dict, dict]:
-    """(protected resource metadata, authorization server metadata), both checked."""
+def discover(outbound, url: str, found: dict) -> tuple[dict, dict]:
+    """(protected resource metadata, authorization server metadata), both checked; every URL fetched
+    passes `outbound` (beyond_outbound.Outbound)."""
     parts = urllib.parse.urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}"
     path = parts.path.rstrip("/")
     urls = [found["resource_metadata"]] if found.get("resource_metadata") else []
     urls += ([f"{origin}/.well-known/oauth-protected-resource{path}"] if path else []) + \
         [f"{origin}/.well-known/oauth-protected-resource"]
-    prm = first_document(urls, "protected resource metadata")
+    prm = first_document(outbound, urls, "protected resource metadata")
     resource = prm.get("resource")
     if isinstance(resource, str) and not names(url, resource):
         raise TransportError(f"the protected resource metadata names another resource ({resource}), "
@@ -43,14 +50,16 @@ def discover(url: str, found: dict) -> tuple[dict, dict]:
     servers = prm.get("authorization_servers")
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
         raise TransportError("the protected resource metadata names no authorization server")
-    return prm, server_metadata(servers[0])
+    return prm, server_metadata(outbound, servers[0])
+
 
 def names(url: str, resource: str) -> bool:
     """The metadata's resource is the server's URL, or its origin or a path above it."""
     ours, theirs = canonical(url), canonical(resource)
     return ours == theirs or ours.startswith(theirs + "/")
 
-def server_metadata(issuer: str) -> dict:
+
+def server_metadata(outbound, issuer: str) -> dict:
     parts = urllib.parse.urlsplit(issuer)
     origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
     if path:
@@ -58,7 +67,7 @@ def server_metadata(issuer: str) -> dict:
                 f"{origin}/.well-known/openid-configuration{path}", f"{origin}{path}/.well-known/openid-configuration"]
     else:
         urls = [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
-    meta = first_document(urls, "authorization server metadata")
+    meta = first_document(outbound, urls, "authorization server metadata")
     if meta.get("issuer") != issuer:
         raise TransportError(f"the authorization server metadata names the issuer {meta.get('issuer')!r}, "
                              f"not {issuer!r}, where it was found; no login is tried")
@@ -70,7 +79,7 @@ def server_metadata(issuer: str) -> dict:
     return meta
 
 
-def post_form(url: str, client: dict, form: dict, expect_json: bool = True) -> dict:
+def post_form(outbound, field: str, url: str, client: dict, form: dict, expect_json: bool = True) -> dict:
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
     form = dict(form)
     if client["method"] == "client_secret_basic" and client.get("client_secret"):
@@ -80,28 +89,35 @@ def post_form(url: str, client: dict, form: dict, expect_json: bool = True) -> d
         form["client_id"] = client["client_id"]
         if client["method"] == "client_secret_post" and client.get("client_secret"):
             form["client_secret"] = client["client_secret"]
-    return exchange("POST", url, urllib.parse.urlencode(form).encode(), headers, expect_json)
+    return exchange(outbound, field, "POST", url, urllib.parse.urlencode(form).encode(), headers, expect_json)
 
-def post_json(url: str, body: dict) -> dict:
-    return exchange("POST", url, json.dumps(body).encode(),
+
+def post_json(outbound, field: str, url: str, body: dict) -> dict:
+    return exchange(outbound, field, "POST", url, json.dumps(body).encode(),
                     {"Content-Type": "application/json", "Accept": "application/json"}, True)
 
-def first_document(urls: list[str], what: str) -> dict:
+
+def first_document(outbound, urls: list[str], what: str) -> dict:
     tried = []
     for url in urls:
         try:
-            return exchange("GET", url, None, {"Accept": "application/json"}, True)
+            return exchange(outbound, what, "GET", url, None, {"Accept": "application/json"}, True)
+        except NotAllowed:
+            raise
         except TransportError as e:
             tried.append(str(e))
     raise TransportError(f"no {what} found ({'; '.join(tried)})")
 
-def exchange(method: str, url: str, body: bytes | None, headers: dict, expect_json: bool) -> dict:
-    """One request by FETCH_TIMEOUT_S; the JSON object it answered (TransportError otherwise), never following a redirect."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme != "https" and parts.hostname not in ("localhost", "127.0.0.1", "::1"):
-        raise TransportError(f"{url} is not https; an authorization server is only spoken to over https")
+
+def exchange(outbound, field: str, method: str, url: str, body: bytes | None, headers: dict,
+             expect_json: bool) -> dict:
+    """One request by FETCH_TIMEOUT_S, to an address `outbound` allows; the JSON object it answered
+    (TransportError otherwise), never following a redirect."""
     try:
-        connection, path = connection_for(url, FETCH_TIMEOUT_S)
+        connection, path = outbound.connection(url, field, FETCH_TIMEOUT_S)
+    except Refused as e:
+        raise NotAllowed(str(e)) from None
+    try:
         with Cutoff(connection, time.monotonic() + FETCH_TIMEOUT_S):
             connection.request(method, path, body, headers)
             response = connection.getresponse()
@@ -109,7 +125,7 @@ def exchange(method: str, url: str, body: bytes | None, headers: dict, expect_js
     except (OSError, ValueError) as e:
         raise TransportError(f"{url}: {reason_of(e)}") from None
     finally:
-        connection.close() if "connection" in locals() else None
+        connection.close()
     try:
         data = json.loads(raw) if raw.strip() else {}
     except ValueError:

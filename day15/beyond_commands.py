@@ -28,6 +28,19 @@ def mcp_account(session, arg: str) -> None:
         print(shown(f"{name.strip()}: {said}", one_line=True))
 
 
+def completer(commands: list[str], tool_names, mentions):
+    """What Tab offers for a word, given the line so far: commands, tool names after /call, and
+    @server: or @server:uri after @ (with "@server:" typed already, its URIs are what is left)."""
+    def complete(text: str, line: str) -> list[str]:
+        words = (mentions() if text.startswith("@") else tool_names() if line.startswith("/call ")
+                 else commands if " " not in line else [])
+        matches = [w for w in words if w.startswith(text)]
+        if text.startswith("@") and text in matches and len(matches) > 1:
+            matches.remove(text)
+        return matches
+    return complete
+
+
 def cmd_tools(session, arg: str) -> None:
     """every tool with its policy (and, with many, which ones the model is offered now)"""
     chosen = {spec["function"]["name"] for spec in beyond_toolsearch.choose(tools.openai_tools(), session.history)}

@@ -30,6 +30,10 @@ class FolderError(ValueError):
     """A project file that is not used: a link out of the folder, not a regular file, too big."""
 
 
+class LinkOutside(FolderError):
+    """A project file that is a link leading out of the folder (perhaps meant: it is named, and refused)."""
+
+
 # --- which folder is the project ---------------------------------------------------------------
 
 def settings_path() -> str:
@@ -86,16 +90,17 @@ def read_inside(path: str, limit: int = MAX_CONFIG_BYTES, root: str = ".") -> by
     link leading outside the folder, not a regular file, or bigger than `limit`."""
     base, real = os.path.realpath(root), os.path.realpath(os.path.join(root, path))
     if os.path.commonpath([base, real]) != base:
-        raise FolderError(f"{path} is a link to {_shown(real)}, outside the folder; it is not read")
+        raise LinkOutside(f"{path} is a link to {_shown(real)}, outside the folder; it is not read")
     try:
         fd = os.open(real, os.O_RDONLY | NOFOLLOW)
     except FileNotFoundError:
         return None
     except OSError as e:
         raise FolderError(f"{path} cannot be read ({e.strerror or e})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a folder, a FIFO, a device: never opened as a file
+        os.close(fd)
+        raise FolderError(f"{path} is not a regular file; it is not read")
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise FolderError(f"{path} is not a regular file; it is not read")
         data = f.read(limit + 1)
     if len(data) > limit:
         raise FolderError(f"{path} is over {limit:,} bytes; a config written by hand is smaller")

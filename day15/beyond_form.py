@@ -20,15 +20,16 @@ DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?")
 
 
-def form(fields: dict, required: list[str]) -> dict:
-    """Each field asked and checked, then the whole form reviewed."""
+def form(read_line, fields: dict, required: list[str]) -> dict:
+    """Each field asked and checked, then the whole form reviewed; read_line(prompt) is the console's
+    (KeyboardInterrupt or EOFError cancel the form, as the caller decides)."""
     values: dict = {}
     for name, spec in fields.items():
-        _ask_field(name, spec if isinstance(spec, dict) else {}, name in required, values)
+        _ask_field(read_line, name, spec if isinstance(spec, dict) else {}, name in required, values)
     while True:
         print("  " + "\n  ".join(f"{clean(str(k), one_line=True)}: {_shown(v)}"
                                  for k, v in values.items()) if values else "  (nothing)")
-        choice = input("[a]ccept, [e]dit, [d]ecline, [c]ancel? ").strip().lower()
+        choice = read_line("[a]ccept, [e]dit, [d]ecline, [c]ancel? ").strip().lower()
         if choice in ("a", "accept"):
             return {"action": "accept", "content": values}
         if choice in ("d", "decline"):
@@ -36,12 +37,12 @@ def form(fields: dict, required: list[str]) -> dict:
         if choice in ("c", "cancel"):
             return {"action": "cancel"}
         if choice in ("e", "edit"):
-            name = input("which field? ").strip()
+            name = read_line("which field? ").strip()
             if name in fields:
-                _ask_field(name, fields[name] if isinstance(fields[name], dict) else {}, name in required, values)
+                _ask_field(read_line, name, fields[name] if isinstance(fields[name], dict) else {}, name in required, values)
 
 
-def _ask_field(name: str, spec: dict, required: bool, values: dict) -> None:
+def _ask_field(read_line, name: str, spec: dict, required: bool, values: dict) -> None:
     label = clean(shorten(str(spec.get("title") or name), 80), one_line=True)
     about = clean(shorten(str(spec.get("description", "")), 200), one_line=True)
     choices = _choices(spec)
@@ -51,7 +52,7 @@ def _ask_field(name: str, spec: dict, required: bool, values: dict) -> None:
     default = values.get(name, spec.get("default"))
     hint = f" [{_shown(default)}]" if default is not None else ""
     for _ in range(FIELD_TRIES):
-        typed = input(f"  {label}{' (required)' if required else ''}{': ' + about if about else ''}{hint}: ").strip()
+        typed = read_line(f"  {label}{' (required)' if required else ''}{': ' + about if about else ''}{hint}: ").strip()
         if not typed:
             if default is not None:
                 values[name] = default

@@ -1,10 +1,12 @@
 """Beyond the tutorial: what a server sends on its own, which the tutorial's client ignores.
 
 The full client (beyond_client.McpClient) holds one FromServer per server: the server's requests
-are answered (ping, and -32601 for the rest) with one try and at most ANSWERS_PER_S a second, so a
-server that stops reading never blocks the reader and one that floods costs little; log
-notifications and stderr lines are kept (and printed with --verbose); progress is shown and pushes
-its call's deadline out; a changed tool or resource list is read again by one thread, spaced out.
+are answered (ping and roots at once, a question for the user on a thread of its own, -32601 for
+the rest) at most ANSWERS_PER_S a second, written by one answers thread with the server's timeout
+to take them, so a server that stops reading never blocks the reader and one that floods costs
+little; log notifications and stderr lines are kept (and printed with --verbose); progress is
+shown and pushes its call's deadline out; a changed tool or resource list is read again by one
+thread, spaced out.
 It asks the client to send, to log, to list tools and resources, and which revision it speaks.
 """
 import itertools
@@ -31,8 +33,13 @@ ANSWERS_PER_S = 20.0
 # The server's own words (stderr lines and log notifications) kept for /logs and for its errors.
 TAIL_LINES = 200
 # The requests of a server's that beyond_asks.py answers, and JSON-RPC codes of answers we cannot give.
-ASKED_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
+ASKED_METHODS = ("elicitation/create", "sampling/createMessage")
 BUSY, INTERNAL_ERROR = -32000, -32603
+# A request whose id is longer than this is not answered (an id is a counter or a short string; a
+# huge one would make every answer a huge write).
+MAX_ID_CHARS = 1024
+# Answers waiting to be written (the server is not reading meanwhile) at most; the rest are dropped.
+MAX_QUEUED_ANSWERS = 64
 
 
 class FromServer:
@@ -48,6 +55,11 @@ class FromServer:
         self._relisting = False
         self._stale: set[str] = set()
         self._asking = threading.Lock()  # held while the user is asked for one server's request
+        # Our answers to its requests, in the order given, for the one answers thread (_writing while it
+        # runs); _answers_lock guards both.
+        self._answers: deque[tuple[dict, str, float]] = deque()
+        self._answers_lock = threading.Lock()
+        self._writing = False
         self._dropped_answers = 0  # answers to the server's requests not given (not writable at once, or too many)
         self._answer_budget, self._answer_time = ANSWERS_PER_S, time.monotonic()  # answers allowed now, and when
         # Our calls in flight by progress token: the call (its deadline, progress callback, latest
@@ -72,10 +84,12 @@ class FromServer:
             self._on_notification(message)
 
     def _answer(self, message: dict) -> None:
-        """ping gets {}; elicitation, sampling and roots get their answers (beyond_asks.py; one asked at a
-        time, on a thread of its own, as the user may take a while); any other method -32601, so a
-        server never waits on us (within ANSWERS_PER_S)."""
+        """ping gets {} and roots/list its roots at once; elicitation and sampling their answers
+        (beyond_asks.py; one question of this server at a time, on a thread of its own, as the user may
+        take a while); any other method -32601, so a server never waits on us (within ANSWERS_PER_S)."""
         method = shorten(str(message["method"]), 100)
+        if len(json.dumps(message["id"])) > MAX_ID_CHARS:
+            return self._drop_answer(method, f"its id is over {MAX_ID_CHARS} characters")
         if self.client.revisions.modern:
             return self._drop_answer(method, "in MCP 2026-07-28 a server sends no requests")
         now = time.monotonic()
@@ -86,6 +100,8 @@ class FromServer:
         self._answer_budget -= 1
         if method == "ping":
             return self._reply(message, {"result": {}})
+        if method == "roots/list":  # needs nobody: answered even while a question of this server waits
+            return self._reply(message, {"result": answer(self.client.name, self.client.cfg, method, None)})
         if method not in ASKED_METHODS:
             return self._reply(message, {"error": {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}})
         if not self._asking.acquire(blocking=False):
@@ -93,7 +109,7 @@ class FromServer:
         threading.Thread(target=self._ask, args=(message,), name=f"mcp-{self.client.name}-ask", daemon=True).start()
 
     def _ask(self, message: dict) -> None:
-        """The answer to one elicitation, sampling or roots request (releases _asking)."""
+        """The answer to one elicitation or sampling request (releases _asking)."""
         try:
             result = {"result": answer(self.client.name, self.client.cfg, message["method"], message.get("params"))}
         except Refused as e:
@@ -103,15 +119,34 @@ class FromServer:
             result = {"error": {"code": INTERNAL_ERROR, "message": "the client could not answer"}}
         finally:
             self._asking.release()
-        self._reply(message, result, wait=self.client.cfg.timeout)
+        self._reply(message, result)
 
-    def _reply(self, message: dict, outcome: dict, wait: float = 0.0) -> None:
-        """Our answer to a server's request; by default one try, so the reader never waits on a server
-        that does not read."""
-        try:
-            self.client.send_message({"jsonrpc": "2.0", "id": message["id"], **outcome}, time.monotonic() + wait)
-        except McpError as e:
-            self._drop_answer(str(message["method"]), str(e))
+    def _reply(self, message: dict, outcome: dict) -> None:
+        """Our answer to a server's request, written by the answers thread with the server's timeout to
+        take it, so the reader never waits on a server that is busy writing (or does not read)."""
+        with self._answers_lock:
+            if len(self._answers) >= MAX_QUEUED_ANSWERS:
+                return self._drop_answer(str(message["method"]), f"{MAX_QUEUED_ANSWERS} answers wait to be written")
+            self._answers.append(({"jsonrpc": "2.0", "id": message["id"], **outcome}, str(message["method"]),
+                                  time.monotonic() + self.client.cfg.timeout))
+            if self._writing:
+                return
+            self._writing = True
+        threading.Thread(target=self._write_answers, name=f"mcp-{self.client.name}-answers", daemon=True).start()
+
+    def _write_answers(self) -> None:
+        """The answers thread: write what waits, in order, each by its deadline; it ends when none waits."""
+        while True:
+            with self._answers_lock:
+                if not self._answers or self.client.closed:
+                    self._writing = False
+                    self._answers.clear()
+                    return
+                reply, method, deadline = self._answers.popleft()
+            try:
+                self.client.send_message(reply, deadline)
+            except McpError as e:
+                self._drop_answer(method, str(e))
 
     def _drop_answer(self, method: str, why: str) -> None:
         """Count an answer not given; say so at the 1st, 10th, 100th, 1000th and every 10000th."""

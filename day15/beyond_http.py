@@ -85,7 +85,8 @@ class HttpTransport(Listening, Transport):
             raise TransportError(f"plain http to {self.url.hostname} would send everything unencrypted; "
                                  "use https, or add \"allowInsecure\": true to the entry")
         if "authorization" not in {k.lower() for k in self.headers}:
-            self.oauth = OAuth(self.name, urllib.parse.urlunsplit(self.url), self.config.oauth, self.inbox.log)
+            self.oauth = OAuth(self.name, urllib.parse.urlunsplit(self.url), self.config.oauth, self.inbox.log,
+                               allow_insecure=self.config.allow_insecure)
             self.oauth.login_allowed = self._login_allowed
 
     def allow_login(self, allowed: bool) -> None:

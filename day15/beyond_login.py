@@ -15,17 +15,22 @@ import hashlib
 import http.server
 import os
 import queue
+import re
 import secrets
-import select
 import sys
 import threading
 import time
 import urllib.parse
 import webbrowser
 
+from beyond_asks import console
 from beyond_base import TransportError
+from beyond_outbound import Refused
 from beyond_text import clean
 
+# A code pasted alone: the characters authorization codes are made of (RFC 6749's VSCHAR, less
+# those that would make it a query or an address).
+BARE_CODE = re.compile(r"[A-Za-z0-9._~+/-]{1,4096}")
 # How long a login may take, from the URL shown to the code received.
 LOGIN_TIMEOUT_S = 300.0
 PAGE = (b"<!doctype html><title>GeekAgent</title><p>Logged in. You can close this tab and go back to the "
@@ -34,6 +39,10 @@ PAGE = (b"<!doctype html><title>GeekAgent</title><p>Logged in. You can close thi
 
 def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:
     """The token answer of one authorization code login (with `resource`), or TransportError."""
+    try:  # the authorization server's word for the page the browser opens: checked before anything is shown
+        endpoint = oauth.outbound.page(meta["authorization_endpoint"], "authorization_endpoint")
+    except Refused as e:
+        raise TransportError(str(e)) from None
     replies: queue.SimpleQueue = queue.SimpleQueue()
     fixed = oauth.settings.get("callbackPort")
     try:  # the port of the last login at this issuer first: its registration names that redirect
@@ -51,7 +60,6 @@ def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:
                  "code_challenge": challenge, "code_challenge_method": "S256", "state": state, "resource": resource}
         if scopes:
             query["scope"] = " ".join(scopes)
-        endpoint = meta["authorization_endpoint"]
         url = endpoint + ("&" if "?" in endpoint else "?") + urllib.parse.urlencode(query)
         reply = _code_from_user(oauth.name, url, replies, state)
         code = _checked(reply, state, meta)
@@ -92,29 +100,46 @@ def _listen(port: int, replies: queue.SimpleQueue) -> http.server.HTTPServer:
 def _code_from_user(name: str, url: str, replies: queue.SimpleQueue, state: str) -> dict:
     """Show the URL (and open it where a browser is), then wait for the redirect or a pasted one. A
     redirect for another login (another state: any local program can call the listener) is not ours
-    and is waited past."""
-    # The endpoint is the authorization server's word: shown with its control characters made visible,
-    # whole (a cut URL cannot be opened).
+    and is waited past. In a terminal the wait is a question of the console's (beyond_console.py)."""
+    # The endpoint is the authorization server's word: checked (beyond_outbound.py), shown with its
+    # control characters made visible, whole (a cut URL cannot be opened).
     print(f"Log in to {clean(name, one_line=True)}: {clean(url, one_line=True)}", flush=True)
-    if _browser_here() and webbrowser.open(url):
-        print("(opened in your browser; waiting for the login to finish)", flush=True)
-    elif sys.stdin.isatty():
-        print("Open it in a browser, then paste the address it ends on (or the code) here:", flush=True)
-    deadline = time.monotonic() + LOGIN_TIMEOUT_S
-    while time.monotonic() < deadline:
+    terminal, deadline, found = console(), time.monotonic() + LOGIN_TIMEOUT_S, []
+
+    def came(wait: float = 0.0) -> bool:
+        """Whether a redirect of this login's own came (waiting for one up to `wait`), or the time is up."""
         try:
-            reply = replies.get(timeout=0.2)
-            if reply.get("state") == state:
-                return reply
-            continue
+            while not found:
+                reply = replies.get(timeout=max(0.0, min(wait, deadline - time.monotonic()))) if wait \
+                    else replies.get_nowait()
+                found.extend([reply] if reply.get("state") == state else [])
         except queue.Empty:
             pass
-        if sys.stdin.isatty() and select.select([sys.stdin], [], [], 0)[0]:
-            pasted = sys.stdin.readline().strip()
-            if pasted:
-                query = urllib.parse.urlsplit(pasted).query if "://" in pasted else ""
-                return dict(urllib.parse.parse_qsl(query)) if query else {"code": pasted, "pasted": "1"}
+        return bool(found) or time.monotonic() >= deadline
+    if _browser_here() and webbrowser.open(url):
+        print("(opened in your browser; waiting for the login to finish)", flush=True)
+    elif terminal.terminal:
+        with terminal.question():
+            while not came():
+                pasted = terminal.read_line("Open it in a browser, then paste the address it ends on (or the code): ",
+                                            until=came)
+                if pasted and pasted.strip():
+                    return pasted_reply(pasted.strip(), state)
+    while not came(0.2):  # in steps, so a Ctrl-C or SIGTERM is seen
+        pass
+    if found:
+        return found[0]
     raise TransportError(f"no login within {LOGIN_TIMEOUT_S:g} s")
+
+
+def pasted_reply(pasted: str, state: str) -> dict:
+    """What a person pasted: the address the browser ended on (or its query), which must carry this
+    login's state like any redirect; or a bare code alone (nothing but code characters), which is
+    this login's by the person's word: it gets this login's state, so no parameter can set the check aside."""
+    if BARE_CODE.fullmatch(pasted):
+        return {"code": pasted, "state": state}
+    query = urllib.parse.urlsplit(pasted).query if "://" in pasted else pasted.lstrip("?")
+    return dict(urllib.parse.parse_qsl(query))
 
 
 def _browser_here() -> bool:
@@ -134,7 +159,7 @@ def _checked(reply: dict, state: str, meta: dict) -> str:
     elif supported:
         raise TransportError("the login's answer has no iss, which the authorization server said it sends; "
                              "its code is not used")
-    if not reply.get("pasted") and reply.get("state") != state:
+    if reply.get("state") != state:
         raise TransportError("the login's answer is not for this login (its state differs)")
     if reply.get("error"):
         detail = reply.get("error_description") or reply["error"]

@@ -177,7 +177,8 @@ def logout(name: str) -> str:
     if config is None or config.kind == "stdio":
         raise McpError(_no_remote(name))
     try:
-        said = OAuth(name, expand(config.url, "url"), config.oauth, lambda text: None).logout()
+        said = OAuth(name, expand(config.url, "url"), config.oauth, lambda text: None,
+                     allow_insecure=config.allow_insecure).logout()
     except TransportError as e:
         raise McpError(str(e), name) from None
     _forget(name)

@@ -21,6 +21,7 @@ import urllib.parse
 from beyond_authserver import canonical, discover, post_form, post_json, server_metadata
 from beyond_base import TransportError, expand
 from beyond_login import authorize
+from beyond_outbound import Outbound
 from beyond_tokens import TokenStore
 
 # A token is refreshed this long before it expires: the smaller of 60 s and a tenth of its life.
@@ -33,6 +34,27 @@ MAX_STEP_UPS = 2
 # Bearer challenge parameters: name=value or name="quoted value".
 CHALLENGE_PARAM = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 CLIENT_NAME = "GeekAgent Day 15 (Python)"
+# A token answer is kept only within these bounds (real tokens are a few KB, lifetimes hours or
+# days), so one authorization server's answer cannot grow the logins file past what is read back.
+MAX_TOKEN_CHARS = 16 * 1024
+MAX_LIFE_S = 10 * 365 * 24 * 3600.0
+
+
+def lifetime(value: object) -> float | None:
+    """A token's expires_in as seconds when it is a plausible one (above 0, at most MAX_LIFE_S), else None: unknown."""
+    plausible = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_LIFE_S
+    return float(value) if plausible else None
+
+
+def usable(tokens: object) -> bool:
+    """Tokens as read back from the logins file (written by any agent, or by hand) that every use of them can take."""
+    if not isinstance(tokens, dict) or not isinstance(tokens.get("access_token"), str):
+        return False
+    scopes, expires = tokens.get("scopes", []), tokens.get("expires_at")
+    if not isinstance(scopes, list) or not all(isinstance(scope, str) for scope in scopes):
+        return False
+    return expires is None or (isinstance(expires, (int, float)) and not isinstance(expires, bool)
+                               and 0 < expires < time.time() + 2 * MAX_LIFE_S)
 
 
 class LoginNeeded(TransportError):
@@ -50,8 +72,10 @@ def challenge(header: str | None) -> dict[str, str]:
 class OAuth:
     """The login of one remote server: its tokens, refreshed and replaced as needed."""
 
-    def __init__(self, name: str, url: str, settings: dict, log, store: TokenStore | None = None) -> None:
+    def __init__(self, name: str, url: str, settings: dict, log, store: TokenStore | None = None,
+                 allow_insecure: bool = False) -> None:
         self.name, self.url, self.settings, self.log = name, url, settings, log
+        self.outbound = Outbound(url, allow_insecure)  # where its login may go (beyond_outbound.py)
         self.store = store or TokenStore()
         self.login_allowed = False  # set by the client that may open a login (start(login=True), /mcp login)
         self.scopes: set[str] = set()  # what the last login asked for; step-ups add to it
@@ -96,9 +120,11 @@ class OAuth:
         with self._renewing:
             with self.store.locked() as data:  # read again, and refreshed, under the lock other agents take
                 tokens = (data.get("tokens") or {}).get(self.url)
-                if isinstance(tokens, dict) and tokens.get("access_token") != stale:
+                tokens = tokens if usable(tokens) else None
+                if tokens and tokens.get("access_token") != stale:
                     return tokens  # renewed meanwhile, by another thread or another agent
-                if isinstance(tokens, dict) and tokens.get("refresh_token"):
+                if tokens and isinstance(tokens.get("refresh_token"), str) and isinstance(tokens.get("issuer"), str) \
+                        and isinstance(tokens.get("resource"), str):
                     refreshed = self._refresh(tokens, found if login else {})
                     if refreshed:
                         return refreshed
@@ -110,10 +136,10 @@ class OAuth:
         """refresh_token at the issuer that gave it; None if that does not work (a login is then needed)."""
         try:
             if found:  # a 401: the server may have moved to another authorization server
-                issuer = discover(self.url, found)[1]["issuer"]
+                issuer = discover(self.outbound, self.url, found)[1]["issuer"]
                 if issuer != tokens.get("issuer"):
                     return None
-            meta = server_metadata(tokens["issuer"])
+            meta = server_metadata(self.outbound, tokens["issuer"])
             client = self.client_for(meta, None)
             answer = self.token_request(meta, client, {"grant_type": "refresh_token",
                                                         "refresh_token": tokens["refresh_token"],
@@ -127,7 +153,7 @@ class OAuth:
     def _login(self, found: dict, step_up: bool = False) -> dict:
         if not self.login_allowed:
             raise LoginNeeded(f"needs login: /mcp login {self.name}")
-        prm, meta = discover(self.url, found)
+        prm, meta = discover(self.outbound, self.url, found)
         resource = prm.get("resource") or canonical(self.url)
         scopes = set(found["scope"].split()) if found.get("scope") else set()
         if not scopes:
@@ -141,14 +167,20 @@ class OAuth:
         return self._keep(grant, meta["issuer"], resource, sorted(scopes))
 
     def _keep(self, answer: dict, issuer: str, resource: str, scopes: list[str], old_refresh: str | None = None) -> dict:
+        """Store a token answer once it is checked: bounded tokens and scope, a plausible lifetime
+        (else unknown); an answer over the bounds fails this login only, and nothing of it is kept."""
         if not isinstance(answer.get("access_token"), str) or str(answer.get("token_type", "bearer")).lower() != "bearer":
             raise TransportError("the authorization server answered without a bearer access token")
-        life = answer.get("expires_in")
+        refresh = answer.get("refresh_token") if isinstance(answer.get("refresh_token"), str) else None
+        scope = answer.get("scope") if isinstance(answer.get("scope"), str) else None
+        for what, value in (("access_token", answer["access_token"]), ("refresh_token", refresh), ("scope", scope)):
+            if value is not None and len(value) > MAX_TOKEN_CHARS:
+                raise TransportError(f"the authorization server's {what} is over {MAX_TOKEN_CHARS:,} characters; "
+                                     "it is not kept and the login fails")
+        life = lifetime(answer.get("expires_in"))
         tokens = {"access_token": answer["access_token"], "issuer": issuer, "resource": resource,
-                  "refresh_token": answer.get("refresh_token") or old_refresh,
-                  "scopes": answer["scope"].split() if isinstance(answer.get("scope"), str) else scopes,
-                  "expires_at": time.time() + life if isinstance(life, (int, float)) and life > 0 else None,
-                  "life": life if isinstance(life, (int, float)) else None}
+                  "refresh_token": refresh or old_refresh, "scopes": scope.split() if scope is not None else scopes,
+                  "expires_at": time.time() + life if life else None, "life": life}
         with self.store.locked() as data:
             data.setdefault("tokens", {})[self.url] = tokens
         self._look_after = 0.0  # the next request reads them
@@ -166,7 +198,7 @@ class OAuth:
         if seen != self._seen:
             with self.store.locked() as data:
                 tokens = (data.get("tokens") or {}).get(self.url)
-            self._cached = tokens if isinstance(tokens, dict) and isinstance(tokens.get("access_token"), str) else None
+            self._cached = tokens if usable(tokens) else None
             self._seen = seen
         if self._cached is None:
             self._look_after = now + NO_TOKENS_LOOK_S
@@ -174,8 +206,8 @@ class OAuth:
 
     @staticmethod
     def _margin(tokens: dict) -> float:
-        life = tokens.get("life")
-        return min(REFRESH_MARGIN_S, life / 10) if isinstance(life, (int, float)) and life > 0 else REFRESH_MARGIN_S
+        life = lifetime(tokens.get("life"))
+        return min(REFRESH_MARGIN_S, life / 10) if life else REFRESH_MARGIN_S
 
     def logout(self) -> str:
         """Revoke the tokens where the server offers revocation (RFC 7009), then forget them."""
@@ -184,13 +216,13 @@ class OAuth:
             return "not logged in"
         said = "forgotten"
         try:
-            meta = server_metadata(tokens["issuer"])
+            meta = server_metadata(self.outbound, tokens["issuer"])
             if meta.get("revocation_endpoint"):
                 client = self.client_for(meta, None)
                 for kind in ("refresh_token", "access_token"):
                     if tokens.get(kind):
-                        post_form(meta["revocation_endpoint"], client,
-                                        {"token": tokens[kind], "token_type_hint": kind}, expect_json=False)
+                        post_form(self.outbound, "revocation_endpoint", meta["revocation_endpoint"], client,
+                                  {"token": tokens[kind], "token_type_hint": kind}, expect_json=False)
                 said = "revoked and forgotten"
         except TransportError as e:
             said = f"forgotten (revoking failed: {e})"
@@ -227,14 +259,20 @@ class OAuth:
             raise TransportError(f"the authorization server {meta['issuer']} takes no registrations; add "
                                  f"\"oauth\": {{\"clientId\": ...}} to the entry of {self.name}")
         method = next((m for m in ("client_secret_basic", "client_secret_post", "none") if m in methods), "none")
-        answer = post_json(meta["registration_endpoint"], {
+        answer = post_json(self.outbound, "registration_endpoint", meta["registration_endpoint"], {
             "client_name": CLIENT_NAME, "redirect_uris": [redirect_uri], "token_endpoint_auth_method": method,
             "application_type": "native",  # a program on the user's machine, redirected to 127.0.0.1
             "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
         if not isinstance(answer.get("client_id"), str):
             raise TransportError("the registration answer has no client_id")
-        client = {"client_id": answer["client_id"], "client_secret": answer.get("client_secret"),
-                  "method": answer.get("token_endpoint_auth_method") or method, "redirect_uris": [redirect_uri]}
+        secret = answer.get("client_secret") if isinstance(answer.get("client_secret"), str) else None
+        if len(answer["client_id"]) > MAX_TOKEN_CHARS or len(secret or "") > MAX_TOKEN_CHARS:
+            raise TransportError(f"the registration answer's client_id or client_secret is over {MAX_TOKEN_CHARS:,} "
+                                 "characters; it is not kept")
+        named = answer.get("token_endpoint_auth_method")
+        client = {"client_id": answer["client_id"], "client_secret": secret,
+                  "method": named if named in ("client_secret_basic", "client_secret_post", "none") else method,
+                  "redirect_uris": [redirect_uri]}
         with self.store.locked() as data:
             data.setdefault("clients", {})[meta["issuer"]] = client
         return client
@@ -249,6 +287,5 @@ class OAuth:
 
     # --- requests to the authorization server -------------------------------------------------
 
-    @staticmethod
-    def token_request(meta: dict, client: dict, form: dict) -> dict:
-        return post_form(meta["token_endpoint"], client, form)
+    def token_request(self, meta: dict, client: dict, form: dict) -> dict:
+        return post_form(self.outbound, "token_endpoint", meta["token_endpoint"], client, form)

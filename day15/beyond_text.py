@@ -30,6 +30,20 @@ def clean(text: str, one_line: bool = False) -> str:
     return text
 
 
+# A server's text in a question is shown up to this many lines, each marked as the server's.
+MAX_QUOTED_LINES = 40
+QUOTE = "  | "
+
+
+def quoted(text: object, limit: int) -> str:
+    """A server's words under the header that names it: at most `limit` characters and
+    MAX_QUOTED_LINES lines, each indented and marked (a newline cannot draw a line of ours),
+    controls, bidi and invisible characters made visible."""
+    lines = shorten(str(text), limit).split("\n")
+    more = [f"{QUOTE}... ({len(lines) - MAX_QUOTED_LINES} more lines)"] if len(lines) > MAX_QUOTED_LINES else []
+    return "\n".join([QUOTE + clean(line, one_line=True) for line in lines[:MAX_QUOTED_LINES]] + more)
+
+
 def _visible(chars: str) -> str:
     return "".join(f"\\x{ord(c):02x}" if c < " " or "\x7f" <= c <= "\x9f" else c for c in chars)
 

@@ -15,8 +15,9 @@ import threading
 
 from beyond_base import TransportError, state_dir
 
-# oauth.json is small: a few clients and tokens. A bigger one is not ours to read.
-MAX_STORE_BYTES = 1 << 20
+# oauth.json is small: a few clients and tokens (each answer is bounded: beyond_oauth.MAX_TOKEN_CHARS).
+# A bigger one is not ours to read, and a change that would make it bigger is refused, not written.
+MAX_STORE_BYTES = 4 << 20
 
 try:
     import fcntl
@@ -83,11 +84,14 @@ class TokenStore:
         return data
 
     def _write(self, data: dict) -> None:
+        text = json.dumps(data, indent=1, sort_keys=True)
+        if len(text.encode()) > MAX_STORE_BYTES:  # every other login would be lost with it
+            raise TransportError(f"{self.path} would grow past {MAX_STORE_BYTES >> 20} MB; this login is not kept")
         temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
+                f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(temporary, self.path)  # a link at the path is replaced, never followed

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import permissions
 from beyond_config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond_base import config_dir
-from beyond_folder import FolderError, JsonStore, read_inside
+from beyond_folder import FolderError, JsonStore, LinkOutside, read_inside
 from beyond_text import clean, shorten
 from mcp import McpError
 
@@ -41,6 +41,7 @@ class Project:
     folder: str
     files: dict[str, bytes | None] = field(default_factory=dict)    # path -> bytes; None when missing
     problems: dict[str, str] = field(default_factory=dict)          # path -> why it is not used
+    links: set[str] = field(default_factory=set)                    # the paths that are links out of the folder
 
     @classmethod
     def read(cls, folder: str = ".") -> "Project":
@@ -50,6 +51,8 @@ class Project:
                 project.files[path] = read_inside(path, root=folder)
             except FolderError as e:
                 project.files[path], project.problems[path] = None, str(e)
+                if isinstance(e, LinkOutside):
+                    project.links.add(path)
         return project
 
     def digest(self, path: str) -> str | None:
@@ -65,8 +68,10 @@ class Project:
 
     def policies(self) -> dict[str, str]:
         """GeekAgent.json's tool policies; PolicyError when it cannot be used (it never silently widens access)."""
-        if permissions.POLICY_PATH in self.problems:
+        if permissions.POLICY_PATH in self.links:  # a policy file meant to be somewhere else: never ignored in silence
             raise permissions.PolicyError(self.problems[permissions.POLICY_PATH])
+        if permissions.POLICY_PATH in self.problems:
+            return {}  # a folder, unreadable: it allows nothing (index.py says so in one line)
         raw = self.files[permissions.POLICY_PATH]
         return {} if raw is None else permissions.parse_policies(permissions.POLICY_PATH, raw)
 
@@ -81,7 +86,7 @@ class Project:
 
     def dotenv(self) -> tuple[dict[str, str], list[str]]:
         if DOTENV_PATH in self.problems:
-            return {}, [f"{self.problems[DOTENV_PATH]}; it is ignored"]
+            return {}, [self.problems[DOTENV_PATH]]
         return parse_dotenv(self.files[DOTENV_PATH], DOTENV_PATH)
 
 

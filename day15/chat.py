@@ -103,7 +103,7 @@ def new_history() -> list[dict]:
 
 def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text: None,
              on_usage: Callable[[dict], None] = lambda usage: None, offer_tools: bool = True,
-             on_retry: Callable[[str], None] | None = None) -> dict:
+             on_retry: Callable[[str], None] | None = None, max_tokens: int | None = None) -> dict:
     """One Chat Completions request; text goes to on_text as it arrives; returns the message or raises ChatError.
 
     A KeyboardInterrupt while the reply streams carries the text that arrived as `partial`.
@@ -114,6 +114,8 @@ def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text:
     specs = _offered(_choose(openai_tools(), messages)) if offer_tools else []  # Beyond the tutorial: none for sampling
     if specs:
         body["tools"] = specs
+    if max_tokens is not None:  # Beyond the tutorial: a server's sampling request names its limit
+        body["max_tokens"] = max_tokens
     headers = {"Content-Type": "application/json"}
     if os.environ.get("OPENAI_API_KEY"):
         headers["Authorization"] = f"Bearer {os.environ['OPENAI_API_KEY']}"

@@ -6,7 +6,7 @@ find the project's .geekagent/, load the policies, register the built-in tools, 
 servers, show them; then each message is a slash command or a chat turn. Servers stop on every way out.
 What section 4.5 adds to index.ts is in one place below: connect, mcp_line, /mcp and /exit. What is
 beyond the tutorial lives in beyond files: the folder's trust (beyond_trust.py), the keys, completion
-and activity line (beyond_terminal.py), the other commands (beyond_commands.py, beyond_resources.py)
+and activity line and every question asked (beyond_console.py), the other commands (beyond_commands.py, beyond_resources.py)
 and the ways out (beyond_exit.py).
 """
 import sys
@@ -30,7 +30,8 @@ import beyond_unattended
 import chat
 import permissions
 import tools
-from beyond_terminal import Activity, Output, Terminal, fresh_line, shown, style
+from beyond_console import Console
+from beyond_terminal import Output, shown, style
 from mcp import McpError
 
 VERSION = "GeekAgent Day 15 (Python) 0.2.0"
@@ -57,15 +58,15 @@ LEAVE_WORDS = ("exit", "quit")
 class Session:
     """The REPL's state: the MCP client module, the audit log, the conversation, the last tool result."""
 
-    def __init__(self, servers: ModuleType, audit=None) -> None:
-        self.servers, self.audit = servers, audit
+    def __init__(self, servers: ModuleType, console: Console, audit=None) -> None:
+        self.servers, self.console, self.audit = servers, console, audit
         # As index.ts: with the tutorial's client, Ctrl-C leaves (its servers share our process
         # group, so the terminal's Ctrl-C reaches them too); the full client's servers do not.
         self.ctrl_c_leaves = servers.__name__ == "mcp"
         self.history = chat.new_history()
         self.last_result = ""
         self.running = True
-        self.activity = Activity()
+        self.activity = console.activity
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,17 +98,22 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(errors="replace")
     beyond_exit.stop_on_signals()  # Beyond the tutorial: SIGTERM and SIGHUP leave through the finally below
+    console = Console()  # Beyond the tutorial: every line read from the user, one question at a time
+    if prompt is None:
+        console.take_signals()
     root = beyond_folder.find_project()
     try:
         # Beyond the tutorial: the folder's files are read once; mcp.json, .env and what GeekAgent.json
         # allows take effect only once the user trusts them.
         project = beyond_trust.Project.read(".")
         terminal = sys.stdin.isatty() and prompt is None
-        ask = (lambda question: permissions.ask_on_stdin(question, always=False)) if terminal else None
+        ask = (lambda question: console.confirm(question, always=False)) if terminal else None
         trusted = beyond_trust.decide(project, "--trust" in args or os.environ.get("GEEKAGENT_TRUST") == "1", ask)
         if trusted:
             beyond_trust.load_dotenv(settings=project.dotenv())
         policies = project.policies()
+        if permissions.POLICY_PATH in project.problems:  # Beyond the tutorial: one line, and start-up goes on
+            print(f"warning: {shown(project.problems[permissions.POLICY_PATH], one_line=True)}", file=sys.stderr)
         untrusted_allows = [] if trusted else project.allows()
         permissions.load_policies(policies={**policies, **dict.fromkeys(untrusted_allows, "ask")})
         tools.register_builtin_tools()
@@ -116,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         audit = None if tutorial else servers.use_folder_state(root or os.getcwd())
         if audit:  # Beyond the tutorial: what servers may ask of the user, and of the model
             beyond_asks.set_root(root or os.getcwd())
+            beyond_asks.set_console(console)  # its questions are the console's, as every other one
             beyond_asks.set_record(audit.asked)
             beyond_asks.set_model(_sampling_model)
             tools.set_long_results(beyond_results.keep)  # a long result is kept whole, read back by pages
@@ -131,14 +138,13 @@ def main(argv: list[str] | None = None) -> int:
                                                      echo="--verbose" in args):
             return 1
         print_banner(servers, interactive=prompt is None)
-        session = Session(servers, audit)
+        session = Session(servers, console, audit)
         if prompt is not None:
             beyond_unattended.unattended()
             return beyond_unattended.run(session, prompt, as_json, answer_out)
         if not tutorial:
             servers.set_activity(session.activity.tool)  # a running MCP tool shows its seconds and progress
-            permissions.set_confirm(_ask_on_a_line_of_its_own)
-            beyond_asks.set_pause(session.activity.paused)  # and gives way when its server asks something
+            permissions.set_confirm(console.confirm)  # below what the model wrote, one question at a time
         repl(session)
     except permissions.PolicyError as e:
         print(f"error: {shown(str(e), one_line=True)}", file=sys.stderr)
@@ -152,15 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _ask_on_a_line_of_its_own(question: str) -> bool | str:
-    """The permission question, below what the model wrote before its tool calls (any real model does)."""
-    fresh_line()
-    return permissions.ask_on_stdin(question)
-
-
-def _sampling_model(history: list[dict]) -> tuple[str, str]:
+def _sampling_model(history: list[dict], max_tokens: int) -> tuple[str, str]:
     """The configured model, without tools, for a server's sampling request: (its text, its name)."""
-    return chat.text_of(chat.complete(history, offer_tools=False).get("content")), chat.model()
+    reply = chat.complete(history, offer_tools=False, max_tokens=max_tokens)
+    return chat.text_of(reply.get("content")), chat.model()
 
 
 # --- tutorial section 4.5 (index.ts): connect at start-up, mcpLine, /mcp, /exit ------------------
@@ -263,17 +264,19 @@ def _s(count: int) -> str:
 
 def repl(session: Session) -> None:
     commands = [c for c in COMMANDS if not (session.ctrl_c_leaves and c in FULL_AGENT_COMMANDS)]
-    terminal = Terminal(commands, lambda: [t.name for t in tools.all_tools()], ctrl_c_clears=not session.ctrl_c_leaves,
-                        mentions=lambda: beyond_resources.mentions(session))
+    console = session.console
+    console.start_repl(beyond_commands.completer(commands, lambda: [t.name for t in tools.all_tools()],
+                                                 lambda: beyond_resources.mentions(session)),
+                       ctrl_c_clears=not session.ctrl_c_leaves)
     try:
         while session.running:
-            message = terminal.read_message()
+            message = console.read_message()
             if message is None or message.strip() in LEAVE_WORDS:
                 return
             if message.strip():
                 handle_line(session, message)
     finally:
-        terminal.save_history()
+        console.save_history()
 
 
 def handle_line(session: Session, line: str) -> None:

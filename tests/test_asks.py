@@ -1,8 +1,9 @@
 """What a server asks of the client (beyond_asks.py): elicitation, sampling, roots; in both eras.
 
-Tests run without a terminal, so the policy answers; the terminal form is driven through input().
+Tests run without a terminal, so the policy answers; the terminal form is driven through a console
+whose stdin types the answers.
 """
-import builtins
+import io
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -10,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 import beyond_asks
+from beyond_console import Console
 from conftest import fake
 from mcp import McpError
 
@@ -19,6 +21,7 @@ def no_model():
     beyond_asks.set_model(None)
     yield
     beyond_asks.set_model(None)
+    beyond_asks.set_console(None)
 
 
 def asked(client, tool: str, arguments: dict | None = None) -> dict:
@@ -54,7 +57,7 @@ def test_a_url_is_never_fetched_by_the_client_and_declined_without_a_terminal(st
         def log_message(self, *args):
             pass
     server = ThreadingHTTPServer(("127.0.0.1", 0), Count)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_port}/login"
         assert asked(started(fake("normal")), "ask_url", {"url": url})["result"] == {"action": "decline"}
@@ -81,19 +84,28 @@ def test_sampling_without_a_terminal_is_declined_and_the_model_is_not_asked(star
     assert reply["error"] == {"code": -1, "message": "User rejected sampling request"} and asked_model == []
 
 
-def scripted(monkeypatch, answers: list, prompts: list | None = None):
-    """input() answers from the list, in order (a KeyboardInterrupt in it is raised, as Ctrl-C would);
-    the prompts it was given go to `prompts`."""
-    queue = list(answers)
+class Typed:
+    """A console's stdin that types the answers in order (a KeyboardInterrupt among them is raised, as
+    Ctrl-C would); the prompt each answer was typed at goes to `prompts`."""
 
-    def typed(prompt=""):
-        (prompts if prompts is not None else []).append(prompt)
-        answer = queue.pop(0)
+    def __init__(self, answers: list, prompts: list, shown: io.StringIO) -> None:
+        self.answers, self.prompts, self.shown, self.seen = answers, prompts, shown, 0
+
+    def readline(self) -> str:
+        self.prompts.append(self.shown.getvalue()[self.seen:])
+        self.seen = len(self.shown.getvalue())
+        answer = self.answers.pop(0)
         if isinstance(answer, BaseException):
             raise answer
-        return answer
-    monkeypatch.setattr(builtins, "input", typed)
-    return queue
+        return answer + "\n"
+
+
+def scripted(answers: list, prompts: list | None = None) -> list:
+    """The questions of beyond_asks read `answers` through a console of their own; returns what is left of them."""
+    left = list(answers)
+    shown = io.StringIO()
+    beyond_asks.set_console(Console(stdin=Typed(left, [] if prompts is None else prompts, shown), stdout=shown))
+    return left
 
 
 SCHEMA = {"type": "object", "required": ["email", "count"], "properties": {
@@ -107,7 +119,7 @@ SCHEMA = {"type": "object", "required": ["email", "count"], "properties": {
 def test_the_form_checks_each_field_as_typed_then_is_reviewed(monkeypatch, capsys):
     """Wrong values are asked again with what to type; Enter keeps a default; the review edits, then accepts."""
     prompts: list = []
-    left = scripted(monkeypatch, ["not-an-email", "ada@example.com", "12", "", "2", "1,3", "y",
+    left = scripted(["not-an-email", "ada@example.com", "12", "", "2", "1,3", "y",
                                   "e", "count", "7", "a"], prompts)
     result = beyond_asks.answer("srv", None, "elicitation/create", {"message": "Who?", "requestedSchema": SCHEMA},
                                 interactive=True)
@@ -126,7 +138,7 @@ def test_the_form_checks_each_field_as_typed_then_is_reviewed(monkeypatch, capsy
     (["ada@example.com", "", "", "", "", "c"], "cancel"),
 ])
 def test_decline_and_cancel_are_what_the_server_gets(monkeypatch, answers, action):
-    scripted(monkeypatch, answers)
+    scripted(answers)
     result = beyond_asks.answer("srv", None, "elicitation/create", {"message": "Who?", "requestedSchema": SCHEMA},
                                 interactive=True)
     assert result == {"action": action}
@@ -157,7 +169,7 @@ def test_a_server_that_always_wants_more_input_is_given_up_on(started):
 def test_what_a_server_writes_into_a_question_is_shown_not_obeyed(monkeypatch, capsys):
     """Escape sequences in a form's message, titles and defaults, and in a sampling's token limit,
     are made visible: none reaches the terminal as it was."""
-    scripted(monkeypatch, ["", "d"])
+    scripted(["", "d"])
     schema = {"type": "object", "properties": {"x": {"type": "string", "title": "\x1b[2Jwipe",
                                                       "default": "\x1b]52;c;AAAA\x07"}}}
     beyond_asks.answer("srv\x1b[31m", None, "elicitation/create", {"message": "hi\x1b[8m", "requestedSchema": schema},

@@ -47,12 +47,10 @@ def test_tab_completes_a_resource_mention(tmp_path):
 
 def test_tab_after_a_whole_server_mention_completes_its_uri():
     """With "@ctx:" typed, Tab goes on to the server's one URI (not "@ctx:" itself again)."""
-    from types import SimpleNamespace
-    from beyond_terminal import Terminal
-    terminal = Terminal([], list, mentions=lambda: ["@ctx:", "@ctx:demo://a", "@other:"])
-    terminal.readline = SimpleNamespace(get_line_buffer=lambda: "what is @ctx:")
-    assert [terminal._complete("@ctx:", i) for i in range(2)] == ["@ctx:demo://a ", None]
-    assert [terminal._complete("@", i) for i in range(4)] == ["@ctx:", "@ctx:demo://a", "@other:", None]
+    import beyond_commands
+    complete = beyond_commands.completer([], list, lambda: ["@ctx:", "@ctx:demo://a", "@other:"])
+    assert complete("@ctx:", "what is @ctx:") == ["@ctx:demo://a"]
+    assert complete("@", "what is @") == ["@ctx:", "@ctx:demo://a", "@other:"]
 
 
 def test_a_uri_with_control_characters_is_never_offered_by_tab():

@@ -5,7 +5,10 @@
 registrations, approves every authorization request at once (302 to the redirect URI with code,
 state and iss) and issues access tokens that expire in `life` seconds with refresh tokens that
 rotate: each works once. It records what it was asked, for the tests to check.
-Knobs: pkce=False (no code_challenge_methods_supported), iss="..." (the iss it sends back).
+Knobs: pkce=False (no code_challenge_methods_supported), iss="..." (the iss it sends back); for a
+server simulated as a remote host (tests/fakes/remote_hosts.py), host="mcp.evil.test" and tls (a
+server context): it is then https://host; and what a hostile server says: meta (its metadata's keys),
+prm (its protected resource metadata's), token (its token answer's), resource_metadata (the challenge's).
 """
 import base64
 import hashlib
@@ -18,8 +21,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class OAuthFake:
-    def __init__(self, life: float = 3600, pkce: bool = True, iss: str | None = None) -> None:
+    def __init__(self, life: float = 3600, pkce: bool = True, iss: str | None = None, host: str | None = None,
+                 tls=None, meta: dict | None = None, prm: dict | None = None, token: dict | None = None,
+                 resource_metadata: str | None = None) -> None:
         self.life, self.pkce, self.iss_override = life, pkce, iss
+        self.meta, self.prm, self.token_extra = meta or {}, prm or {}, token or {}
+        self.resource_metadata = resource_metadata
         self.lock = threading.Lock()
         self.authorizations: list[dict] = []   # the query of every /authorize
         self.token_requests: list[dict] = []   # the form of every /token
@@ -42,9 +49,12 @@ class OAuthFake:
                 fake.post(self)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_port}"
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_port
+        self.base = f"https://{host}" if host else f"http://127.0.0.1:{self.port}"
         self.url = f"{self.base}/mcp"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def __enter__(self) -> "OAuthFake":
         return self
@@ -61,7 +71,7 @@ class OAuthFake:
     def get(self, handler) -> None:
         parts = urllib.parse.urlsplit(handler.path)
         if parts.path == "/.well-known/oauth-protected-resource/mcp":
-            return self.send(handler, 200, {"resource": self.url, "authorization_servers": [self.base]})
+            return self.send(handler, 200, {"resource": self.url, "authorization_servers": [self.base], **self.prm})
         if parts.path == "/.well-known/oauth-authorization-server":
             meta = {"issuer": self.base, "authorization_endpoint": f"{self.base}/authorize",
                     "token_endpoint": f"{self.base}/token", "registration_endpoint": f"{self.base}/register",
@@ -70,7 +80,7 @@ class OAuthFake:
                     "authorization_response_iss_parameter_supported": True, "scopes_supported": ["tools"]}
             if self.pkce:
                 meta["code_challenge_methods_supported"] = ["S256"]
-            return self.send(handler, 200, meta)
+            return self.send(handler, 200, {**meta, **self.meta})
         if parts.path == "/authorize":
             query = dict(urllib.parse.parse_qsl(parts.query))
             with self.lock:
@@ -126,15 +136,15 @@ class OAuthFake:
             self.access[access] = time.time() + self.life
             self.refresh.add(refresh)
         self.send(handler, 200, {"access_token": access, "token_type": "Bearer", "expires_in": self.life,
-                                 "refresh_token": refresh, "scope": "tools"})
+                                 "refresh_token": refresh, "scope": "tools", **self.token_extra})
 
     def mcp(self, handler, body: bytes) -> None:
         with self.lock:
             self.mcp_headers.append(dict(handler.headers))
         token = (handler.headers.get("Authorization") or "")[7:]
         if self.access.get(token, 0) < time.time():
-            challenge = (f'Bearer resource_metadata="{self.base}/.well-known/oauth-protected-resource/mcp", '
-                         'scope="tools"')
+            where = self.resource_metadata or f"{self.base}/.well-known/oauth-protected-resource/mcp"
+            challenge = f'Bearer resource_metadata="{where}", scope="tools"'
             return self.send(handler, 401, {"error": "invalid_token"}, {"WWW-Authenticate": challenge})
         message = json.loads(body)
         if "id" not in message:
