@@ -38,6 +38,10 @@ OAUTH_KEYS = {
     "callbackPort": (lambda v: type(v) is int and 0 < v < 65536, "a port number (1-65535)"),
 }
 
+# The "oauth" values ${VAR} is expanded in when they are used (beyond_oauth.py).
+EXPANDED_OAUTH = ("clientSecret",)
+
+
 @dataclass
 class ServerConfig(McpServerConfig):
     """The tutorial's entry (command, args, env) plus the keys real configs use."""
@@ -164,3 +168,14 @@ def _problem(c: ServerConfig) -> str | None:
 
 def _seconds(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value <= MAX_TIMEOUT_S
+
+
+def expanded(config: ServerConfig) -> list[tuple[str, str]]:
+    """(where, the value as written) of every value of an entry in which ${VAR} is expanded when the
+    server starts or logs in: what the trust question names the variables of (beyond_trust.py). A key
+    added later that expands a value belongs here in the same change."""
+    values = [("command", config.command)] + [(f"args[{i}]", arg) for i, arg in enumerate(config.args)]
+    values += [(f"env {key}", value) for key, value in config.env.items()] + [("url", config.url or "")]
+    values += [(f"header {key}", value) for key, value in config.headers.items()]
+    values += [(f"oauth.{key}", config.oauth[key]) for key in EXPANDED_OAUTH if isinstance(config.oauth.get(key), str)]
+    return [(where, value) for where, value in values if isinstance(value, str)]

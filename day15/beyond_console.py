@@ -20,6 +20,11 @@ import threading
 import time
 from collections.abc import Callable
 
+try:
+    import termios
+except ImportError:  # Windows
+    termios = None
+
 from beyond_base import state_dir
 from beyond_terminal import Activity, fresh_line
 
@@ -207,12 +212,39 @@ class Console:
         try:
             with self.activity.paused(), held:
                 fresh_line()
+                self._keep_typeahead()
                 yield
         finally:
             with self._turn:
                 self._holder = None
                 self._cancelled.discard(me)
                 self._turn.notify_all()
+
+    def _keep_typeahead(self) -> None:
+        """What was typed before the question showed was meant for the prompt: it is taken from the
+        terminal (a line not yet ended too, which only non-canonical mode lets be read) and given back to
+        the prompt's next line, so it never becomes the question's answer."""
+        if not self.terminal or termios is None:
+            return
+        fd = self.stdin.fileno()
+        try:
+            kept = termios.tcgetattr(fd)
+        except termios.error:
+            return
+        now = list(kept)
+        now[3] &= ~termios.ICANON
+        now[6] = list(now[6])
+        now[6][termios.VMIN], now[6][termios.VTIME] = 0, 0  # a read returns what is there, or nothing, at once
+        typed = b""
+        termios.tcsetattr(fd, termios.TCSANOW, now)
+        try:
+            while len(typed) < MAX_ANSWER_BYTES and (chunk := os.read(fd, MAX_ANSWER_BYTES)):
+                typed += chunk
+        finally:
+            termios.tcsetattr(fd, termios.TCSANOW, kept)
+        text = " ".join(typed.decode("utf-8", "replace").split("\n")).replace("\r", "")
+        if text.strip():
+            self._restore += text
 
     def _take(self, me: int, timeout: float | None) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout

@@ -31,8 +31,8 @@ NAMES = {LOOPBACK: "this machine", PRIVATE: "a private network", NEVER: "a link-
 # Characters no URL of a login or a question may hold: white space, controls, and the backslash,
 # which browsers read as a slash (so https://evil.test\@good.test opens evil.test).
 UNSAFE = re.compile(r"[\x00-\x20\x7f-\x9f\\\u00a0\u1680\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]")
-# A host as browsers compare it, once made ASCII: letters, digits, dots and hyphens (or [IPv6]).
-PLAIN_HOST = re.compile(r"[a-z0-9.-]+|\[[0-9a-f:.]+\]")
+# A host as browsers compare it, once made ASCII: letters, digits, dots and hyphens.
+PLAIN_HOST = re.compile(r"[a-z0-9.-]+")
 
 
 class Refused(ValueError):
@@ -164,6 +164,11 @@ def page_host(url: str) -> str | None:
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname or "@" in parts.netloc:
         return None
     host = parts.hostname.lower()
+    if ":" in host:  # an IPv6 address, which urllib gives without its brackets
+        try:
+            return f"[{ipaddress.IPv6Address(host)}]"
+        except ValueError:
+            return None
     if not host.isascii():
         try:
             host = host.encode("idna").decode("ascii")

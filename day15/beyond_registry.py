@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 import permissions
-from beyond_approvals import Approvals
+from beyond_approvals import Approvals, runs_of
 from beyond_text import clean, shorten, shown_arguments, squeeze
 from tools import Tool, register_tool
 
@@ -135,7 +135,7 @@ def register_all(server: str, client, contested: set[str]) -> list[str]:
             client.log(f"skipped tool {info['name']}: {e}")
             continue
         permissions.ensure_tool_policy(name, "ask")
-        _pin(server, name, info)
+        _pin(server, name, info, runs_of(client.cfg))
         names.append(name)
     if has_resources(client):
         names += _register_resource_reader(server, client, contested)
@@ -159,7 +159,7 @@ def _register_resource_reader(server: str, client, contested: set[str]) -> list[
     register_tool(Tool(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
                              "link to them: [link: ...], [resource: ...]).", schema, run, authorizes=True))
     permissions.ensure_tool_policy(name, "ask")
-    _approvals.review(name, None)  # its description is ours and never changes: nothing to pin
+    _approvals.review(name, None, runs_of(client.cfg))  # its description is ours and never changes: nothing to pin
     return [name]
 
 
@@ -202,10 +202,11 @@ def with_bad_schemas(client) -> list[str]:
     return [str(info.get("name")) for info in client.tools if not _needs_tasks(info) and not _object_schema(info)]
 
 
-def _pin(server: str, name: str, info: dict) -> None:
-    """An allowed tool whose description or schema is not what it was asks again."""
-    why = _approvals.review(name, info)
+def _pin(server: str, name: str, info: dict, runs: str) -> None:
+    """An allowed tool whose description or schema is not what it was, or whose entry runs another
+    program now, asks again."""
+    why = _approvals.review(name, info, runs)
     if why:
         permissions.set_policy(name, "ask")
-        print(f"warning: {name} (server {clean(server, one_line=True)}) changed its description or input "
-              f"schema {why}.", file=sys.stderr)
+        what = "is asked again" if why.startswith("since it was allowed:") else "changed its description or input schema"
+        print(f"warning: {name} (server {clean(server, one_line=True)}) {what} {why}.", file=sys.stderr)

@@ -25,14 +25,16 @@ MATCHES = 5
 SHOWN_DESCRIPTION_CHARS = 300
 LOADED = "Loaded for this conversation: "
 
-# The MCP tools that are always loaded by their entries (beyond_mcp.always_loaded, set by use()).
+# The MCP tools that are always loaded by their entries (beyond_mcp.always_loaded, set by use()), and
+# the server each tool comes from (beyond_mcp.server_of), so one server cannot take every match.
 _always: Callable[[], set[str]] = set
+_server_of: Callable[[str], str] = lambda name: name
 
 
-def use(always_loaded: Callable[[], set[str]]) -> None:
+def use(always_loaded: Callable[[], set[str]], server_of: Callable[[str], str] = lambda name: name) -> None:
     """Register tool_search (allowed unless GeekAgent.json says otherwise: it only reads the tool list)."""
-    global _always
-    _always = always_loaded
+    global _always, _server_of
+    _always, _server_of = always_loaded, server_of
     if get_tool(NAME) is None:
         schema = {"type": "object", "required": ["query"], "properties": {"query": {
             "type": "string", "description": "words the tool's name or description would have, or its exact name"}}}
@@ -75,6 +77,18 @@ def loaded(messages: list[dict]) -> list[str]:
     return names
 
 
+def fair(ranked: list[Tool]) -> list[Tool]:
+    """The best match of each server first (in the order of those), then each one's second, and so on:
+    a server whose tools are stuffed with keywords gets one place before every other server has one."""
+    rounds: dict[str, int] = {}
+    keyed = []
+    for position, tool in enumerate(ranked):
+        server = _server_of(tool.name)
+        rounds[server] = rounds.get(server, -1) + 1
+        keyed.append((rounds[server], position, tool))
+    return [tool for _, _, tool in sorted(keyed)]
+
+
 def search(args: dict) -> str:
     """The best matches of the query among the MCP tools (or the one it names), loaded from now on."""
     query = args.get("query")
@@ -86,7 +100,7 @@ def search(args: dict) -> str:
     if not matches:
         scored = [(-score, order, tool) for order, tool in enumerate(candidates)
                   if (score := sum(3 * (w in tool.name.lower()) + (w in tool.description.lower()) for w in words))]
-        matches = [tool for _, _, tool in sorted(scored)[:MATCHES]]
+        matches = fair([tool for _, _, tool in sorted(scored)])[:MATCHES]
     if not matches:
         return (f"No tool matches {shorten(query, 100)!r}; try other words (there are "
                 f"{sum(_is_mcp(t.name) for t in all_tools())} MCP tools).")

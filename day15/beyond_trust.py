@@ -19,8 +19,8 @@ import sys
 from dataclasses import dataclass, field
 
 import permissions
-from beyond_config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
-from beyond_base import config_dir
+from beyond_config import MCP_CONFIG_PATH, ServerConfig, expanded, load_mcp_config
+from beyond_base import VARIABLE, config_dir
 from beyond_folder import FolderError, JsonStore, LinkOutside, read_inside
 from beyond_text import clean, shorten
 from mcp import McpError
@@ -30,6 +30,9 @@ DOTENV_PATH = ".env"
 TRUSTED_FILES = (MCP_CONFIG_PATH, DOTENV_PATH, permissions.POLICY_PATH)
 # .env keys that change how this agent and the servers it starts run, not only where the model is:
 # which programs run, what they load, which certificates and proxies they trust, where they write.
+# .env keys a folder may not set at all: where the agent finds its own files (the user's own mcp.json,
+# the trust record, the logins), how it behaves, and which certificates it trusts. Refused, and named.
+REFUSED_SETTING = re.compile(r"XDG_.*|HOME|GEEKAGENT_.*|SSL_CERT_FILE|SSL_CERT_DIR", re.IGNORECASE)
 RUNTIME_SETTING = re.compile(r"PATH|LD_.*|DYLD_.*|PYTHON.*|NODE_.*|NPM_CONFIG_.*|SSL_.*|.*_PROXY|.*_CA_BUNDLE|"
                              r"TMPDIR|TMP|TEMP|HOME|SHELL|BASH_ENV|ENV|IFS|GIT_.*|PERL.*|RUBY.*|XDG_.*|GEEKAGENT_.*",
                              re.IGNORECASE)
@@ -85,9 +88,14 @@ class Project:
                       if value == "allow" and permissions.DEFAULT_POLICIES.get(name) != "allow")
 
     def dotenv(self) -> tuple[dict[str, str], list[str]]:
+        """The .env settings that may take effect, and what is wrong with the file (refused keys named)."""
         if DOTENV_PATH in self.problems:
             return {}, [self.problems[DOTENV_PATH]]
-        return parse_dotenv(self.files[DOTENV_PATH], DOTENV_PATH)
+        settings, warnings = parse_dotenv(self.files[DOTENV_PATH], DOTENV_PATH)
+        refused = [key for key in settings if REFUSED_SETTING.fullmatch(key)]
+        warnings += [f"{DOTENV_PATH} may not set {key}: it would move the agent's own files or what it trusts; "
+                     "refused" for key in refused]
+        return {k: v for k, v in settings.items() if k not in refused}, warnings
 
 
 def store() -> JsonStore:
@@ -170,18 +178,22 @@ def _names(names: list[str]) -> str:
 
 
 def what_runs(config: ServerConfig) -> str:
-    """The exact command line (every argument, control characters made visible) or the URL."""
+    """The exact command line (every argument, control characters made visible) or the URL, and
+    where each variable of the user's environment goes (`GH_TOKEN <- ${OPENAI_API_KEY}`), never its value."""
     if config.problem:
         return f"not started: {clean(config.problem, one_line=True)}"
     if config.disabled:
         return "disabled (not started)"
+    sends = [f"{where} <- {', '.join(found)}" for where, value in expanded(config)
+             if (found := [m.group(0) for m in VARIABLE.finditer(value)])]
+    sends = f"; from your environment: {', '.join(sends)}" if sends else ""
     if config.kind != "stdio":
         headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
-        return clean(permissions.mask_secrets(f"connects to {config.url}{headers}"), one_line=True)
+        return clean(permissions.mask_secrets(f"connects to {config.url}{headers}{sends}"), one_line=True)
     where = f" in {config.cwd}" if config.cwd else ""
-    env = ", ".join(f"{key}={_value(key, value, 80)}" for key, value in config.env.items())
+    env = ", ".join(f"{key}={_value(key, value, 80)}" for key, value in config.env.items() if not VARIABLE.search(value))
     env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
-    return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}", one_line=True)
+    return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}{sends}", one_line=True)
 
 
 def _say(text: str) -> None:

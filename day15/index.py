@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         import beyond_mcp as servers
     # Beyond the tutorial: text a server or model sent that the terminal cannot encode (a lone
     # surrogate, say) is shown replaced instead of failing the print.
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (answer_out, sys.stderr):  # with -p, answer_out is stdout and sys.stdout is stderr
         stream.reconfigure(errors="replace")
     beyond_exit.stop_on_signals()  # Beyond the tutorial: SIGTERM and SIGHUP leave through the finally below
     console = Console()  # Beyond the tutorial: every line read from the user, one question at a time
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             beyond_asks.set_record(audit.asked)
             beyond_asks.set_model(_sampling_model)
             tools.set_long_results(beyond_results.keep)  # a long result is kept whole, read back by pages
-            beyond_toolsearch.use(servers.always_loaded)  # many MCP tools: a few offered, the others searched
+            beyond_toolsearch.use(servers.always_loaded, servers.server_of)  # many MCP tools: a few offered, the others searched
             chat.set_tool_choice(beyond_toolsearch.choose)
         print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
         print(style(BANNER[tutorial], "2"))

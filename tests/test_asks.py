@@ -187,3 +187,70 @@ def test_the_login_url_is_shown_cleaned(capsys, monkeypatch):
     beyond_login._code_from_user("remote\x1b[31m", "https://auth.example/authorize?\x1b[2J&state=s", replies, "s")
     shown = capsys.readouterr().out
     assert "\x1b" not in shown and "https://auth.example/authorize?" in shown
+
+
+def test_roots_are_answered_at_once_while_a_question_of_the_same_server_waits(started):
+    """A form of the server's waits for the user; meanwhile its roots/list is answered at once, not
+    turned away as busy (requests that need nobody need no turn at the terminal)."""
+    import threading
+    asked, release = threading.Event(), threading.Event()
+
+    class Waiting:
+        def readline(self) -> str:
+            asked.set()
+            release.wait(30)
+            return "\n"
+    beyond_asks.set_console(Console(stdin=Waiting(), stdout=io.StringIO()))
+    beyond_asks.set_interactive(True)
+    try:
+        client = started(fake("normal"))
+        client.call_tool("ask_later", {"after": 0})
+        assert asked.wait(30)
+        reply = json.loads(client.call_tool("ask_roots", {}))
+        assert "roots" in reply.get("result", {}), reply
+    finally:
+        release.set()
+        beyond_asks.set_interactive(None)
+
+
+@pytest.mark.parametrize("url, host", [
+    ("https://accounts.google.com/o/auth", "accounts.google.com"),
+    ("https://ACCOUNTS.Google.com./x", "accounts.google.com."),
+    ("https://\u0430ccounts.google.com/", "xn--ccounts-1fg.google.com"),  # a Cyrillic a: shown as what it is
+    ("https://evil.test\\@accounts.google.com/", None),  # browsers open evil.test
+    ("https://accounts.google.com@evil.test/", None),  # a user name before the host
+    ("https://evil%2etest/", None), ("https://0x7f.1/", None), ("https://2130706433/", None),
+    ("https://127.0.0.1:8443/ok", "127.0.0.1"), ("https://ev\til.test/", None), ("javascript:alert(1)", None),
+    ("file:///etc/passwd", None), ("https://[::1]/", "[::1]")])
+def test_a_page_to_open_shows_the_host_a_browser_opens(url, host):
+    """The host as browsers parse it: lowercased, punycode for what is not ASCII; None (declined unseen)
+    where browsers and Python's parser could disagree."""
+    from beyond_outbound import page_host
+    assert page_host(url) == host
+
+
+def test_a_page_whose_host_could_mislead_is_declined_unseen(started, capsys):
+    """A URL question naming one host to Python and another to browsers is declined, and never shown."""
+    left = scripted(["o"])
+    beyond_asks.set_interactive(True)
+    try:
+        reply = asked(started(fake("normal")), "ask_url", {"url": "https://evil.test\\@accounts.google.com/"})
+    finally:
+        beyond_asks.set_interactive(None)
+    assert reply["result"] == {"action": "decline"} and left == ["o"]
+    assert "accounts.google.com" not in capsys.readouterr().out
+
+
+def test_sampling_sends_the_limit_it_shows(monkeypatch, capsys):
+    """The token limit the sampling question shows is the one the model is asked with (a request
+    without one gets the default, shown as such)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    limits = []
+    beyond_asks.set_model(lambda history, max_tokens: limits.append(max_tokens) or ("fine", "scripted"))
+    for params, limit in (({"maxTokens": 5}, 5), ({}, beyond_asks.DEFAULT_SAMPLING_TOKENS)):
+        scripted(["y", "y"])
+        beyond_asks.answer("srv", None, "sampling/createMessage",
+                           {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], **params},
+                           interactive=True)
+        assert f"at most {limit:,} tokens" in capsys.readouterr().out
+    assert limits == [5, beyond_asks.DEFAULT_SAMPLING_TOKENS]

@@ -16,7 +16,8 @@ import permissions
 import tools
 from beyond_from_server import ANSWERS_PER_S
 from beyond_mcp import McpError
-from conftest import INDEX, agent_env, connect, fake, processes_in, run_agent, unhung, wait_until, workdir
+from conftest import (INDEX, agent_env, connect, fake, processes_in, run_agent, said_on_stderr, unhung, wait_until,
+                      workdir)
 from fakes.openai_server import FakeOpenAI, answer
 
 
@@ -450,8 +451,9 @@ def test_a_descendant_that_left_the_servers_group_is_stopped_at_exit(tmp_path):
 
 def test_listing_is_bounded_in_bytes_over_all_pages(tmp_path):
     """A server whose tools/list pages go on with 2 MB each is refused once they pass the total, not at page 100."""
+    import beyond_client
     status = connect(tmp_path, {"big": fake("endless_pages")})["big"]
-    assert status.error and "tools/list answered over 16 MB in its pages" in status.error
+    assert status.error and f"tools/list answered over {beyond_client.MAX_LISTED_BYTES >> 20} MB in its pages" in status.error
 
 
 def test_a_missing_cwd_is_reported_as_such(tmp_path):
@@ -459,3 +461,18 @@ def test_a_missing_cwd_is_reported_as_such(tmp_path):
     from conftest import demo
     status = connect(tmp_path, {"x": {**demo(), "cwd": str(tmp_path / "missing")}})["x"]
     assert '"cwd"' in status.error and "is not a folder" in status.error and "No such file" not in status.error
+
+
+def test_a_request_with_a_huge_id_is_not_answered(started, capfd):
+    """A ping whose id is 2,000 characters is dropped, and said; one with a short id is answered."""
+    client = started(fake("normal"))
+    assert json.loads(client.call_tool("long_ids", {})) == {"long": False, "short": True}
+    assert said_on_stderr(capfd, "its id is over 1024 characters")
+
+
+def test_a_server_busy_elsewhere_keeps_its_session_while_answers_wait(started):
+    """Pings come while the server does not read its input (a pipe of one page): their answers wait
+    for it, by the server's timeout, instead of being cut short, which would end the session."""
+    client = started(fake("normal", timeout=20))
+    assert client.call_tool("busy_pinged", {"count": 10}) == "10 of 10 answered"
+    assert client.call_tool("echo", {"text": "still"}) == "still"

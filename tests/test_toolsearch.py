@@ -14,7 +14,7 @@ from fakes.openai_server import answer, tool_calls
 @pytest.fixture
 def searching(monkeypatch):
     monkeypatch.setattr(chat, "_choose", beyond_toolsearch.choose)
-    beyond_toolsearch.use(beyond_mcp.always_loaded)
+    beyond_toolsearch.use(beyond_mcp.always_loaded, beyond_mcp.server_of)
     permissions.set_confirm(lambda question: True)  # the MCP tools ask; the user says yes
 
 
@@ -95,3 +95,15 @@ def test_the_tools_command_says_which_tools_wait_for_a_search(tmp_path, searchin
     lines = {line.split()[1]: line for line in capsys.readouterr().out.splitlines()}
     assert "not loaded" not in lines["mcp_a_t3"] and "not loaded" not in lines["mcp_a_t4"]
     assert lines["mcp_a_t5"].endswith("(not loaded: tool_search finds it)") and "not loaded" not in lines["tool_search"]
+
+
+def test_one_servers_stuffed_tools_cannot_take_every_match(tmp_path, searching):
+    """Server spam's five tools are stuffed with the words of the query; github's one tool matches less
+    well: the search gives each matching server's best tool before any server's second."""
+    spam = [f"open_github_issue_now_{i}" for i in range(5)]
+    connect(tmp_path, {"spam": fake("named", names_file(tmp_path, "spam", spam + [f"pad{i}" for i in range(40)])),
+                       "github": fake("named", names_file(tmp_path, "github", ["create_issue"]))})
+    found = beyond_toolsearch.search({"query": "open a github issue"}).split("\n", 1)[0]
+    loaded = found.removeprefix(beyond_toolsearch.LOADED).split(", ")
+    assert len(loaded) == beyond_toolsearch.MATCHES and loaded[1] == "mcp_github_create_issue"
+    assert loaded[0].startswith("mcp_spam_open_github_issue_now_")

@@ -102,3 +102,21 @@ def test_a_mention_in_the_prompt_is_attached(tmp_path):
         done = run_p(cwd, ["-p", "what is on @ctx:demo://notes/today ?"], agent_env(model.base_url))
     assert done.returncode == 0 and done.stdout == "noted\n" and "(attached @ctx:demo://notes/today" in done.stderr
     assert model.requests[0]["messages"][-1]["content"].endswith("[resource ctx:demo://notes/today]\nBuy milk. Call Ada.")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_text_no_encoding_can_carry_still_gives_the_answer(tmp_path, as_json):
+    """A lone surrogate in a tool's result and in the model's answer: stdout still gets the answer (or
+    one valid JSON object), the unencodable character replaced, and the exit status is 0."""
+    cwd = workdir(tmp_path, {"fake": fake("normal")}, {"mcp_fake_lone_surrogate": "allow"})
+    script = [tool_calls(("mcp_fake_lone_surrogate", {})), answer("it said \udfff back")]
+    with FakeOpenAI(script) as model:
+        done = run_p(cwd, ["-p", "echo it"] + (["--json"] if as_json else []), agent_env(model.base_url))
+    assert done.returncode == 0, done.stderr
+    if as_json:
+        result = json.loads(done.stdout)
+        assert result["answer"] == "it said ? back"
+        assert result["tool_calls"] == [{"name": "mcp_fake_lone_surrogate", "arguments": {}, "outcome": "ok"}]
+    else:
+        assert done.stdout == "it said ? back\n"
+    assert model.requests[1]["messages"][-1]["content"] == "half \ud800 a pair"  # the model read it as it came

@@ -284,6 +284,29 @@ def parallel_start_ms(count: int) -> float:
     return elapsed
 
 
+LISTING = """
+import resource, sys
+sys.path.insert(0, sys.argv[1])
+import beyond_mcp
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+client = beyond_mcp.McpClient("dense", {"command": sys.executable, "args": [sys.argv[2], "dense_pages"]})
+try:
+    client.start()
+except beyond_mcp.McpError as e:
+    assert "answered over" in str(e), e
+client.stop()
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+
+
+def listing_mb() -> float:
+    """How much the agent's peak memory grows while a server's tools/list pages of small objects
+    (the costliest JSON to hold) run up to the cap (Linux: ru_maxrss is in KB)."""
+    done = subprocess.run([sys.executable, "-c", LISTING, str(ROOT / "day15"), str(ROOT / "tests" / "fakes" / "fake_server.py")],
+                          capture_output=True, text=True, timeout=PHASE_TIMEOUT_S, check=True)
+    return float(done.stdout)
+
+
 def sdk_peer(figure: str) -> float | None:
     """The official Python SDK's client on the same server, when make bench-peers installed it."""
     if not PEER_PYTHON.exists():
@@ -400,7 +423,8 @@ def main() -> None:
              ("index.py to first prompt (demo), ms", runs(first_prompt_ms), runs(bare_python_ms),
               "≤ 150 ms"),
              ("three 300 ms servers, ms", runs(parallel_start_ms, 3), runs(parallel_start_ms, 1),
-              "≤ 1.3× one server")]
+              "≤ 1.3× one server"),
+             ("memory while tools/list pages run up to their cap, MB grown", runs(listing_mb), None, "≤ 100 MB")]
     report(rows, time.perf_counter() - began)
 
 

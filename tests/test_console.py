@@ -1,0 +1,87 @@
+"""The one owner of the terminal (beyond_console.py), on a pseudo-terminal: a server's question that
+comes while the prompt or another question has the terminal, Ctrl-C in a form, and what is kept."""
+import json
+import re
+import sys
+
+from conftest import INDEX, agent_env, fake, run_in_pty, workdir
+from fakes.openai_server import FakeOpenAI, answer
+
+ALLOWED = {"mcp_fake_ask_later": "allow", "mcp_fake_replies": "allow"}
+# The answer to a server's question is written by its own thread, so the next call may overtake it: asked again.
+AGAIN = "/call mcp_fake_replies\r"
+
+
+def pty_env(tmp_path, base_url=None) -> dict:
+    return {**agent_env(base_url, key="sk-test" if base_url else None), "NO_COLOR": "1", "TERM": "xterm",
+            "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+
+def later(tmp_path, **more) -> str:
+    """The /call that makes the fake server ask for a token once `tmp_path/now` exists."""
+    return "/call mcp_fake_ask_later " + json.dumps({"when": str(tmp_path / "now"), **more}) + "\r"
+
+
+def now(tmp_path, keys: str = ""):
+    """A step's keys that first let the server ask (it is waiting for the file)."""
+    def act(shown: str) -> str:
+        (tmp_path / "now").touch()
+        return keys
+    return act
+
+
+def replies(screen: str) -> dict:
+    """What the fake server got for its own requests, as the last /call mcp_fake_replies printed it."""
+    printed = [line for line in lines(screen) if line.startswith("{")]  # keys typed meanwhile may follow on the line
+    return json.JSONDecoder().raw_decode(printed[-1])[0]
+
+
+def lines(screen: str) -> list[str]:
+    """The terminal's lines, without the sequences that clear the activity line or switch bracketed paste."""
+    return re.sub(r"\x1b\[K|\x1b\[\?2004[hl]", "", screen).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def test_a_question_at_the_prompt_takes_the_terminal_whole(tmp_path):
+    """The server asks while "half typed" waits at the prompt: the prompt gives way, the token typed goes
+    to the form only (never to the model, never to the history file), and the prompt comes back with
+    "half typed", which Enter sends as the message. The server's words are marked as its own."""
+    cwd = workdir(tmp_path / "p", {"fake": fake("normal")}, ALLOWED)
+    with FakeOpenAI([answer("noted")]) as model:
+        screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
+            ("> ", later(tmp_path)), ("scheduled", "half typed"), ("half typed", now(tmp_path)),
+            ("token (required)", "tok-secret-1\r"), ("[a]ccept", "a\r"), ("> half typed", "\r"),
+            ("noted", "/call mcp_fake_replies\r"), ('"accept"', "/exit\r", AGAIN)])
+    (user,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
+    assert user == "half typed"
+    assert [r for r in replies(screen).values()] == [{"action": "accept", "content": {"token": "tok-secret-1"}}]
+    assert "tok-secret-1" not in (tmp_path / "state" / "geekagent" / "history").read_text()
+    assert "  | MCP server 'bank' asks: type y then Enter" in screen and "\nMCP server 'bank'" not in screen
+    assert "<U+202E>" in screen and "\u202e" not in screen
+
+
+def test_a_question_that_comes_during_the_permission_question_waits_for_it(tmp_path):
+    """A form arrives while Allow? waits and says "type y": the y answers the permission question, then
+    the form is shown and gets what is typed for it."""
+    cwd = workdir(tmp_path / "p", {"fake": fake("normal")}, ALLOWED)
+    sent = tmp_path / "sent"
+
+    def once_sent(shown: str) -> str:
+        from conftest import wait_until
+        (tmp_path / "now").touch()
+        assert wait_until(sent.exists, 20)  # the form is on its way while the question waits
+        return "y\r"
+    screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path), [
+        ("> ", later(tmp_path, sent=str(sent))), ("scheduled", '/call mcp_fake_echo {"text": "ran"}\r'),
+        ("Allow?", once_sent), ("token (required)", "tok-2\r"), ("[a]ccept", "a\r"),
+        ("> ", "/call mcp_fake_replies\r"), ('"accept"', "/exit\r", AGAIN)])
+    assert "ran" in lines(screen)
+    assert list(replies(screen).values()) == [{"action": "accept", "content": {"token": "tok-2"}}]
+
+
+def test_ctrl_c_in_a_form_cancels_it_and_the_next_line_goes_to_the_repl(tmp_path):
+    """Ctrl-C at a field of a server's form: the server gets cancel, and the agent goes on at its prompt."""
+    cwd = workdir(tmp_path / "p", {"fake": fake("normal")}, ALLOWED)
+    screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path), [
+        ("> ", later(tmp_path)), ("scheduled", now(tmp_path)), ("token (required)", "\x03"),
+        ("(cancelled)", "/call mcp_fake_replies\r"), ('"cancel"', "/exit\r", AGAIN)])
+    assert list(replies(screen).values()) == [{"action": "cancel"}]
