@@ -13,6 +13,7 @@ import pytest
 import beyond_asks
 from beyond_console import Console
 from conftest import fake
+from fakes.openai_server import answer
 from mcp import McpError
 
 
@@ -254,3 +255,11 @@ def test_sampling_sends_the_limit_it_shows(monkeypatch, capsys):
                            interactive=True)
         assert f"at most {limit:,} tokens" in capsys.readouterr().out
     assert limits == [5, beyond_asks.DEFAULT_SAMPLING_TOKENS]
+
+
+def test_the_sampling_model_is_asked_with_the_limit(endpoint):
+    """The agent's sampling model (index.py) sends the limit as the request's max_tokens, without tools."""
+    import index
+    model = endpoint(answer("short"))
+    assert index._sampling_model([{"role": "user", "content": "hi"}], 7) == ("short", "test-model")
+    assert model.requests[0]["max_tokens"] == 7 and "tools" not in model.requests[0]
