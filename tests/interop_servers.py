@@ -198,7 +198,7 @@ def test_server_everything_asks_through_the_repl(tmp_path):
             ('"action": "accept"', "/call mcp_everything_get-roots-list {}\n"), ("Allow?", "y\n"),
             (f"URI: file://{cwd}", url), ("Allow?", "y\n"), ("[o]pen", "d\n"),
             ('"action": "decline"', "/exit\n")], timeout=90)
-    assert "the model: sampled hello from the model" in shown  # shown before it was sent
+    assert "the model:\r\n  | sampled hello from the model" in shown  # shown before it was sent, as the server's
     assert "Ada Lovelace" in shown and model.violations == []
     assert "host: example.com" in shown
     assert [r.get("tools") for r in model.requests] == [None]  # the sampling request offers no tools
