@@ -12,11 +12,9 @@ name resolves to is checked, and the connection is made to the address checked, 
 change between the check and the use. A URL a server asks the user to open shows the host a
 browser would open, or is declined where parsers could disagree.
 """
-import http.client
 import ipaddress
 import re
 import socket
-import ssl
 import urllib.parse
 
 # How near an address is, from this machine outward; a login may fetch nothing nearer than its server.
@@ -89,7 +87,7 @@ class Outbound:
             raise Refused(f"{field} {_shown(url)} is not an https URL; no login page is opened")
         return url
 
-    def connection(self, url: object, field: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+    def connection(self, url: object, field: str, timeout: float) -> tuple[object, str]:
         """A connection for one request of the login, made to an address checked, and the path to ask
         for; Refused when the URL or any address its host resolves to may not be fetched."""
         parts = self._parts(url, field)
@@ -104,7 +102,7 @@ class Outbound:
         if parts.scheme != "https" and not (parts.scheme == "http" and self._insecure_ok(parts.hostname)):
             raise Refused(f"{field} {_shown(url)} is not https; a login is only spoken over https")
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        return _Pinned(parts.hostname, port, addresses[0], timeout, parts.scheme == "https"), path
+        return _pinned(parts.hostname, port, addresses[0], timeout, parts.scheme == "https"), path
 
     def _insecure_ok(self, host: str) -> bool:
         """Plain http: to this machine for a server on it, or to the server's own host when its entry allows it."""
@@ -125,20 +123,18 @@ class Outbound:
         return parts
 
 
-class _Pinned(http.client.HTTPSConnection):
+def _pinned(host: str, port: int, address: str, timeout: float, tls: bool):
     """An HTTP(S) connection to `host` that connects to the one `address` checked for it (the
     certificate is still checked against the host's name)."""
+    import http.client  # here: with ssl it costs a quarter of the agent's start-up, and few servers log in
+    import ssl
 
-    def __init__(self, host: str, port: int, address: str, timeout: float, tls: bool) -> None:
-        self.tls_context = ssl.create_default_context() if tls else None
-        super().__init__(host, port, timeout=timeout, context=self.tls_context)
-        self.address = address
-        if not tls:  # http.client picks the default port of the class; ours is given, so only the scheme differs
-            self.default_port = http.client.HTTP_PORT
-
-    def connect(self) -> None:
-        sock = socket.create_connection((self.address, self.port), self.timeout)
-        self.sock = self.tls_context.wrap_socket(sock, server_hostname=self.host) if self.tls_context else sock
+    class Pinned(http.client.HTTPSConnection if tls else http.client.HTTPConnection):
+        def connect(self) -> None:
+            sock = socket.create_connection((address, self.port), self.timeout)
+            self.sock = context.wrap_socket(sock, server_hostname=self.host) if tls else sock
+    context = ssl.create_default_context() if tls else None
+    return Pinned(host, port, timeout=timeout, **({"context": context} if tls else {}))
 
 
 def _is_local_name(host: str | None) -> bool:
