@@ -18,20 +18,20 @@ import os
 from collections.abc import Callable
 from types import ModuleType
 
-import beyond_asks
-import beyond_commands
-import beyond_exit
-import beyond_folder
-import beyond_resources
-import beyond_results
-import beyond_toolsearch
-import beyond_trust
-import beyond_unattended
+import beyond.asks.handlers as beyond_asks
+import beyond.repl.commands as beyond_commands
+import beyond.repl.exits as beyond_exit
+import beyond.folder.project as beyond_folder
+import beyond.repl.resources as beyond_resources
+import beyond.servers.results as beyond_results
+import beyond.servers.toolsearch as beyond_toolsearch
+import beyond.folder.trust as beyond_trust
+import beyond.repl.unattended as beyond_unattended
 import chat
 import permissions
 import tools
-from beyond_console import Console
-from beyond_terminal import Output, shown, style
+from beyond.console import Console
+from beyond.console import Output, shown, style
 from mcp import McpError
 
 VERSION = "GeekAgent Day 15 (Python) 0.2.0"
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     if tutorial:
         import mcp as servers
     else:
-        import beyond_mcp as servers
+        import beyond.servers.servers as servers
     # Beyond the tutorial: text a server or model sent that the terminal cannot encode (a lone
     # surrogate, say) is shown replaced instead of failing the print.
     for stream in (answer_out, sys.stderr):  # with -p, answer_out is stdout and sys.stdout is stderr

@@ -16,7 +16,7 @@ FAKES = ROOT / "tests" / "fakes"
 sys.path.insert(0, str(DAY15))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import beyond_mcp  # after the path insert above
+import beyond.servers.servers as beyond_mcp  # after the path insert above
 import chat
 import mcp
 import permissions

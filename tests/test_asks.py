@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-import beyond_asks
-from beyond_console import Console
+import beyond.asks.handlers as beyond_asks
+from beyond.console import Console
 from conftest import fake
 from fakes.openai_server import answer
 from mcp import McpError
@@ -182,7 +182,7 @@ def test_the_login_url_is_shown_cleaned(capsys, monkeypatch):
     """The authorization endpoint is the authorization server's string: shown with escapes made visible."""
     import queue
     monkeypatch.setenv("GEEKAGENT_NO_BROWSER", "1")
-    import beyond_login
+    import beyond.auth.login as beyond_login
     replies = queue.SimpleQueue()
     replies.put({"state": "s", "code": "c"})
     beyond_login._code_from_user("remote\x1b[31m", "https://auth.example/authorize?\x1b[2J&state=s", replies, "s")
@@ -226,7 +226,7 @@ def test_roots_are_answered_at_once_while_a_question_of_the_same_server_waits(st
 def test_a_page_to_open_shows_the_host_a_browser_opens(url, host):
     """The host as browsers parse it: lowercased, punycode for what is not ASCII; None (declined unseen)
     where browsers and Python's parser could disagree."""
-    from beyond_outbound import page_host
+    from beyond.auth.outbound import page_host
     assert page_host(url) == host
 
 

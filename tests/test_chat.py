@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-import beyond_trust
+import beyond.folder.trust as beyond_trust
 import chat
 import net
 import permissions

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-import beyond_mcp
+import beyond.servers.servers as beyond_mcp
 import permissions
 import tools
 from conftest import agent_env, demo, run_agent, workdir, write_config

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-import beyond_folder
-import beyond_trust
+import beyond.folder.project as beyond_folder
+import beyond.folder.trust as beyond_trust
 from conftest import INDEX, ROOT, agent_env, demo, fake, run_agent, run_in_pty, workdir
 
 

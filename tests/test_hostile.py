@@ -10,12 +10,12 @@ import time
 
 import pytest
 
-import beyond_mcp
+import beyond.servers.servers as beyond_mcp
 import chat
 import permissions
 import tools
-from beyond_from_server import ANSWERS_PER_S
-from beyond_mcp import McpError
+from beyond.client.from_server import ANSWERS_PER_S
+from beyond.servers.servers import McpError
 from conftest import (INDEX, agent_env, connect, fake, processes_in, run_agent, said_on_stderr, unhung, wait_until,
                       workdir)
 from fakes.openai_server import FakeOpenAI, answer
@@ -146,7 +146,7 @@ def test_unexpected_failure_while_starting_is_that_servers_error(tmp_path):
 
 def test_oversized_reply_fails_its_call_and_the_session_goes_on(started, monkeypatch):
     """A reply over the message limit (1 MB here) fails its call naming the limit; later calls work."""
-    import beyond_stdio
+    import beyond.wire.stdio as beyond_stdio
     monkeypatch.setattr(beyond_stdio, "MAX_MESSAGE_BYTES", 1 << 20)
     client = started(fake("normal", timeout=20))
     with pytest.raises(McpError, match="over the 1 MB limit of one message"):
@@ -156,7 +156,7 @@ def test_oversized_reply_fails_its_call_and_the_session_goes_on(started, monkeyp
 
 def test_endless_line_fails_its_call_at_the_limit(started, monkeypatch):
     """A reply that never ends fails as soon as it passes the limit, not at the timeout."""
-    import beyond_stdio
+    import beyond.wire.stdio as beyond_stdio
     monkeypatch.setattr(beyond_stdio, "MAX_MESSAGE_BYTES", 1 << 20)
     client = started(fake("normal", timeout=30))
     with pytest.raises(McpError, match="over the 1 MB limit"):  # not "no reply within 30 s"
@@ -239,7 +239,7 @@ def test_tools_a_model_endpoint_would_refuse_are_left_out(tmp_path):
 
 def test_list_changed_flood_costs_one_relist(started, monkeypatch):
     """20,000 list_changed notifications: one re-list thread at a time and a handful of re-lists, not 20,000."""
-    import beyond_from_server
+    import beyond.client.from_server as beyond_from_server
     monkeypatch.setattr(beyond_from_server, "RELIST_INTERVAL_S", 0.2)
     client = started(fake("normal"))
     relists = lambda: [t for t in threading.enumerate() if t.name == "mcp-fake-relist"]
@@ -256,7 +256,7 @@ def test_list_changed_flood_costs_one_relist(started, monkeypatch):
 
 def test_server_announcing_changes_forever_is_relisted_ever_more_slowly(started, monkeypatch):
     """A server that announces a change after every list is re-listed with a growing pause, not in a loop."""
-    import beyond_from_server
+    import beyond.client.from_server as beyond_from_server
     monkeypatch.setattr(beyond_from_server, "RELIST_INTERVAL_S", 0.1)
     client = started(fake("relist_loop"))
     assert wait_until(lambda: int(client.call_tool("list_count", {})) >= 4)  # 0, 0.1, 0.3, 0.7 s
@@ -387,7 +387,7 @@ MESSAGES = [{"jsonrpc": "2.0", "id": 7, "method": "tools/call",
 def test_messages_are_written_as_json_writes_them(message, monkeypatch):
     """The encoder built once writes what json.dumps writes (and so does the one used without a C
     encoder); what JSON or UTF-8 cannot carry is refused by both."""
-    import beyond_base
+    import beyond.wire.base as beyond_base
     expected = json.dumps(message, ensure_ascii=False, allow_nan=False).encode()
     assert beyond_base.encode(message) == expected and beyond_base.encode(message, "\n") == expected + b"\n"
     monkeypatch.setattr(json.encoder, "c_make_encoder", None)
@@ -404,7 +404,7 @@ def test_messages_are_written_as_json_writes_them(message, monkeypatch):
                                   b'[{"id": 1}]\n', b'{"id": 1} x\n', b'{"id": \n', b"\xff{}\n", b'"{}"\n'])
 def test_a_line_is_read_as_json_reads_it(line):
     """The decoder's short way takes the lines json.loads takes, and skips the others."""
-    from beyond_text import parse_message
+    from beyond.text import parse_message
     try:
         expected = json.loads(line.decode("utf-8", "replace"))
     except ValueError:
@@ -451,7 +451,7 @@ def test_a_descendant_that_left_the_servers_group_is_stopped_at_exit(tmp_path):
 
 def test_listing_is_bounded_in_bytes_over_all_pages(tmp_path):
     """A server whose tools/list pages go on with 2 MB each is refused once they pass the total, not at page 100."""
-    import beyond_client
+    import beyond.client.session as beyond_client
     status = connect(tmp_path, {"big": fake("endless_pages")})["big"]
     assert status.error and f"tools/list answered over {beyond_client.MAX_LISTED_BYTES >> 20} MB in its pages" in status.error
 

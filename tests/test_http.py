@@ -5,12 +5,12 @@ import threading
 
 import pytest
 
-import beyond_listen
-import beyond_mcp
+import beyond.wire.stream as beyond_listen
+import beyond.servers.servers as beyond_mcp
 from conftest import agent_env, demo, echo_from_threads, run_agent, unhung, wait_until, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
-from beyond_mcp import McpClient, McpError
+from beyond.servers.servers import McpClient, McpError
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-import beyond_mcp
+import beyond.servers.servers as beyond_mcp
 import chat
 import permissions
 import tools

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-import beyond_modern
-from beyond_asks import capabilities
-from beyond_mcp import McpError
+import beyond.client.revisions as beyond_modern
+from beyond.asks.handlers import capabilities
+from beyond.servers.servers import McpError
 from conftest import agent_env, fake, run_agent, wait_until, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-import beyond_mcp
+import beyond.servers.servers as beyond_mcp
 from conftest import ROOT, run_in_pty, wait_until
 from fakes.oauth_server import OAuthFake
 from mcp import McpError
@@ -233,8 +233,8 @@ exec(open({str(ROOT / "tests" / "conformance_browser.py")!r}).read())
 def test_a_login_another_agent_made_is_used_at_the_next_401():
     """A server's client that found no tokens looks at the file only now and then; a 401 looks at once,
     and the request sent again carries what another agent's login put there."""
-    from beyond_oauth import OAuth
-    from beyond_tokens import TokenStore
+    from beyond.auth.provider import OAuth
+    from beyond.auth.tokens import TokenStore
     url = "http://127.0.0.1:9/mcp"
     oauth = OAuth("remote", url, {}, lambda text: None)
     assert oauth.header() == {}

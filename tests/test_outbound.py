@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-import beyond_mcp
+import beyond.servers.servers as beyond_mcp
 from conftest import ROOT
 from fakes import remote_hosts
 from fakes.oauth_server import OAuthFake
@@ -167,7 +167,7 @@ def test_servers_on_a_private_network_keep_their_private_authorization_server(re
 def test_the_address_checked_is_the_address_connected_to(remote, monkeypatch):
     """A name that resolves to a public address when checked and to this machine just after (DNS
     rebinding): the request goes to the address that was checked."""
-    from beyond_outbound import Outbound
+    from beyond.auth.outbound import Outbound
     auth = remote("as.good.test")
     connection, path = Outbound("https://mcp.good.test/mcp").connection(
         f"{auth.base}/.well-known/oauth-authorization-server", "metadata", 10)

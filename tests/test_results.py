@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-import beyond_results
-import beyond_schema
+import beyond.servers.results as beyond_results
+import beyond.client.schema as beyond_schema
 import chat
 import permissions
 import tools

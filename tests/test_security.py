@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-import beyond_mcp
-import beyond_trust
+import beyond.servers.servers as beyond_mcp
+import beyond.folder.trust as beyond_trust
 import chat
 import permissions
 import tools
@@ -245,7 +245,7 @@ def test_every_tool_call_is_audited(tmp_path, monkeypatch):
 
 def test_audit_write_failure_is_one_warning(tmp_path, capfd):
     """An audit log that cannot be written is one warning; the calls still work."""
-    import beyond_audit
+    import beyond.folder.audit as beyond_audit
     audit = beyond_audit.AuditLog(lambda name: "", str(tmp_path / "no-such-dir" / "x" / "audit.jsonl"))
     (tmp_path / "no-such-dir").write_text("a file, so no folder can be made here")
     tools.set_audit(audit.record)
@@ -282,7 +282,7 @@ def test_config_errors_are_shown_cleaned(tmp_path):
 def test_audit_lines_split_on_newlines_only_and_names_are_bounded(tmp_path):
     """U+2028 and U+0085 in an argument do not split an entry (hiding the ones before it); a 200,000-character
     tool name is recorded bounded."""
-    import beyond_audit
+    import beyond.folder.audit as beyond_audit
     audit = beyond_audit.AuditLog(lambda name: "", str(tmp_path / "audit.jsonl"))
     audit.record("first", "{}", "allow", "ok", 0.0, 1)
     audit.record("second", json.dumps({"text": "a\u2028b\x85c"}, ensure_ascii=False), "allow", "ok", 0.0, 1)

@@ -47,7 +47,7 @@ def test_tab_completes_a_resource_mention(tmp_path):
 
 def test_tab_after_a_whole_server_mention_completes_its_uri():
     """With "@ctx:" typed, Tab goes on to the server's one URI (not "@ctx:" itself again)."""
-    import beyond_commands
+    import beyond.repl.commands as beyond_commands
     complete = beyond_commands.completer([], list, lambda: ["@ctx:", "@ctx:demo://a", "@other:"])
     assert complete("@ctx:", "what is @ctx:") == ["@ctx:demo://a"]
     assert complete("@", "what is @") == ["@ctx:", "@ctx:demo://a", "@other:"]
@@ -57,7 +57,7 @@ def test_a_uri_with_control_characters_is_never_offered_by_tab():
     """A server's URIs go to readline as completions: one with an escape sequence, a newline, a bidi
     override or a space is left out (readline would print it raw), as are templates."""
     from types import SimpleNamespace
-    import beyond_resources
+    import beyond.repl.resources as beyond_resources
     uris = ["demo://ok", "demo://\x1b]52;c;aGk=\x07x", "demo://a\nb", "demo://\u202eevil", "demo://a b", "demo://{day}"]
     status = SimpleNamespace(server="ctx", client=SimpleNamespace(listed=uris))
     session = SimpleNamespace(servers=SimpleNamespace(mcp_statuses=lambda: [status]))
@@ -108,7 +108,7 @@ def test_progress_keeps_a_slow_tool_alive(started):
 def test_progress_cannot_keep_a_call_forever(started):
     """Progress pushes the deadline out at most to 10 timeouts (0.3 s each here)."""
     import pytest
-    from beyond_mcp import McpError
+    from beyond.servers.servers import McpError
     client = started(fake("normal", timeout=0.3))
     seen = []
     with pytest.raises(McpError, match="no reply to tools/call within 0.3 s"):

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-import beyond_mcp
-import beyond_toolsearch
+import beyond.servers.servers as beyond_mcp
+import beyond.servers.toolsearch as beyond_toolsearch
 import chat
 import permissions
 from conftest import connect, fake
@@ -87,7 +87,7 @@ def test_a_search_finds_by_words_and_never_a_denied_tool(tmp_path, searching):
 def test_the_tools_command_says_which_tools_wait_for_a_search(tmp_path, searching, capsys):
     import types
 
-    import beyond_commands
+    import beyond.repl.commands as beyond_commands
     connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(45)]))})
     permissions.set_policy("mcp_a_t3", "allow")
     permissions.set_policy("mcp_a_t4", "deny")

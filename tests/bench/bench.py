@@ -111,12 +111,12 @@ class HttpFloor:
 
 
 def ours_over_http(url: str):
-    import beyond_mcp
+    import beyond.servers.servers as beyond_mcp
     return beyond_mcp.McpClient("bench-http", {"url": url, "type": "http", "timeout": PHASE_TIMEOUT_S})
 
 
 def ours():
-    import beyond_mcp
+    import beyond.servers.servers as beyond_mcp
     return beyond_mcp.McpClient("bench", {"command": ECHO[0], "args": ECHO[1:], "timeout": PHASE_TIMEOUT_S})
 
 
@@ -271,7 +271,7 @@ def bare_python_ms() -> float:
 
 def parallel_start_ms(count: int) -> float:
     """connect_mcp_servers() of the full client with `count` servers that each take 300 ms to start."""
-    import beyond_mcp as mcp
+    import beyond.servers.servers as mcp
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "mcp.json"
         server = {"command": ECHO[0], "args": ECHO[1:] + ["0.3"]}
@@ -287,7 +287,7 @@ def parallel_start_ms(count: int) -> float:
 LISTING = """
 import resource, sys
 sys.path.insert(0, sys.argv[1])
-import beyond_mcp
+import beyond.servers.servers as beyond_mcp
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 client = beyond_mcp.McpClient("dense", {"command": sys.executable, "args": [sys.argv[2], "dense_pages"]})
 try:

@@ -1,0 +1,135 @@
+"""Beyond the tutorial: the terminal form a server's elicitation is answered with (beyond_asks.py).
+
+The flat schema MCP allows: string (with minLength, maxLength and the formats email, uri, date and
+date-time), number and integer (minimum, maximum), boolean, a single choice (enum with enumNames,
+or oneOf/anyOf with const and title) and a multi-select (an array of those, minItems, maxItems).
+Each field is asked in turn and checked as typed, with what to type when it is wrong; Enter keeps
+a default; then the form is shown whole: [a]ccept, [e]dit, [d]ecline, [c]ancel.
+"""
+import json
+import re
+import urllib.parse
+
+from beyond.text import clean, shorten
+
+# A field typed wrong is asked again this many times, then the form is cancelled.
+FIELD_TRIES = 5
+# A plain email address, for format "email"; URIs and dates are checked by their shape.
+EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?")
+
+
+def form(read_line, fields: dict, required: list[str]) -> dict:
+    """Each field asked and checked, then the whole form reviewed; read_line(prompt) is the console's
+    (KeyboardInterrupt or EOFError cancel the form, as the caller decides)."""
+    values: dict = {}
+    for name, spec in fields.items():
+        _ask_field(read_line, name, spec if isinstance(spec, dict) else {}, name in required, values)
+    while True:
+        print("  " + "\n  ".join(f"{clean(str(k), one_line=True)}: {_shown(v)}"
+                                 for k, v in values.items()) if values else "  (nothing)")
+        choice = read_line("[a]ccept, [e]dit, [d]ecline, [c]ancel? ").strip().lower()
+        if choice in ("a", "accept"):
+            return {"action": "accept", "content": values}
+        if choice in ("d", "decline"):
+            return {"action": "decline"}
+        if choice in ("c", "cancel"):
+            return {"action": "cancel"}
+        if choice in ("e", "edit"):
+            name = read_line("which field? ").strip()
+            if name in fields:
+                _ask_field(read_line, name, fields[name] if isinstance(fields[name], dict) else {}, name in required, values)
+
+
+def _ask_field(read_line, name: str, spec: dict, required: bool, values: dict) -> None:
+    label = clean(shorten(str(spec.get("title") or name), 80), one_line=True)
+    about = clean(shorten(str(spec.get("description", "")), 200), one_line=True)
+    choices = _choices(spec)
+    if choices:
+        for i, (value, title) in enumerate(choices, 1):
+            print(f"    {i}. {clean(shorten(str(title), 80), one_line=True)}")
+    default = values.get(name, spec.get("default"))
+    hint = f" [{_shown(default)}]" if default is not None else ""
+    for _ in range(FIELD_TRIES):
+        typed = read_line(f"  {label}{' (required)' if required else ''}{': ' + about if about else ''}{hint}: ").strip()
+        if not typed:
+            if default is not None:
+                values[name] = default
+                return
+            if not required:
+                values.pop(name, None)
+                return
+            print("    this one is required")
+            continue
+        try:
+            values[name] = _typed(typed, spec, choices)
+            return
+        except ValueError as e:
+            print(f"    {e}")
+    raise KeyboardInterrupt  # the form is given up: cancelled
+
+
+def _choices(spec: dict) -> list[tuple]:
+    """(value, title) of an enum: enum with enumNames, oneOf/anyOf with const and title, or items of those."""
+    source = spec.get("items") if spec.get("type") == "array" and isinstance(spec.get("items"), dict) else spec
+    if isinstance(source.get("enum"), list):
+        titles = source.get("enumNames") if isinstance(source.get("enumNames"), list) else source["enum"]
+        return list(zip(source["enum"], titles))
+    options = source.get("oneOf") or source.get("anyOf")
+    if isinstance(options, list):
+        return [(o.get("const"), o.get("title", o.get("const"))) for o in options if isinstance(o, dict) and "const" in o]
+    return []
+
+
+def _typed(text: str, spec: dict, choices: list[tuple]):
+    """The value `text` stands for in this field, or ValueError saying what to type."""
+    kind = spec.get("type")
+    if kind == "array":
+        picked = [_pick(part.strip(), choices) for part in text.split(",") if part.strip()]
+        low, high = spec.get("minItems"), spec.get("maxItems")
+        if (isinstance(low, int) and len(picked) < low) or (isinstance(high, int) and len(picked) > high):
+            raise ValueError(f"pick between {low or 0} and {high or len(choices)}, separated by commas")
+        return picked
+    if choices:
+        return _pick(text, choices)
+    if kind == "boolean":
+        if text.lower() in ("y", "yes", "true"):
+            return True
+        if text.lower() in ("n", "no", "false"):
+            return False
+        raise ValueError("type y or n")
+    if kind in ("number", "integer"):
+        try:
+            value = int(text) if kind == "integer" else float(text)
+        except ValueError:
+            raise ValueError(f"type {'a whole number' if kind == 'integer' else 'a number'}") from None
+        if isinstance(spec.get("minimum"), (int, float)) and value < spec["minimum"]:
+            raise ValueError(f"at least {spec['minimum']}")
+        if isinstance(spec.get("maximum"), (int, float)) and value > spec["maximum"]:
+            raise ValueError(f"at most {spec['maximum']}")
+        return value
+    if isinstance(spec.get("minLength"), int) and len(text) < spec["minLength"]:
+        raise ValueError(f"at least {spec['minLength']} characters")
+    if isinstance(spec.get("maxLength"), int) and len(text) > spec["maxLength"]:
+        raise ValueError(f"at most {spec['maxLength']} characters")
+    shape = {"email": EMAIL, "date": DATE, "date-time": DATE_TIME}.get(spec.get("format"))
+    if shape and not shape.fullmatch(text):
+        raise ValueError(f"type {'an email address' if spec['format'] == 'email' else 'a ' + spec['format']}")
+    if spec.get("format") == "uri" and not urllib.parse.urlsplit(text).scheme:
+        raise ValueError("type a URI (with its scheme, such as https:)")
+    return text
+
+
+def _pick(text: str, choices: list[tuple]):
+    if text.isdigit() and 1 <= int(text) <= len(choices):
+        return choices[int(text) - 1][0]
+    for value, title in choices:
+        if text in (str(value), str(title)):
+            return value
+    raise ValueError(f"type a number from 1 to {len(choices)}")
+
+
+def _shown(value) -> str:
+    """A value of the form (a server's default, or what was typed) as one cleaned, bounded line."""
+    return clean(shorten(json.dumps(value, ensure_ascii=False), 200), one_line=True)

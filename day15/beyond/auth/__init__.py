@@ -1,0 +1,8 @@
+"""OAuth 2.1 for the HTTP transport, as MCP has it: a remote server that answers 401 is logged in to.
+
+  provider.py  one server's login: its tokens, refreshed and replaced; registration
+  metadata.py  the server's and its authorization server's metadata, and the requests to them
+  login.py     the login itself: PKCE, state, the browser or a pasted address, iss
+  tokens.py    the logins file, locked across agents
+  outbound.py  where a login may go: the one check for every URL a login opens or fetches
+"""

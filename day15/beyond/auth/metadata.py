@@ -1,0 +1,138 @@
+"""Beyond the tutorial: what the OAuth login (beyond_oauth.py) asks of servers: metadata and requests.
+
+A server's protected resource metadata (RFC 9728: the challenge's resource_metadata, else the
+path-based, else the root well-known URL), checked to name this server; its authorization server's
+metadata (RFC 8414, then OpenID discovery, in the specification's order), checked to name the issuer
+it was found by, exactly, and to offer PKCE S256; and form and JSON requests to that server, each
+with one deadline, over https (or to this machine), never following a redirect.
+"""
+import base64
+import json
+import time
+import urllib.parse
+
+from beyond.wire.base import TransportError
+from beyond.auth.outbound import Refused
+from net import Cutoff, read_limited, reason_of
+
+# Every exchange with an authorization server or a metadata URL ends by this.
+FETCH_TIMEOUT_S = 15.0
+MAX_DOCUMENT_BYTES = 1 << 20
+
+
+class NotAllowed(TransportError):
+    """A URL of the login that may not be fetched (beyond_outbound.py): the login fails there, it never
+    goes on to the next place to look."""
+
+
+def canonical(url: str) -> str:
+    """A URL as RFC 8707 compares resources: scheme and host lowercased, no default port, fragment or trailing slash."""
+    parts = urllib.parse.urlsplit(url)
+    host = (parts.hostname or "").lower()
+    port = f":{parts.port}" if parts.port and parts.port != {"http": 80, "https": 443}.get(parts.scheme.lower()) else ""
+    return urllib.parse.urlunsplit((parts.scheme.lower(), host + port, parts.path.rstrip("/"), parts.query, ""))
+
+
+def discover(outbound, url: str, found: dict) -> tuple[dict, dict]:
+    """(protected resource metadata, authorization server metadata), both checked; every URL fetched
+    passes `outbound` (beyond_outbound.Outbound)."""
+    parts = urllib.parse.urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    path = parts.path.rstrip("/")
+    urls = [found["resource_metadata"]] if found.get("resource_metadata") else []
+    urls += ([f"{origin}/.well-known/oauth-protected-resource{path}"] if path else []) + \
+        [f"{origin}/.well-known/oauth-protected-resource"]
+    prm = first_document(outbound, urls, "protected resource metadata")
+    resource = prm.get("resource")
+    if isinstance(resource, str) and not names(url, resource):
+        raise TransportError(f"the protected resource metadata names another resource ({resource}), "
+                             f"not {url}; no login is tried")
+    servers = prm.get("authorization_servers")
+    if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+        raise TransportError("the protected resource metadata names no authorization server")
+    return prm, server_metadata(outbound, servers[0])
+
+
+def names(url: str, resource: str) -> bool:
+    """The metadata's resource is the server's URL, or its origin or a path above it."""
+    ours, theirs = canonical(url), canonical(resource)
+    return ours == theirs or ours.startswith(theirs + "/")
+
+
+def server_metadata(outbound, issuer: str) -> dict:
+    parts = urllib.parse.urlsplit(issuer)
+    origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
+    if path:
+        urls = [f"{origin}/.well-known/oauth-authorization-server{path}",
+                f"{origin}/.well-known/openid-configuration{path}", f"{origin}{path}/.well-known/openid-configuration"]
+    else:
+        urls = [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
+    meta = first_document(outbound, urls, "authorization server metadata")
+    if meta.get("issuer") != issuer:
+        raise TransportError(f"the authorization server metadata names the issuer {meta.get('issuer')!r}, "
+                             f"not {issuer!r}, where it was found; no login is tried")
+    if "S256" not in (meta.get("code_challenge_methods_supported") or []):
+        raise TransportError(f"the authorization server {issuer} does not offer PKCE with S256; no login is tried")
+    for key in ("authorization_endpoint", "token_endpoint"):
+        if not isinstance(meta.get(key), str):
+            raise TransportError(f"the authorization server metadata has no {key}")
+    return meta
+
+
+def post_form(outbound, field: str, url: str, client: dict, form: dict, expect_json: bool = True) -> dict:
+    headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+    form = dict(form)
+    if client["method"] == "client_secret_basic" and client.get("client_secret"):
+        pair = f"{urllib.parse.quote(client['client_id'], safe='')}:{urllib.parse.quote(client['client_secret'], safe='')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+    else:
+        form["client_id"] = client["client_id"]
+        if client["method"] == "client_secret_post" and client.get("client_secret"):
+            form["client_secret"] = client["client_secret"]
+    return exchange(outbound, field, "POST", url, urllib.parse.urlencode(form).encode(), headers, expect_json)
+
+
+def post_json(outbound, field: str, url: str, body: dict) -> dict:
+    return exchange(outbound, field, "POST", url, json.dumps(body).encode(),
+                    {"Content-Type": "application/json", "Accept": "application/json"}, True)
+
+
+def first_document(outbound, urls: list[str], what: str) -> dict:
+    tried = []
+    for url in urls:
+        try:
+            return exchange(outbound, what, "GET", url, None, {"Accept": "application/json"}, True)
+        except NotAllowed:
+            raise
+        except TransportError as e:
+            tried.append(str(e))
+    raise TransportError(f"no {what} found ({'; '.join(tried)})")
+
+
+def exchange(outbound, field: str, method: str, url: str, body: bytes | None, headers: dict,
+             expect_json: bool) -> dict:
+    """One request by FETCH_TIMEOUT_S, to an address `outbound` allows; the JSON object it answered
+    (TransportError otherwise), never following a redirect."""
+    try:
+        connection, path = outbound.connection(url, field, FETCH_TIMEOUT_S)
+    except Refused as e:
+        raise NotAllowed(str(e)) from None
+    try:
+        with Cutoff(connection, time.monotonic() + FETCH_TIMEOUT_S):
+            connection.request(method, path, body, headers)
+            response = connection.getresponse()
+            raw = read_limited(response, MAX_DOCUMENT_BYTES, f"the answer of {url}")
+    except (OSError, ValueError) as e:
+        raise TransportError(f"{url}: {reason_of(e)}") from None
+    finally:
+        connection.close()
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        data = None
+    if response.status >= 400:
+        detail = data.get("error_description") or data.get("error") if isinstance(data, dict) else None
+        raise TransportError(f"{url}: HTTP {response.status}" + (f" ({str(detail)[:200]})" if detail else ""))
+    if expect_json and not isinstance(data, dict):
+        raise TransportError(f"{url}: the answer is not a JSON object")
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,132 @@
+"""Beyond the tutorial: the full client's link to its server: the transport it talks through, and how it is kept.
+
+The tutorial's client spawns its server once; when it exits, every later call fails. Here the link
+makes the transport the entry asks for (beyond_base.Transport: stdio or Streamable HTTP) with an
+inbox of its own, and replaces it when the server must be started again: after a crash, by the next
+call (once per crash, MAX_RESTARTS in a session), or after a 2026-07-28 probe a stdio server exited
+on. A session an HTTP server forgot is initialized again, once for all the threads that found it so.
+A transport replaced finds its inbox closed, so what it says late is not taken for its successor's.
+"""
+import threading
+
+from beyond.wire.base import Transport
+from mcp import McpError
+
+# A crashed server is started again once per crash, and at most this many times in a session.
+MAX_RESTARTS = 3
+
+
+class Inbox:
+    """Where one transport reports to its client (beyond_base.Inbox), while it is the current one."""
+
+    def __init__(self, client) -> None:
+        self.client, self.open = client, True
+        self.deliver = client._accept  # each message straight to the client, until close()
+
+    def close(self) -> None:
+        """From now on what this transport says is not taken (it has a successor, or none)."""
+        self.open = False
+        self.deliver = _ignore
+
+    def ended(self, reason: str) -> None:
+        if self.open:
+            self.client._mark_dead(reason)
+
+    def rejected(self, request_id: int, reason: str) -> None:
+        self.client._settle(request_id, McpError(reason, self.client.name))
+
+    def log(self, text: str) -> None:
+        self.client.log(text)
+
+    def said(self, line: str) -> None:
+        self.client.from_server.said(line)
+
+
+def _ignore(message: bytes | dict) -> None:
+    """A closed inbox's deliver(): a message from a retired transport is nobody's."""
+
+
+class Link:
+    """The transport of one client (beyond_client.McpClient) and its replacements."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.transport: Transport | None = None
+        self._inbox: Inbox | None = None
+        # _restart_lock lets one caller restart a dead server while the others wait for it, and
+        # guards _restarts and _restart_failed.
+        self._restart_lock = threading.Lock()
+        self._restarts = 0
+        self._restart_failed: str | None = None  # why the last restart failed: no other until it runs again
+        # _renewing is set while one thread initializes a session the server forgot, so the others
+        # wait for that one instead of starting their own; _renew_lock guards it.
+        self._renew_lock = threading.Lock()
+        self._renewing: threading.Event | None = None
+
+    def connect(self, login: bool = False) -> None:
+        """A new transport of the client's kind, with a new inbox; the previous one is retired. With
+        `login`, it may log in when the server asks (HTTP)."""
+        self.retire()
+        client = self.client
+        self._inbox = Inbox(client)
+        self.transport = client.transport_kind()(client.name, client.cfg, self._inbox)
+        self.transport.allow_login(login)
+        self.transport.start()
+
+    def retire(self) -> None:
+        """Close the inbox, then stop the transport (for stdio: the process group). Never raises."""
+        if self._inbox is not None:
+            self._inbox.close()
+        if self.transport is not None:
+            self.transport.stop()
+
+    def reconnect_if_dead(self) -> None:
+        """A stdio server that exited (on a probe it did not understand) is started again."""
+        if self.client.dead_reason:
+            self.retire()
+            self.client._revive()
+            self.client.connect()
+
+    def restart_if_dead(self) -> None:
+        """A server that died is started again by the next call to it: once per death, MAX_RESTARTS in all."""
+        client = self.client
+        if not client.dead_reason:
+            return  # the common case, without taking the lock
+        with self._restart_lock:
+            reason = client.dead_reason
+            if not reason or client.closed or self.transport is None:
+                return
+            if self._restart_failed:
+                raise McpError(self._restart_failed, client.name)
+            if self._restarts >= MAX_RESTARTS:
+                raise McpError(f"{reason}; not restarted: it stopped {MAX_RESTARTS + 1} times", client.name)
+            self._restarts += 1
+            self.retire()  # what is left of the old process group
+            client._revive()
+            try:
+                client.start()
+            except McpError as e:
+                self._restart_failed = f"{reason}; restarting it failed: {e}"
+                raise McpError(self._restart_failed, client.name) from None
+        client.log(f"restarted the server (it had stopped: {reason})")
+        if client.on_tools_changed:
+            client.on_tools_changed(client)
+
+    def renew_session(self, stale: str) -> None:
+        """One new handshake for all the threads that found the same session expired."""
+        with self._renew_lock:
+            renewal, mine = self._renewing, self._renewing is None
+            if mine:
+                if self.transport.session_id != stale:
+                    return  # another thread has renewed it already
+                renewal = self._renewing = threading.Event()
+        if not mine:
+            renewal.wait(self.client.cfg.timeout)  # its handshake is bounded by the same timeout
+            return
+        try:
+            self.client.log("the session expired; initializing again")
+            self.client.revisions.handshake()
+        finally:
+            with self._renew_lock:
+                self._renewing = None
+            renewal.set()

@@ -1,0 +1,313 @@
+"""Beyond the tutorial: MCP's 2026-07-28 revision, which has no handshake, beside the revisions that do.
+
+The tutorial's client opens with initialize and notifications/initialized, as every revision up to
+2025-11-25 does. In 2026-07-28 every request carries its protocol version, the client's
+capabilities and identity in params._meta; server/discover says which versions and capabilities a
+server has; there are no sessions, and a server sends no requests of its own. A server's
+"protocol" in mcp.json picks: "legacy" (the handshake: the default), "2026-07-28" (this revision
+only), or "auto" (a server/discover probe, and the handshake when it finds no modern server).
+
+The full client (beyond_client.McpClient) holds one Revisions per server: the revision spoken, the
+handshake or the probe that agrees on it, and what differs between revisions (the _meta of a
+request, the HTTP headers MCP asks for). It asks the client for requests and a new connection, and
+sets the client's capabilities.
+"""
+import base64
+import json
+import re
+import threading
+
+from beyond.asks.handlers import Refused, answer, capabilities
+from beyond.text import shorten
+from mcp import McpError
+
+# We offer the newest revision (the tutorial offers 2025-06-18) and accept any revision whose
+# messages we understand; anything else is refused.
+PROTOCOL_VERSION = "2025-11-25"
+SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+# The stateless revisions this client speaks, oldest first (it declares the newest); an entry's
+# "protocol" names one of them (beyond_config.PROTOCOLS).
+MODERN_VERSIONS = ("2026-07-28",)
+# Keys of params._meta reserved by MCP; protocolVersion and clientCapabilities are required.
+META = "io.modelcontextprotocol/"
+# JSON-RPC error: the request's protocol version is not one the server speaks (data: supported, requested).
+UNSUPPORTED_VERSION = -32022
+# 2026-07-28: a call answered "input_required" is sent again with the inputs at most this many times.
+MAX_INPUT_ROUNDS = 8
+# The requests a server may answer with input_required.
+INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")
+# How long start-up waits for the acknowledgement of subscriptions/listen (at most startupTimeout).
+PROBE_TIMEOUT_S = 5.0
+# HTTP: the request parameter each method's Mcp-Name header repeats.
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# HTTP: a tool may ask for arguments to be repeated as Mcp-Param-<name> headers ("x-mcp-header" on a
+# string, integer or boolean property); the name must be an HTTP token.
+HEADER_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+class Revisions:
+    """Which revision one server speaks, and requests shaped for it."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.modern = False  # whether `revision` is one without a handshake (read on every request)
+        self._revision: str | None = None
+        self.listen_id: int | None = None  # the id of our subscriptions/listen request, which no one waits for
+        self._late: dict | None = None  # a server/discover answer that came after the probe gave up
+        self._late_came = threading.Event()  # set when it came
+        self.subscribed: threading.Event | None = None  # set when the server acknowledged it (one per subscription)
+
+    @property
+    def revision(self) -> str | None:
+        """The version spoken (agreed in the handshake, or modern); None before."""
+        return self._revision
+
+    @revision.setter
+    def revision(self, version: str | None) -> None:
+        self._revision, self.modern = version, version in MODERN_VERSIONS
+
+    def open(self) -> None:
+        """Agree on a revision with the server, as the entry's "protocol" says, and learn its capabilities."""
+        client, self.revision, self._late = self.client, None, None
+        self._late_came = threading.Event()
+        if client.cfg.protocol == "legacy":
+            try:
+                self.handshake()
+            except McpError as e:
+                if e.code is None and "HTTP 400" not in str(e):
+                    raise  # no answer, an exit, a refused connection: not a question of revisions
+                raise McpError(f"{e} (if the server speaks only MCP 2026-07-28, set \"protocol\": \"auto\" "
+                               "in its entry)", client.name) from None
+            return
+        try:
+            self._discover(None)  # as long as the entry's startupTimeout: a slow server is a live one
+        except McpError as e:
+            if client.cfg.protocol != "auto":
+                raise McpError(f"{e} (for a server that speaks only the handshake, set \"protocol\": "
+                               "\"legacy\" or \"auto\" in its entry)", client.name) from None
+            client.from_server.said(f"server/discover found no 2026-07-28 server ({e}); using the handshake")
+            self._fall_back(str(e))
+
+    def handshake(self) -> dict:
+        """initialize, check the version, notifications/initialized, then listen; returns the server's answer."""
+        client = self.client
+        init = client._request("initialize", {"protocolVersion": PROTOCOL_VERSION,
+                                              "capabilities": capabilities(), "clientInfo": client.client_info})
+        if init.get("protocolVersion") not in SUPPORTED_VERSIONS:
+            raise McpError(f"unsupported protocol version {init.get('protocolVersion')!r} "
+                           f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", client.name)
+        self.revision = init["protocolVersion"]
+        client._notify("notifications/initialized")
+        client.capabilities = init.get("capabilities") if isinstance(init.get("capabilities"), dict) else {}
+        client.listen()  # over HTTP, the stream of what the server sends unasked
+        return init
+
+    def _discover(self, timeout: float | None) -> None:
+        """server/discover in the newest modern revision; the server's versions pick the one we speak."""
+        self.revision = MODERN_VERSIONS[-1]  # requests now carry _meta
+        self._adopt(self.client._request("server/discover", {}, timeout=timeout))
+
+    def late_discovery(self, result: dict) -> None:
+        """An answer to server/discover that came after the probe gave up: kept, for _fall_back."""
+        self._late = result
+        self._late_came.set()
+
+    def _adopt(self, result: dict) -> None:
+        """Speak what a server/discover answer offers, or McpError naming both lists."""
+        supported = result.get("supportedVersions")
+        common = [v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported]
+        if not common:
+            self.revision = None
+            raise McpError(f"server/discover: {self._versions_differ(supported)}", self.client.name)
+        self.revision = common[-1]
+        self.client.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
+
+    def _fall_back(self, why: str) -> None:
+        """The handshake after a failed probe; a stdio server that exited on the probe is started again.
+        If the handshake is refused and the probe's answer came meanwhile, late, that answer is used."""
+        self.revision = None
+        self.client.link.reconnect_if_dead()
+        try:
+            self.handshake()
+        except McpError as e:
+            # Refused by a server that did not answer the probe in time: it may be a modern one whose
+            # answer is still on its way; it gets as long again as the probe had.
+            if why.startswith("no reply") and self._late_came.wait(self.client.cfg.startup_timeout):
+                self.revision = MODERN_VERSIONS[-1]
+                try:
+                    return self._adopt(self._late)
+                except McpError:
+                    self.revision = None
+            raise McpError(f"{e} (and server/discover failed: {why})", self.client.name) from None
+
+    def subscribe(self) -> None:
+        """Ask to hear when the tool or resource list changes (subscriptions/listen), as far as the server
+        says it tells (listChanged); earlier revisions say so unasked.
+
+        The request stays open for the session: its answer ends the subscription, so no one waits
+        for it. Over HTTP that answer is a stream of its own, read by the transport's listening thread.
+        Start-up waits (a little) for the server's acknowledgement, so no change made right after is missed.
+        """
+        client = self.client
+        wanted = {f"{kind}ListChanged": True for kind in ("tools", "resources")
+                  if isinstance(client.capabilities.get(kind), dict) and client.capabilities[kind].get("listChanged")}
+        if not self.modern or not wanted:
+            return
+        self.listen_id, self.subscribed = client.new_request_id(), threading.Event()
+        client.listen({"jsonrpc": "2.0", "id": self.listen_id, "method": "subscriptions/listen",
+                       "params": self.with_meta({"notifications": wanted})})
+        if not self.subscribed.wait(min(PROBE_TIMEOUT_S, client.cfg.startup_timeout)):
+            client.from_server.said("subscriptions/listen was not acknowledged in time; "
+                                    "list changes may be missed")
+
+    def unsubscribed(self, message: dict) -> None:
+        """The answer to our subscriptions/listen: the server ended the subscription."""
+        error = message.get("error") if isinstance(message.get("error"), dict) else {}
+        self.client.from_server.said("subscriptions/listen ended"
+                                     f"{': ' + shorten(str(error.get('message')), 200) if error else ''}")
+
+    def with_meta(self, params: dict) -> dict:
+        """A modern request's params: its own _meta (a progress token) plus the version, capabilities, identity."""
+        if not self.modern:
+            return params
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        return {**params, "_meta": {**meta, f"{META}protocolVersion": self.revision,
+                                    f"{META}clientCapabilities": capabilities(), f"{META}clientInfo": self.client.client_info}}
+
+    def switch_version(self, method: str, error: McpError) -> None:
+        """After an error reply: if a 2026-07-28 server refused the version (-32022), speak another that
+        both sides do (the caller sends the request again, once); otherwise raise, naming both lists."""
+        if error.code != UNSUPPORTED_VERSION or not self.modern:
+            raise error
+        data = error.data if isinstance(getattr(error, "data", None), dict) else {}
+        supported = data.get("supported") if isinstance(data.get("supported"), list) else []
+        common = [v for v in MODERN_VERSIONS if v in supported]  # even the one just sent: retried with a new id
+        if not common:
+            raise McpError(f"{method} failed: {self._versions_differ(supported)}", self.client.name,
+                           error.code) from None
+        self.revision = common[-1]
+
+    def _versions_differ(self, supported: object) -> str:
+        theirs = ", ".join(map(str, supported)) if isinstance(supported, list) and supported else "none named"
+        return (f"the server speaks {shorten(theirs, 200)}; this client speaks {', '.join(MODERN_VERSIONS)} "
+                "without a handshake")
+
+    def usable(self, tool: dict) -> bool:
+        """A tool whose x-mcp-header annotations cannot be followed is left out over HTTP, with a warning."""
+        if not self.modern or self.client.cfg.kind == "stdio":
+            return True
+        try:
+            mirrored(tool.get("inputSchema"))
+            return True
+        except ValueError as e:
+            self.client.log(f"skipped tool {shorten(str(tool.get('name')), 80)}: {e}")
+            return False
+
+    def headers(self, message: dict) -> dict[str, str]:
+        """The HTTP headers MCP asks a message to carry: the version agreed; in 2026-07-28 the version
+        the body declares, the method, what it names, and the arguments a tool's inputSchema asks to
+        see in headers ("x-mcp-header")."""
+        if not self.modern:
+            return {"MCP-Protocol-Version": self.revision} if self.revision else {}
+        method = message.get("method")
+        if method is None:
+            return {}  # an answer or a notification goes as it is
+        headers = {"MCP-Protocol-Version": self.revision, "Mcp-Method": method}
+        params = message.get("params") or {}
+        named = params.get(NAMED_BY.get(method, ""))
+        if isinstance(named, str):
+            headers["Mcp-Name"] = header_value(named)
+        if method == "tools/call":
+            schema = next((t.get("inputSchema") for t in self.client.tools if t.get("name") == named), None)
+            headers.update(param_headers(schema, params.get("arguments")))
+        return headers
+
+    def fulfil(self, method: str, params: dict, result: dict) -> dict | None:
+        """The params of the retry of an input_required answer: its input requests answered (by
+        beyond_asks.py, as a server's own requests are), its requestState echoed exactly (none when
+        none came); None when the answer is no such one."""
+        if result.get("resultType") != "input_required" or method not in INPUT_METHODS:
+            return None
+        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        requests = result.get("inputRequests")
+        if isinstance(requests, dict):
+            retry["inputResponses"] = {}
+            for key, request in requests.items():
+                if isinstance(request, dict):
+                    try:
+                        retry["inputResponses"][key] = answer(self.client.name, self.client.cfg,
+                                                              str(request.get("method")), request.get("params"))
+                    except Refused:
+                        pass  # left out: the server may ask again, or go on without it
+        if isinstance(result.get("requestState"), str):
+            retry["requestState"] = result["requestState"]
+        return retry
+
+    def result_kind(self, method: str, result: dict) -> None:
+        """A result that is not complete (2026-07-28: the server wants input first) is an error here."""
+        kind = result.get("resultType", "complete")  # absent, as from earlier revisions: complete
+        if kind == "input_required":
+            raise McpError(f"{method}: the server asked for input more than {MAX_INPUT_ROUNDS} times, or on a "
+                           "request that takes none", self.client.name)
+        if kind != "complete":
+            raise McpError(f"{method}: the server answered with an unknown resultType {shorten(json.dumps(kind), 80)}",
+                           self.client.name)
+
+
+def header_value(text: str) -> str:
+    """A header value as 2026-07-28 writes it: plain printable ASCII as it is, anything else =?base64?...?=."""
+    plain = all(" " <= c <= "~" for c in text) and text == text.strip() \
+        and not (text.startswith("=?base64?") and text.endswith("?="))
+    return text if plain else f"=?base64?{base64.b64encode(text.encode()).decode()}?="
+
+
+def mirrored(schema: object) -> list[tuple[tuple[str, ...], str]]:
+    """(property path, header name) of every x-mcp-header in a tool's inputSchema; ValueError says
+    why the tool cannot be used (a clash, a name that is no header, a property that is not a plain
+    value or not reached through "properties" alone)."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(node: object, path: tuple[str, ...] | None) -> None:  # path None: not reached through properties
+        if isinstance(node, list):
+            for item in node:
+                walk(item, None)
+        if not isinstance(node, dict):
+            return
+        if "x-mcp-header" in node:
+            name = node["x-mcp-header"]
+            if not path:
+                raise ValueError("x-mcp-header on something other than a property reached through \"properties\"")
+            if not isinstance(name, str) or not HEADER_TOKEN.fullmatch(name):
+                raise ValueError(f"x-mcp-header {shorten(json.dumps(name), 40)} is not a header name")
+            if node.get("type") not in ("string", "integer", "boolean"):
+                raise ValueError(f"x-mcp-header {name} is on a property that is not a string, integer or boolean")
+            found.append((path, name))
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict) and path is not None:
+                for prop, sub in value.items():
+                    walk(sub, path + (prop,))
+            elif key != "x-mcp-header":
+                walk(value, None)
+
+    try:
+        walk(schema, ())
+    except RecursionError:
+        raise ValueError("inputSchema nested too deep to read") from None
+    names = [name.lower() for _, name in found]
+    if len(set(names)) != len(names):
+        raise ValueError("two properties share one x-mcp-header name")
+    return found
+
+
+def param_headers(schema: object, arguments: object) -> dict[str, str]:
+    """The Mcp-Param-<name> headers of a call: each mirrored argument that is present, encoded."""
+    headers = {}
+    for path, name in mirrored(schema):
+        value = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, bool):
+            headers[f"Mcp-Param-{name}"] = "true" if value else "false"
+        elif isinstance(value, (int, str)):
+            headers[f"Mcp-Param-{name}"] = header_value(str(value))
+    return headers

@@ -1,0 +1,7 @@
+"""The project folder and the user's own files.
+
+  project.py    the folder found upward, adopted only when it is yours; reads and writes that follow no link
+  trust.py      the folder's mcp.json, .env and GeekAgent.json take effect only once trusted
+  approvals.py  the user's `a` answers and the pins of allowed tools, in the user's state
+  audit.py      one JSON line per tool call and per question a server asked
+"""

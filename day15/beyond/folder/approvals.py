@@ -1,0 +1,100 @@
+"""Beyond the tutorial: the user's `a`lways answers and the pins of allowed tools, kept per folder in
+the user's state ($XDG_STATE_HOME/geekagent/approvals.json), never in the folder.
+
+The tutorial's GeekAgent.json is the hand-written policy file and stays so: the agent never writes
+it. An allowed tool (by `a` or by GeekAgent.json) is pinned at its first use: a hash of its
+description and input schema. A tool that says something else than it did, later in this run or in
+a later run than the one that pinned it, asks again, so a server cannot change what an allowed tool
+claims to do. Without a folder (scripts, tests) the answers last for the run.
+"""
+import json
+import os
+import threading
+
+import permissions
+from beyond.dirs import state_dir
+from beyond.folder.project import JsonStore
+
+
+def pin_of(info: dict) -> str:
+    """What a tool says it is: its description and input schema, hashed."""
+    return _hashed([info.get("description"), info.get("inputSchema")])
+
+
+def runs_of(config) -> str:
+    """What a server is: the program its entry runs (command, args, cwd) or the URL it connects to, hashed."""
+    return _hashed([config.command, config.args, config.cwd] if config.kind == "stdio" else [config.url])
+
+
+def _hashed(value: object) -> str:
+    import hashlib  # here, not at import: OpenSSL's start-up is a quarter of the client's import time
+    said = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Approvals:
+    """One folder's answers: tool name -> {"pin": hash or None, "always": true or false, "runs": what its
+    server ran when it was allowed}, and what each tool said (and its server ran) when this run first
+    registered it."""
+
+    def __init__(self, folder: str | None = None, path: str | None = None) -> None:
+        self.folder = os.path.realpath(folder) if folder else None
+        self.store = JsonStore(path or os.path.join(state_dir(), "approvals.json")) if folder else None
+        kept = self.store.load().get(self.folder) if self.store else None
+        kept = kept if isinstance(kept, dict) else {}
+        # _lock guards _tools and _said: the REPL answers while a server's tool-list change registers
+        # tools on another thread.
+        self._tools = {name: entry for name, entry in kept.items() if isinstance(entry, dict)}
+        self._said: dict[str, str] = {}
+        self._runs: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+
+    def review(self, name: str, info: dict | None, runs: str | None = None) -> str | None:
+        """A tool is registered (info None: one whose description is ours, with nothing to pin), its
+        server running `runs` (runs_of). An `a` for it as it is now, from a server that runs what it ran
+        then, allows it; the return says why an allowed tool that changed must ask."""
+        pin = pin_of(info) if info is not None else None
+        with self._lock:
+            earlier = self._said.setdefault(name, pin) if pin else None
+            if pin:
+                self._said[name] = pin
+            self._runs[name] = runs
+            kept = self._tools.get(name, {})
+        moved = kept.get("always") is True and kept.get("runs") not in (None, runs)
+        if kept.get("always") is True and kept.get("pin") == pin and not moved:
+            permissions.set_policy(name, "allow")  # `a` in an earlier run, for the tool as it was then
+        if moved and permissions.policy_for(name) != "deny":
+            return ("since it was allowed: its entry now runs another program (or URL) than then; it asks "
+                    "before every call until you allow it again")
+        if earlier != pin and permissions.policy_for(name) == "allow":
+            return "since it was allowed; it asks before every call for the rest of this session"
+        if earlier == pin and kept.get("pin") not in (None, pin) and permissions.policy_for(name) != "deny":
+            return "since it was allowed in an earlier run; it asks before every call until you allow it again"
+        return None
+
+    def used(self, name: str) -> None:
+        """An allowed tool ran: pin it as it is now, unless it is pinned already."""
+        with self._lock:
+            pin, pinned = self._said.get(name), self._tools.get(name, {}).get("pin") is not None
+        if pin and not pinned:
+            self._keep(name, {"pin": pin, "always": False, "runs": self._runs.get(name)})
+
+    def remember(self, name: str) -> str:
+        """The user answered `a`: allow this tool as it is now in later runs too. Returns where it is kept."""
+        with self._lock:
+            pin, runs = self._said.get(name), self._runs.get(name)
+        self._keep(name, {"pin": pin, "always": True, "runs": runs})
+        return f"kept in {self.store.path}" if self.store else "for the rest of this session"
+
+    def new_run(self) -> None:
+        """Every server stopped: what the tools said is forgotten with them."""
+        with self._lock:
+            self._said.clear()
+            self._runs.clear()
+
+    def _keep(self, name: str, entry: dict) -> None:
+        with self._lock:
+            self._tools[name] = entry
+            tools = dict(self._tools)
+        if self.store:
+            self.store.update(self.folder, tools)

@@ -1,0 +1,202 @@
+"""Beyond the tutorial: a project folder stays inside itself, and only a folder of the user's own is adopted.
+
+The tutorial reads and writes .geekagent/ as it finds it. A cloned folder can hold symlinks (git
+keeps them), so reading mcp.json or appending to audit.jsonl could reach any file of the user's;
+and a .geekagent/ found upward may be another user's, in a shared folder such as /tmp. Here a
+folder is adopted only when it is ours (as git's safe.directory), files are read once as bytes and
+never through a link that leads outside, files are written without following links, and the
+agent's own state (answers, pins, history) lives in the user's directories, never in the folder.
+"""
+import contextlib
+import errno
+import json
+import os
+import stat
+import sys
+
+from beyond.dirs import config_dir
+
+FOLDER = ".geekagent"
+# Config files are written by hand; anything bigger is not one, and is refused rather than held in memory.
+MAX_CONFIG_BYTES = 1 << 20
+# Files the agent appends to (the audit log) are rotated past this size, one old file kept: a
+# record of months of use, never a disk filled by a model that calls tools in a loop.
+MAX_LOG_BYTES = 8 << 20
+# Links are never followed when the agent writes; the flag does not exist on Windows.
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+class FolderError(ValueError):
+    """A project file that is not used: a link out of the folder, not a regular file, too big."""
+
+
+class LinkOutside(FolderError):
+    """A project file that is a link leading out of the folder (perhaps meant: it is named, and refused)."""
+
+
+# --- which folder is the project ---------------------------------------------------------------
+
+def settings_path() -> str:
+    """The user's own settings: {"safeFolders": ["/path", ...]} adopts those folders whoever owns them."""
+    return os.path.join(config_dir(), "settings.json")
+
+
+def find_project() -> str | None:
+    """The nearest folder (this one or a parent) with a .geekagent/ in it, found as git finds .git,
+    if it is the user's own; it becomes the working folder, so starting from a subfolder works."""
+    folder = os.getcwd()
+    while not os.path.isdir(os.path.join(folder, FOLDER)):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    problem = not_ours(folder)
+    if problem and not _listed_safe(folder):
+        print(f"skipped {_shown(os.path.join(folder, FOLDER))}: {problem}. Running with the built-in tools "
+              f"in {_shown(os.getcwd())}. To adopt it anyway, list the folder in \"safeFolders\" of "
+              f"{settings_path()}.", file=sys.stderr)
+        return None
+    os.chdir(folder)  # mcp.json, .env, GeekAgent.json, relative server paths and the built-ins' root
+    return folder
+
+
+def not_ours(folder: str) -> str | None:
+    """Why a folder's .geekagent/ may not be adopted: it or the folder is another user's, or anyone
+    may write to it (group-writable is fine: umask 002 is common). None when it is ours."""
+    for path in (os.path.join(folder, FOLDER), folder):
+        info = os.stat(path)
+        if info.st_uid not in (os.geteuid(), 0):
+            return f"{_shown(path)} belongs to another user (uid {info.st_uid})"
+        if info.st_mode & stat.S_IWOTH:
+            return f"{_shown(path)} is writable by every user"
+    return None
+
+
+def _listed_safe(folder: str) -> bool:
+    settings = JsonStore(settings_path()).load()
+    listed = settings.get("safeFolders") if isinstance(settings.get("safeFolders"), list) else []
+    return "*" in listed or any(isinstance(p, str) and os.path.realpath(p) == os.path.realpath(folder) for p in listed)
+
+
+def _shown(path: str) -> str:
+    from beyond.text import clean
+    return clean(path, one_line=True)
+
+
+# --- reading and writing inside the folder -------------------------------------------------------
+
+def read_inside(path: str, limit: int = MAX_CONFIG_BYTES, root: str = ".") -> bytes | None:
+    """The bytes of a file of the folder, read once; None when there is none. FolderError when it is a
+    link leading outside the folder, not a regular file, or bigger than `limit`."""
+    base, real = os.path.realpath(root), os.path.realpath(os.path.join(root, path))
+    if os.path.commonpath([base, real]) != base:
+        raise LinkOutside(f"{path} is a link to {_shown(real)}, outside the folder; it is not read")
+    try:
+        fd = os.open(real, os.O_RDONLY | NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise FolderError(f"{path} cannot be read ({e.strerror or e})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a folder, a FIFO, a device: never opened as a file
+        os.close(fd)
+        raise FolderError(f"{path} is not a regular file; it is not read")
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise FolderError(f"{path} is over {limit:,} bytes; a config written by hand is smaller")
+    return data
+
+
+def append_inside(path: str, text: str, limit: int = MAX_LOG_BYTES) -> None:
+    """Append to a file of the folder without following a link anywhere on the way (the folder or
+    the file); past `limit` the file becomes path.1 (the one old copy) and a new one starts.
+    FolderError when the file or its folder is a link, not a regular file, or not the user's."""
+    folder, name = os.path.split(path)
+    dir_fd = _open_folder(folder or ".")
+    fd = -1
+    try:
+        data = text.encode("utf-8")
+        fd = _open_log(name, dir_fd, path)
+        if os.fstat(fd).st_size + len(data) > limit:
+            os.close(fd)
+            fd = -1
+            os.replace(name, f"{name}.1", src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            fd = _open_log(name, dir_fd, path)
+        os.write(fd, data)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        os.close(dir_fd)
+
+
+def _open_folder(folder: str) -> int:
+    """The folder as a descriptor, made if missing; a link there is refused, not followed."""
+    try:
+        os.mkdir(folder, 0o755)
+    except FileExistsError:
+        pass  # the usual case; a link in its place is refused just below
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | NOFOLLOW)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise FolderError(f"{folder} is a link or not a folder; nothing is written through it") from None
+        raise
+
+
+def _open_log(name: str, dir_fd: int, shown_as: str) -> int:
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o600, dir_fd=dir_fd)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise FolderError(f"{shown_as} is a link; nothing is written through it") from None
+        raise
+    info = os.fstat(fd)
+    # A hard link has no target to refuse: a file with another name may be any file of yours.
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1:
+        os.close(fd)
+        raise FolderError(f"{shown_as} is not a regular file of yours alone; nothing is written to it")
+    return fd
+
+
+@contextlib.contextmanager
+def private_copy(data: bytes | None, name: str = "mcp.json"):
+    """The path of a file of the user's alone holding `data` (no file when None), removed afterwards:
+    for code that reads a path, so it reads the bytes that were shown, not the folder's file again."""
+    import tempfile  # here: only the tutorial's client needs it, and it costs the full agent's start-up
+    with tempfile.TemporaryDirectory(prefix="geekagent-") as folder:
+        path = os.path.join(folder, name)
+        if data is not None:
+            with open(path, "wb") as f:
+                f.write(data)
+        yield path
+
+
+# --- the user's own files ------------------------------------------------------------------------
+
+class JsonStore:
+    """One JSON object in a file of the user's (answers, pins, settings): a missing or unreadable file
+    is empty, and a save replaces the file whole (0600), so a crash never leaves half of it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def load(self) -> dict:
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            return {}  # nothing kept yet (or unreadable): the user is asked again
+        return data if isinstance(data, dict) else {}
+
+    def update(self, key: str, value: object) -> None:
+        """Set one key, keeping what other runs wrote meanwhile; a failure to write is one warning."""
+        data = {**self.load(), key: value}
+        try:
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            part = f"{self.path}.{os.getpid()}.tmp"  # one per process: two agents never write one file
+            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=1)
+            os.replace(part, self.path)
+        except OSError as e:
+            print(f"warning: could not write {self.path}: {e.strerror or e}", file=sys.stderr)

@@ -1,0 +1,289 @@
+"""Beyond the tutorial: a folder's .geekagent/mcp.json, .env and GeekAgent.json take effect only
+once the user trusts them (the .env file itself is beyond the tutorial too).
+
+The tutorial starts every server in mcp.json and reads .env, so starting the agent in a cloned
+folder would run that folder's commands, and a .env could send your API key to another host.
+Here the three files are read once (Project), and what the question shows is built from the same
+parsed entries that start the servers: every command line or URL, every key the .env sets (those
+that change how programs run set apart), every tool GeekAgent.json allows unasked. The answer is
+kept, with a hash of each file, in the user's config directory ($XDG_CONFIG_HOME/geekagent/), never
+in the folder: a changed mcp.json or .env asks again, and so does a GeekAgent.json that allows more.
+Without a terminal nothing is asked: --trust or GEEKAGENT_TRUST=1 trusts for one run. The user's
+own mcp.json ($XDG_CONFIG_HOME/geekagent/mcp.json, servers for every folder) needs no trust.
+"""
+import hashlib
+import os
+import re
+import shlex
+import sys
+from dataclasses import dataclass, field
+
+import permissions
+from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, expanded, load_mcp_config
+from beyond.dirs import config_dir
+from beyond.wire.base import VARIABLE
+from beyond.folder.project import FolderError, JsonStore, LinkOutside, read_inside
+from beyond.text import clean, shorten
+from mcp import McpError
+
+DOTENV_PATH = ".env"
+# The files a folder's trust covers, relative to the folder; a change to the first two asks again.
+TRUSTED_FILES = (MCP_CONFIG_PATH, DOTENV_PATH, permissions.POLICY_PATH)
+# .env keys that change how this agent and the servers it starts run, not only where the model is:
+# which programs run, what they load, which certificates and proxies they trust, where they write.
+# .env keys a folder may not set at all: where the agent finds its own files (the user's own mcp.json,
+# the trust record, the logins), how it behaves, and which certificates it trusts. Refused, and named.
+REFUSED_SETTING = re.compile(r"XDG_.*|HOME|GEEKAGENT_.*|SSL_CERT_FILE|SSL_CERT_DIR", re.IGNORECASE)
+RUNTIME_SETTING = re.compile(r"PATH|LD_.*|DYLD_.*|PYTHON.*|NODE_.*|NPM_CONFIG_.*|SSL_.*|.*_PROXY|.*_CA_BUNDLE|"
+                             r"TMPDIR|TMP|TEMP|HOME|SHELL|BASH_ENV|ENV|IFS|GIT_.*|PERL.*|RUBY.*|XDG_.*|GEEKAGENT_.*",
+                             re.IGNORECASE)
+
+
+@dataclass
+class Project:
+    """The folder's config files as read once at start-up: the bytes that are hashed, shown and used."""
+    folder: str
+    files: dict[str, bytes | None] = field(default_factory=dict)    # path -> bytes; None when missing
+    problems: dict[str, str] = field(default_factory=dict)          # path -> why it is not used
+    links: set[str] = field(default_factory=set)                    # the paths that are links out of the folder
+
+    @classmethod
+    def read(cls, folder: str = ".") -> "Project":
+        project = cls(os.path.realpath(folder))
+        for path in TRUSTED_FILES:
+            try:
+                project.files[path] = read_inside(path, root=folder)
+            except FolderError as e:
+                project.files[path], project.problems[path] = None, str(e)
+                if isinstance(e, LinkOutside):
+                    project.links.add(path)
+        return project
+
+    def digest(self, path: str) -> str | None:
+        data = self.files.get(path)
+        return None if data is None else hashlib.sha256(data).hexdigest()
+
+    def servers(self) -> dict[str, ServerConfig]:
+        """The parsed mcpServers entries (what the question shows and what starts); McpError if unusable."""
+        if MCP_CONFIG_PATH in self.problems:
+            raise McpError(self.problems[MCP_CONFIG_PATH])
+        raw = self.files[MCP_CONFIG_PATH]
+        return {} if raw is None else load_mcp_config(MCP_CONFIG_PATH, raw)
+
+    def policies(self) -> dict[str, str]:
+        """GeekAgent.json's tool policies; PolicyError when it cannot be used (it never silently widens access)."""
+        if permissions.POLICY_PATH in self.links:  # a policy file meant to be somewhere else: never ignored in silence
+            raise permissions.PolicyError(self.problems[permissions.POLICY_PATH])
+        if permissions.POLICY_PATH in self.problems:
+            return {}  # a folder, unreadable: it allows nothing (index.py says so in one line)
+        raw = self.files[permissions.POLICY_PATH]
+        return {} if raw is None else permissions.parse_policies(permissions.POLICY_PATH, raw)
+
+    def allows(self) -> list[str]:
+        """The tools GeekAgent.json lets run unasked beyond the built-in defaults (none when it is broken)."""
+        try:
+            policies = self.policies()
+        except permissions.PolicyError:
+            return []  # reported when the policies are loaded; it allows nothing
+        return sorted(name for name, value in policies.items()
+                      if value == "allow" and permissions.DEFAULT_POLICIES.get(name) != "allow")
+
+    def dotenv(self) -> tuple[dict[str, str], list[str]]:
+        """The .env settings that may take effect, and what is wrong with the file (refused keys named)."""
+        if DOTENV_PATH in self.problems:
+            return {}, [self.problems[DOTENV_PATH]]
+        settings, warnings = parse_dotenv(self.files[DOTENV_PATH], DOTENV_PATH)
+        refused = [key for key in settings if REFUSED_SETTING.fullmatch(key)]
+        warnings += [f"{DOTENV_PATH} may not set {key}: it would move the agent's own files or what it trusts; "
+                     "refused" for key in refused]
+        return {k: v for k, v in settings.items() if k not in refused}, warnings
+
+
+def store() -> JsonStore:
+    """Where the answers are kept: the user's config directory, never the folder itself."""
+    return JsonStore(os.path.join(config_dir(), "trusted-folders.json"))
+
+
+def decide(project: Project, trust_now: bool, ask) -> bool:
+    """Whether the folder's files may take effect: nothing to trust, --trust, trusted as they are, or asked.
+
+    `ask` is None without a terminal; otherwise it takes the question and returns the answer.
+    """
+    allows = project.allows()
+    if not allows and all(project.files[p] is None and p not in project.problems for p in TRUSTED_FILES[:2]):
+        return True
+    if trust_now:
+        return True
+    record = store().load().get(project.folder)
+    record = record if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
+    new = allows if record is None else [name for name in allows if name not in _allowed_before(record)]
+    changed = [] if record is None else [p for p in TRUSTED_FILES[:2] if record["files"].get(p, "-") != project.digest(p)]
+    if record is not None and not changed and not new:
+        return True
+    if ask is None:
+        _say(f"{clean(project.folder, one_line=True)}: its .geekagent/mcp.json, .env and GeekAgent.json are not "
+             "trusted" + (" since they changed" if record else " yet") + ", so none of its servers starts and .env is not read. "
+             "Start the agent in a terminal to review them, or pass --trust (or set GEEKAGENT_TRUST=1) to trust "
+             "them for this run.")
+        return False
+    print("\n".join(summary(project, new if record else ()) + [f"  {p} changed since you trusted this folder"
+                                                               for p in changed]))
+    if not ask(f"Trust this folder: {_what_trust_does(project, allows)}?"):
+        print("Not trusted: none of its servers starts, .env is not read and GeekAgent.json allows nothing.")
+        return False
+    store().update(project.folder, {"files": {p: project.digest(p) for p in TRUSTED_FILES[:2]},
+                                    "allows": sorted(set(allows) | set(_allowed_before(record)))})
+    return True
+
+
+def _what_trust_does(project: Project, allows: list[str]) -> str:
+    parts = [what for path, what in ((MCP_CONFIG_PATH, "start these servers"), (DOTENV_PATH, "use this .env"))
+             if project.files[path] is not None] + (["let these tools run unasked"] if allows else [])
+    return ", ".join(parts) or "use its configuration"
+
+
+def _allowed_before(record: dict | None) -> list[str]:
+    allows = record.get("allows") if isinstance(record, dict) else None
+    return [name for name in allows if isinstance(name, str)] if isinstance(allows, list) else []
+
+
+def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
+    """What trusting the folder would do, from the entries as parsed for starting them (`new`: the
+    tools GeekAgent.json allows since the folder was last trusted)."""
+    lines = [f"This folder has its own agent configuration: {clean(project.folder, one_line=True)}"]
+    try:
+        for name, config in project.servers().items():
+            lines.append(f"  server {clean(shorten(name, 80), one_line=True)}: {what_runs(config)}")
+    except McpError as e:
+        lines.append(f"  {MCP_CONFIG_PATH} cannot be used, so none of its servers starts: {clean(str(e), one_line=True)}")
+    settings, warnings = project.dotenv()
+    lines += [f"  warning: {clean(w, one_line=True)}" for w in warnings]
+    for key, value in sorted(settings.items(), key=lambda kv: bool(RUNTIME_SETTING.fullmatch(kv[0]))):
+        what = "changes how programs run: " if RUNTIME_SETTING.fullmatch(key) else ""
+        value = _value(key, value, 200)
+        unused = " (not used: set in your environment)" if key in os.environ else ""
+        lines.append(f"  .env {what or 'sets '}{clean(f'{key}={value}', one_line=True)}{unused}")
+    if project.allows():
+        lines.append(f"  {permissions.POLICY_PATH} lets these tools run without asking: " + _names(project.allows())
+                     + (f" (new since you trusted it: {_names(new)})" if new else ""))
+    return lines
+
+
+def _value(key: str, value: str, limit: int) -> str:
+    """A setting's value as the question shows it: a secret-named one never."""
+    return "[a secret]" if permissions.SECRET_NAME.search(key) else shorten(value, limit)
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(clean(shorten(name, 80), one_line=True) for name in names)
+
+
+def what_runs(config: ServerConfig) -> str:
+    """The exact command line (every argument, control characters made visible) or the URL, and
+    where each variable of the user's environment goes (`GH_TOKEN <- ${OPENAI_API_KEY}`), never its value."""
+    if config.problem:
+        return f"not started: {clean(config.problem, one_line=True)}"
+    if config.disabled:
+        return "disabled (not started)"
+    sends = [f"{where} <- {', '.join(found)}" for where, value in expanded(config)
+             if (found := [m.group(0) for m in VARIABLE.finditer(value)])]
+    sends = f"; from your environment: {', '.join(sends)}" if sends else ""
+    if config.kind != "stdio":
+        headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
+        return clean(permissions.mask_secrets(f"connects to {config.url}{headers}{sends}"), one_line=True)
+    where = f" in {config.cwd}" if config.cwd else ""
+    env = ", ".join(f"{key}={_value(key, value, 80)}" for key, value in config.env.items() if not VARIABLE.search(value))
+    env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
+    return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}{sends}", one_line=True)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# Beyond the tutorial: settings from a .env file, so a key need not live in the shell profile.
+def load_dotenv(path: str = DOTENV_PATH, settings: tuple[dict[str, str], list[str]] | None = None) -> None:
+    """KEY=VALUE lines (the file's, or `settings` as already read) into the environment; variables
+    already set win; problems are warnings."""
+    settings, warnings = read_dotenv(path) if settings is None else settings
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for key, value in settings.items():
+        os.environ.setdefault(key, value)
+
+
+def read_dotenv(path: str) -> tuple[dict[str, str], list[str]]:
+    """The settings of a .env file and what was wrong with it (each naming the file and line).
+
+    Understood: `export `, comments, 'single' and "double" quotes (in double quotes \n, \t, \"
+    and \\ are escapes), a comment after a quoted value, a UTF-8 byte order mark.
+    """
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(1 << 20)
+    except FileNotFoundError:
+        return {}, []
+    except OSError as e:  # a directory, no permission...
+        return {}, [f"{path} cannot be read ({e.strerror or e}); it is ignored"]
+    return parse_dotenv(raw, path)
+
+
+def parse_dotenv(raw: bytes | None, path: str) -> tuple[dict[str, str], list[str]]:
+    """The settings in a .env file's bytes, and what was wrong with them."""
+    if raw is None:
+        return {}, []
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        return {}, [f"{path}:{line}: not UTF-8; the file is ignored"]
+    settings, warnings = {}, []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.removeprefix("export ").partition("=")
+        key = key.strip()
+        if not sep or not key.replace("_", "a").isalnum() or "\0" in value:
+            warnings.append(f"{path}:{number}: not a KEY=VALUE line; skipped")
+            continue
+        settings[key] = _dotenv_value(value.strip())
+    return settings, warnings
+
+
+def _dotenv_value(value: str) -> str:
+    """A quoted value up to its closing quote (a comment may follow); an unquoted one up to ' #'."""
+    if value[:1] == "'" and "'" in value[1:]:
+        return value[1:value.index("'", 1)]
+    if value[:1] == '"':
+        out, i = [], 1
+        while i < len(value) and value[i] != '"':
+            if value[i] == "\\" and i + 1 < len(value):
+                i += 1
+                out.append({"n": "\n", "t": "\t"}.get(value[i], value[i]))
+            else:
+                out.append(value[i])
+            i += 1
+        return "".join(out)
+    return value.split(" #", 1)[0].strip()
+
+
+def user_config_path() -> str:
+    """The user's own mcp.json: servers for every folder (the full agent's; the tutorial's reads the folder's)."""
+    return os.path.join(config_dir(), "mcp.json")
+
+
+def servers_to_start(project: Project | None) -> tuple[dict[str, ServerConfig], dict[str, str]]:
+    """The user's own servers and, when the folder is trusted (`project`), the folder's, which win by
+    name; with the file each came from. A file that cannot be used is reported and left out."""
+    configs, origins = {}, {}
+    for path, load in ((user_config_path(), lambda: load_mcp_config(user_config_path())),
+                       (MCP_CONFIG_PATH, project.servers if project else dict)):
+        try:
+            found = load()
+        except McpError as e:
+            print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
+            continue
+        configs.update(found)
+        origins.update(dict.fromkeys(found, path.replace(os.path.expanduser("~"), "~", 1)))
+    return configs, origins

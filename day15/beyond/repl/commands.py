@@ -1,0 +1,100 @@
+"""Beyond the tutorial: the REPL's commands that index.ts does not have (its own are /mcp and /exit,
+with /help listing them), one small function each: /tools, /call, /logs, /history, /last, /audit and
+/reset, and /mcp login and /mcp logout. index.py puts them in its command table beside the
+tutorial's; resources and prompts are beyond_resources.py's. Each takes the REPL's session and the
+rest of the line.
+"""
+import difflib
+
+import beyond.servers.toolsearch as beyond_toolsearch
+import chat
+import permissions
+import tools
+from beyond.console import shown
+
+
+def mcp_account(session, arg: str) -> None:
+    """/mcp login <server> (opens the login, in a browser or as a URL to open) and /mcp logout <server>."""
+    action, _, name = arg.strip().partition(" ")
+    if action not in ("login", "logout") or not name.strip():
+        print("usage: /mcp, /mcp login <server> or /mcp logout <server>")
+    elif session.ctrl_c_leaves:
+        print("not in the tutorial's client (run without --tutorial)")
+    else:
+        try:
+            said = getattr(session.servers, action)(name.strip())
+        except Exception as e:  # McpError, or the user's Ctrl-C during a login is handled by the REPL
+            said = f"error: {e}"
+        print(shown(f"{name.strip()}: {said}", one_line=True))
+
+
+def completer(commands: list[str], tool_names, mentions):
+    """What Tab offers for a word, given the line so far: commands, tool names after /call, and
+    @server: or @server:uri after @ (with "@server:" typed already, its URIs are what is left)."""
+    def complete(text: str, line: str) -> list[str]:
+        words = (mentions() if text.startswith("@") else tool_names() if line.startswith("/call ")
+                 else commands if " " not in line else [])
+        matches = [w for w in words if w.startswith(text)]
+        if text.startswith("@") and text in matches and len(matches) > 1:
+            matches.remove(text)
+        return matches
+    return complete
+
+
+def cmd_tools(session, arg: str) -> None:
+    """every tool with its policy (and, with many, which ones the model is offered now)"""
+    chosen = {spec["function"]["name"] for spec in beyond_toolsearch.choose(tools.openai_tools(), session.history)}
+    searching = beyond_toolsearch.NAME in chosen
+    for tool in tools.all_tools():
+        waits = searching and tool.name not in chosen and permissions.policy_for(tool.name) != "deny"
+        print(f"  {permissions.policy_for(tool.name):<5}  {tool.name}" + ("  (not loaded: tool_search finds it)"
+                                                                          if waits else ""))
+
+
+def cmd_call(session, arg: str) -> None:
+    """<tool> [json-args]: run one tool directly"""
+    name, _, arguments = arg.partition(" ")
+    if not name:
+        print("usage: /call <tool> [json-args], e.g. /call mcp_demo_dice {}")
+        return
+    if tools.get_tool(name) is None:  # say what was probably meant
+        names = [t.name for t in tools.all_tools()]
+        near = [n for n in names if n.endswith(f"_{name}") or name in n]
+        near += [n for n in difflib.get_close_matches(name, names, n=3, cutoff=0.75) if n not in near]
+        print(f"no tool {shown(name, one_line=True)}" + (f"; did you mean {', '.join(near[:5])}?" if near else
+                                                        "; /tools lists them"))
+        return
+    session.last_result = tools.run_tool(name, arguments.strip() or "{}")
+    print(shown(session.last_result))
+
+
+def cmd_logs(session, arg: str) -> None:
+    """[server]: what the servers wrote on stderr or logged, last 200 lines each"""
+    for status in session.servers.mcp_statuses():
+        client = getattr(status, "client", None)
+        if client is not None and arg in ("", status.server):
+            print(f"{shown(status.server, one_line=True)}:")
+            print("\n".join(f"  {line}" for line in client.from_server.tail) or "  (nothing)")
+
+
+def cmd_history(session, arg: str) -> None:
+    """the conversation so far, one line a message"""
+    for message in session.history[1:]:
+        text = message.get("content") or ", ".join(c["function"]["name"] for c in message.get("tool_calls", []))
+        print(f"  {message['role']:<9} {shown(' '.join(str(text).split())[:100], one_line=True)}")
+
+
+def cmd_last(session, arg: str) -> None:
+    """the last tool result in full"""
+    print(shown(session.last_result) or "(no tool has run yet)")
+
+
+def cmd_audit(session, arg: str) -> None:
+    """the last 20 tool calls (.geekagent/audit.jsonl)"""
+    print("\n".join(session.audit.last(20)) or "(no tool calls recorded yet)")
+
+
+def cmd_reset(session, arg: str) -> None:
+    """start a new conversation"""
+    session.history = chat.new_history()
+    print("(conversation cleared)")

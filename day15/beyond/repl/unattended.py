@@ -1,0 +1,104 @@
+"""Beyond the tutorial: one prompt run to its end without a terminal, for scripts and CI.
+
+`index.py -p "prompt"` (or `-p -`: the prompt from stdin) starts as the REPL does (the folder's
+trust included: without --trust an untrusted folder's servers do not start), then runs one
+conversation and leaves. Nobody is asked anything: a tool runs only if GeekAgent.json (or an
+earlier `a`) allows it; an `ask` tool is refused with a note the model reads, and what servers ask
+is declined (beyond_asks.py). The answer alone goes to stdout, everything else to stderr; with
+`--json`, one object: {"answer", "tool_calls": [{"name", "arguments", "outcome"}], "usage"}.
+An @server:uri in the prompt is attached as in the REPL. Exit status: 0 answered, 1 the model or
+the run failed, 2 a usage error (index.py), 130 Ctrl-C.
+"""
+import json
+import sys
+
+import beyond.asks.handlers as beyond_asks
+import beyond.repl.resources as beyond_resources
+import chat
+import permissions
+import tools
+from beyond.console import Output, shown
+
+# A prompt from stdin is read up to this many characters (more is a usage error, not a cut prompt).
+MAX_PROMPT_CHARS = 1_000_000
+# A tool line on stderr shows this much of the result, as the REPL's does.
+TOOL_LINE_CHARS = 80
+# What the model reads for a tool that would have asked.
+REFUSED = ("not run: {name} needs the user's approval and this run has nobody to ask (index.py -p); a tool runs "
+           "here only if .geekagent/GeekAgent.json allows it. Do not retry it; answer without it.")
+
+
+class UsageError(ValueError):
+    """The command line cannot be run as given; the message says what to change."""
+
+
+def options(args: list[str], stdin=None) -> tuple[str | None, bool, list[str]]:
+    """(the prompt or None, whether --json, the other arguments) of a command line; UsageError if unusable."""
+    prompt, as_json, rest = None, False, []
+    items = iter(args)
+    for arg in items:
+        if arg in ("-p", "--print"):
+            prompt = next(items, None)
+            if prompt is None:
+                raise UsageError(f"{arg} needs the prompt (or - to read it from stdin)")
+            if prompt == "-":
+                prompt = (stdin or sys.stdin).read(MAX_PROMPT_CHARS + 1)
+                if len(prompt) > MAX_PROMPT_CHARS:
+                    raise UsageError(f"the prompt on stdin is over {MAX_PROMPT_CHARS:,} characters")
+        elif arg == "--json":
+            as_json = True
+        else:
+            rest.append(arg)
+    if as_json and prompt is None:
+        raise UsageError("--json goes with -p")
+    if prompt is not None and not prompt.strip():
+        raise UsageError("the prompt is empty")
+    if prompt is not None and "--tutorial" in rest:
+        raise UsageError("-p runs the full agent; the tutorial's client is a REPL only")
+    return prompt, as_json, rest
+
+
+def unattended() -> None:
+    """Nobody to ask from now on: ask tools are refused with REFUSED, servers' questions declined."""
+    permissions.set_confirm(lambda question: False, declined=REFUSED)
+    beyond_asks.set_interactive(False)
+
+
+def run(session, prompt: str, as_json: bool, out) -> int:
+    """One conversation to its end; the answer (or the JSON object) on `out`; the exit status."""
+    hint = chat.missing_key_hint(repl=False)
+    if hint:
+        print(f"error: {hint}", file=sys.stderr)
+        return 1
+    calls, usage = [], {"prompt_tokens": 0, "completion_tokens": 0}
+
+    def record(name, arguments_json, decision, outcome, seconds, size):
+        try:
+            arguments = json.loads(permissions.mask_secrets(arguments_json or "{}"))
+        except (ValueError, RecursionError):
+            arguments = permissions.mask_secrets(arguments_json)
+        calls.append({"name": name, "arguments": arguments, "outcome": outcome})
+        if session.audit:
+            session.audit.record(name, arguments_json, decision, outcome, seconds, size)
+
+    def count(reply_usage: dict) -> None:
+        for key in usage:
+            usage[key] += reply_usage.get(key) if type(reply_usage.get(key)) is int else 0
+    tools.set_audit(record)
+    output, answer, error = Output(session.activity, TOOL_LINE_CHARS), None, None  # tool lines, on stderr
+    try:
+        prompt = beyond_resources.attach_mentions(session, prompt)  # @server:uri, as in the REPL
+        answer = chat.run_turn(session.history, prompt, on_tool=output.tool, on_usage=count)
+        if answer == f"({chat.STOPPED.format(rounds=chat.MAX_ROUNDS)})":
+            answer, error = None, chat.STOPPED.format(rounds=chat.MAX_ROUNDS)
+    except chat.ChatError as e:
+        error = str(e)
+    if error:
+        print(f"error: {shown(error, one_line=True)}", file=sys.stderr)
+    if as_json:
+        result = {"answer": answer, "tool_calls": calls, "usage": usage} | ({"error": error} if error else {})
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+    elif answer is not None:
+        out.write((shown(answer) if out.isatty() else answer) + "\n")  # a terminal gets no escapes from the model
+    out.flush()
+    return 1 if error else 0

@@ -1,0 +1,212 @@
+"""Beyond the tutorial: a server's tools as registry tools, with names that stay distinct and prompts that show.
+
+The tutorial's adapter (mcp.py: as_registry_tool) registers mcp_<server>_<tool> as it comes. Here
+names stay within the API's 64 characters and distinct (a contested name goes to nobody, so no
+tool inherits another's policy), the permission prompt shows the arguments, cleaned and masked,
+descriptions are bounded, a tool the model endpoint would refuse is not offered, a server that
+lists resources gets a reader, and an allowed tool that changes its description or schema asks again.
+beyond_mcp.py holds the set of servers and calls these under its lock.
+"""
+import contextlib
+import json
+import re
+import sys
+import zlib
+from collections import defaultdict
+from collections.abc import Callable
+
+import permissions
+from beyond.folder.approvals import Approvals, runs_of
+from beyond.text import clean, shorten, shown_arguments, squeeze
+from tools import Tool, register_tool
+
+# The OpenAI API refuses longer function names.
+MAX_TOOL_NAME = 64
+# The permission prompt shows about this much of the arguments, so a huge payload stays readable.
+PROMPT_ARGS_CHARS = 500
+# A description is sent to the model up to this long: enough for any honest tool, not a page of
+# instructions that fills the context with every request.
+MAX_DESCRIPTION_CHARS = 2000
+
+# What shows a running tool (index.py sets it): activity(name) is a context manager that yields a
+# function taking the server's progress as text.
+_activity: Callable[[str], contextlib.AbstractContextManager] = lambda name: contextlib.nullcontext(lambda text: None)
+
+
+def set_activity(activity: Callable[[str], contextlib.AbstractContextManager]) -> None:
+    global _activity
+    _activity = activity
+
+
+# The folder's `a`lways answers and pins (index.py sets them; by default they last for the run).
+_approvals = Approvals()
+
+
+def use_approvals(approvals: Approvals | None) -> None:
+    global _approvals
+    _approvals = approvals or Approvals()
+
+
+def remember_always(name: str) -> str:
+    """permissions' remember(): keep an `a` for this tool as it is now in the folder's approvals."""
+    return _approvals.remember(name)
+
+
+def new_run() -> None:
+    """The servers stopped: what this run allowed once is forgotten."""
+    _approvals.new_run()
+
+
+def registry_name(server: str, tool: str, hashed: bool = False) -> str:
+    """mcp_<server>_<tool> as the twin makes it; cut with a short hash when too long or (hashed) taken."""
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{tool}")
+    if len(name) <= MAX_TOOL_NAME and not hashed:
+        return name
+    digest = f"{zlib.crc32(f'{server}/{tool}'.encode('utf-8', 'surrogatepass')):08x}"  # lone surrogates too
+    return f"{name[:MAX_TOOL_NAME - len(digest) - 1]}_{digest}"
+
+
+def as_registry_tool(server: str, client, info: dict, name: str | None = None) -> Tool:
+    """The twin's adapter, with a prompt that shows the arguments the tool will get."""
+    name = name or registry_name(server, info["name"])
+
+    # What the server calls things is shown bounded and cleaned; the registry name is safe as it is.
+    shown_server, shown_tool = (clean(shorten(text, 80), one_line=True) for text in (server, info["name"]))
+
+    def run(args: dict) -> str:
+        # Every key and the ends of every value, each masked before it is shortened.
+        shown = clean(shown_arguments(args, PROMPT_ARGS_CHARS, permissions.mask_secrets), one_line=True)
+        prompt = f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?"
+        if not permissions.authorize(name, prompt):
+            return permissions.declined(name)
+        if permissions.last_decision() == "allow":
+            _approvals.used(name)  # pinned at its first use as an allowed tool
+        with _activity(name) as progress:
+            return client.call_tool(info["name"], args, on_progress=progress, output_schema=info.get("outputSchema"))
+
+    description = shorten(permissions.mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}"),
+                          MAX_DESCRIPTION_CHARS)
+    return Tool(name=name, description=description,
+                parameters=info.get("inputSchema") or {"type": "object", "properties": {}},
+                run=run, authorizes=True)
+
+
+def claim_names(clients: dict, contested: set[str]) -> set[str]:
+    """Add every registry name that two tools of these clients would share to `contested`, say so,
+    and return the new ones."""
+    owners = defaultdict(list)
+    for server, client in clients.items():
+        for info in client.tools:
+            if isinstance(info.get("name"), str):
+                owners[registry_name(server, info["name"])].append(
+                    (f"{clean(shorten(info['name'], 80), one_line=True)} of server {clean(server, one_line=True)}",
+                     registry_name(server, info["name"], hashed=True)))
+        if has_resources(client):  # the reader's name is taken too (server a's b_read_resource)
+            owners[registry_name(server, "read_resource")].append(
+                (f"the resource reader of server {clean(server, one_line=True)}", _reader_name(server, True)))
+    newly = {name for name, pairs in owners.items() if len(pairs) > 1} - contested
+    for name in sorted(newly):
+        tools_ = ", ".join(f"{what} ({hashed})" for what, hashed in owners[name])
+        print(f"warning: {len(owners[name])} tools would be named {name}: {tools_}. Each gets the hashed "
+              f"name shown, and a policy for {name} applies to none of them.", file=sys.stderr)
+    contested.update(newly)
+    return newly
+
+
+def register_all(server: str, client, contested: set[str]) -> list[str]:
+    """Register every tool of a server with default policy ask (a contested name hashed); returns
+    the names they got."""
+    names = []
+    for info in client.tools:
+        if not isinstance(info.get("name"), str):
+            client.log(f"skipped a tool without a name: {shorten(json.dumps(info))}")
+            continue
+        if _needs_tasks(info):
+            continue  # it would always fail here; /mcp lists it
+        if not _object_schema(info):  # the endpoint would refuse every request that offers it
+            client.log(f"tool {clean(shorten(info['name'], 80), one_line=True)} is not offered: its inputSchema "
+                       "is not a JSON object schema ({\"type\": \"object\", ...})")
+            continue
+        plain = registry_name(server, info["name"])
+        name = registry_name(server, info["name"], hashed=True) if plain in contested else plain
+        try:
+            register_tool(as_registry_tool(server, client, info, name))
+        except ValueError as e:
+            client.log(f"skipped tool {info['name']}: {e}")
+            continue
+        permissions.ensure_tool_policy(name, "ask")
+        _pin(server, name, info, runs_of(client.cfg))
+        names.append(name)
+    if has_resources(client):
+        names += _register_resource_reader(server, client, contested)
+    return names
+
+
+def _register_resource_reader(server: str, client, contested: set[str]) -> list[str]:
+    """mcp_<server>_read_resource, so the model can open the links and resources tool results point to;
+    it asks like any MCP tool."""
+    name = _reader_name(server, registry_name(server, "read_resource") in contested)
+
+    def run(args: dict) -> str:
+        uri = str(args.get("uri", ""))
+        shown = clean(squeeze(permissions.mask_secrets(uri), PROMPT_ARGS_CHARS), one_line=True)
+        if not permissions.authorize(name, f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?"):
+            return permissions.declined(name)
+        return client.read_resource(uri)
+
+    schema = {"type": "object", "properties": {"uri": {"type": "string", "description": "the resource's URI"}},
+              "required": ["uri"]}
+    register_tool(Tool(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
+                             "link to them: [link: ...], [resource: ...]).", schema, run, authorizes=True))
+    permissions.ensure_tool_policy(name, "ask")
+    _approvals.review(name, None, runs_of(client.cfg))  # its description is ours and never changes: nothing to pin
+    return [name]
+
+
+def has_resources(client) -> bool:
+    """Whether the server listed resources or templates (at start, or when it said they changed): only
+    then does it get a reader."""
+    return bool(client.listed)
+
+
+def _reader_name(server: str, contested: bool) -> str:
+    """mcp_<server>_read_resource; when contested, a hashed name distinct from that of a tool named read_resource."""
+    return registry_name(f"{server}/", "read_resource", hashed=True) if contested else registry_name(server, "read_resource")
+
+
+def _needs_tasks(info: dict) -> bool:
+    """A tool that can only run as a task (MCP 2025-11-25), which this client does not support."""
+    execution = info.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+
+
+def offered_names(client) -> list[str]:
+    """The names a server's tools will be offered under (before collisions are settled), the resource
+    reader among them: as many as /mcp will list."""
+    names = [registry_name(client.name, info["name"]) for info in client.tools
+             if isinstance(info.get("name"), str) and not _needs_tasks(info) and _object_schema(info)]
+    return names + ([_reader_name(client.name, False)] if has_resources(client) else [])
+
+
+def needing_tasks(client) -> list[str]:
+    return [str(info.get("name")) for info in client.tools if _needs_tasks(info)]
+
+
+def _object_schema(info: dict) -> bool:
+    """No inputSchema or an empty one (taken as no arguments), or an object schema: what a model endpoint accepts."""
+    schema = info.get("inputSchema")
+    return schema in (None, {}) or isinstance(schema, dict) and schema.get("type") == "object"
+
+
+def with_bad_schemas(client) -> list[str]:
+    return [str(info.get("name")) for info in client.tools if not _needs_tasks(info) and not _object_schema(info)]
+
+
+def _pin(server: str, name: str, info: dict, runs: str) -> None:
+    """An allowed tool whose description or schema is not what it was, or whose entry runs another
+    program now, asks again."""
+    why = _approvals.review(name, info, runs)
+    if why:
+        permissions.set_policy(name, "ask")
+        what = "is asked again" if why.startswith("since it was allowed:") else "changed its description or input schema"
+        print(f"warning: {name} (server {clean(server, one_line=True)}) {what} {why}.", file=sys.stderr)

@@ -1,0 +1,108 @@
+"""Beyond the tutorial: with many MCP tools the model gets a few, and searches for the others.
+
+Five real servers already give a model 40 tool specs in every request, and an API takes 128 at most.
+Past MAX_MCP_TOOLS MCP tools (or chat.MAX_TOOL_SPECS_BYTES of specs), a request offers the agent's
+own tools, the MCP tools that are always loaded (allowed by GeekAgent.json or by an `a`, or named in
+their entry's "alwaysLoad": [...] or all of them with "alwaysLoad": true), then tool_search, then
+what the searches of this conversation loaded, in the order they loaded it: the request's prefix
+stays the same from turn to turn. What a search loaded is read from the conversation itself (the
+first line of each tool_search result), so /reset forgets it. chat.py asks choose() for the specs.
+"""
+import json
+import re
+from collections.abc import Callable
+
+import permissions
+from beyond.text import shorten
+from chat import MAX_TOOL_SPECS_BYTES
+from tools import Tool, all_tools, get_tool, register_tool
+
+NAME = "tool_search"
+# Past this many MCP tools the others wait for a search.
+MAX_MCP_TOOLS = 40
+# A search loads this many matches at most, and describes each in this many characters.
+MATCHES = 5
+SHOWN_DESCRIPTION_CHARS = 300
+LOADED = "Loaded for this conversation: "
+
+# The MCP tools that are always loaded by their entries (beyond_mcp.always_loaded, set by use()), and
+# the server each tool comes from (beyond_mcp.server_of), so one server cannot take every match.
+_always: Callable[[], set[str]] = set
+_server_of: Callable[[str], str] = lambda name: name
+
+
+def use(always_loaded: Callable[[], set[str]], server_of: Callable[[str], str] = lambda name: name) -> None:
+    """Register tool_search (allowed unless GeekAgent.json says otherwise: it only reads the tool list)."""
+    global _always, _server_of
+    _always, _server_of = always_loaded, server_of
+    if get_tool(NAME) is None:
+        schema = {"type": "object", "required": ["query"], "properties": {"query": {
+            "type": "string", "description": "words the tool's name or description would have, or its exact name"}}}
+        register_tool(Tool(NAME, "Find and load tools of the MCP servers that are not offered yet: the best "
+                                 f"{MATCHES} matches of the query, with their descriptions; from then on they can "
+                                 "be called like any other tool.", schema, search))
+        permissions.ensure_tool_policy(NAME, "allow")
+
+
+def _is_mcp(name: str) -> bool:
+    return name.startswith("mcp_")
+
+
+def choose(specs: list[dict], messages: list[dict]) -> list[dict]:
+    """The specs one request offers: all of them while they are few, else the loaded ones and tool_search."""
+    mcp = [spec for spec in specs if _is_mcp(spec["function"]["name"])]
+    size = sum(len(json.dumps(spec)) for spec in specs)
+    if len(mcp) <= MAX_MCP_TOOLS and size <= MAX_TOOL_SPECS_BYTES:
+        return [spec for spec in specs if spec["function"]["name"] != NAME]
+    always = _always()
+    by_name = {spec["function"]["name"]: spec for spec in specs}
+    first = [spec for spec in specs if not _is_mcp(spec["function"]["name"]) and spec["function"]["name"] != NAME]
+    first += [spec for spec in mcp if spec["function"]["name"] in always
+              or permissions.policy_for(spec["function"]["name"]) == "allow"]
+    offered = {spec["function"]["name"] for spec in first}
+    found = [by_name[name] for name in dict.fromkeys(loaded(messages)) if name in by_name and name not in offered]
+    return first + ([by_name[NAME]] if NAME in by_name else []) + found
+
+
+def loaded(messages: list[dict]) -> list[str]:
+    """The tools the searches of this conversation loaded, in the order they loaded them."""
+    searches = {call.get("id") for m in messages if m.get("role") == "assistant"
+                for call in m.get("tool_calls") or [] if call.get("function", {}).get("name") == NAME}
+    names = []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "tool" and message.get("tool_call_id") in searches and isinstance(content, str) \
+                and content.startswith(LOADED):
+            names += content[len(LOADED):].split("\n", 1)[0].split(", ")
+    return names
+
+
+def fair(ranked: list[Tool]) -> list[Tool]:
+    """The best match of each server first (in the order of those), then each one's second, and so on:
+    a server whose tools are stuffed with keywords gets one place before every other server has one."""
+    rounds: dict[str, int] = {}
+    keyed = []
+    for position, tool in enumerate(ranked):
+        server = _server_of(tool.name)
+        rounds[server] = rounds.get(server, -1) + 1
+        keyed.append((rounds[server], position, tool))
+    return [tool for _, _, tool in sorted(keyed)]
+
+
+def search(args: dict) -> str:
+    """The best matches of the query among the MCP tools (or the one it names), loaded from now on."""
+    query = args.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError('"query" must be a few words (or a tool\'s name)')
+    words = [w for w in re.split(r"[^a-z0-9]+", query.lower()) if w and w != "mcp"]
+    candidates = [t for t in all_tools() if _is_mcp(t.name) and permissions.policy_for(t.name) != "deny"]
+    matches = [t for t in candidates if t.name == query.strip()]  # an exact name loads that tool alone
+    if not matches:
+        scored = [(-score, order, tool) for order, tool in enumerate(candidates)
+                  if (score := sum(3 * (w in tool.name.lower()) + (w in tool.description.lower()) for w in words))]
+        matches = fair([tool for _, _, tool in sorted(scored)])[:MATCHES]
+    if not matches:
+        return (f"No tool matches {shorten(query, 100)!r}; try other words (there are "
+                f"{sum(_is_mcp(t.name) for t in all_tools())} MCP tools).")
+    return LOADED + ", ".join(t.name for t in matches) + "\n" + "\n".join(
+        f"- {t.name}: {shorten(t.description, SHOWN_DESCRIPTION_CHARS)}" for t in matches)

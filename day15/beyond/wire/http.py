@@ -1,0 +1,318 @@
+"""Beyond the tutorial: remote servers over Streamable HTTP (MCP 2025-03-26 to 2025-11-25), stdlib only.
+
+The tutorial's client speaks only stdio (its section 6 names this first). Every JSON-RPC message
+is a POST to the server's URL; the answer is 202 (nothing), one JSON body, or a stream of
+Server-Sent Events whose messages may include server requests and notifications before the
+response. What the server sends unasked (list changes, log lines, pings) comes on a GET stream
+the client opens with listen() after its handshake. Each message goes into the client's inbox
+(beyond_client.py) exactly as a line on stdio. A session the server forgot is SessionExpired: the
+client initializes again; the transport only carries the Mcp-Session-Id the answer to initialize set.
+In the 2026-07-28 revision (beyond_modern.py) there is no session and no GET stream; each POST
+names its version, method and (for a call, a read or a prompt) the target in headers.
+"""
+import base64
+import http.client
+import re
+import threading
+import time
+import urllib.parse
+
+from beyond.wire.base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Inbox, SessionExpired, Transport, TransportError, encode, expand
+from beyond.wire.stream import MAX_RESUMES, MAX_RETRY_MS, Listening
+from beyond.auth.provider import MAX_STEP_UPS, LoginNeeded, OAuth
+from beyond.text import loads_or_none, shorten
+from net import ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, error_detail, read_limited, reason_of
+from permissions import URL_PASSWORD
+import sse
+
+# Plain http is allowed only to this machine unless the entry says "allowInsecure": true.
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+# stop() sends DELETE to end the session; a server that does not answer quickly is left alone.
+DELETE_TIMEOUT_S = 2.0
+# A notification or our answer to a server's request (a ping) gets this long: the client passes
+# "now" as its deadline for those (one try, never wait), but over HTTP one try is a whole POST.
+ANSWER_TIMEOUT_S = 2.0
+# The title of an HTML error page, which says more in one line than the page's source.
+HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.DOTALL)
+# Connections kept alive for the next POST (each POST takes one for itself, so threads never share
+# one): as many as callers usually run at once; a new connection costs about 350 µs, a reused none.
+MAX_IDLE_CONNECTIONS = 8
+
+
+class HttpTransport(Listening, Transport):
+    """One remote server: one POST per message, on a kept-alive connection of its own while it runs,
+    so threads never share one; what it sends unasked is read by the Listening part (beyond_listen.py)."""
+
+    def __init__(self, name: str, config, inbox: Inbox) -> None:
+        super().__init__(name, config, inbox)
+        # As written in mcp.json (${VAR} unexpanded), a password in it masked: this is what messages show.
+        self.shown_url = URL_PASSWORD.sub(r"\1[REDACTED]@", config.url)
+        self.url: urllib.parse.SplitResult | None = None  # expanded and checked by start()
+        self.headers: dict[str, str] = {}
+        # session_id (Mcp-Session-Id) comes with the answer to initialize, and is replaced whole by the next.
+        self.session_id: str | None = None
+        # _lock guards two fields, and is never held across I/O. _listening is set to end the current
+        # GET stream's thread (stop(), or a new session); _stream is that stream's cutoff, whose cut()
+        # ends a read in progress.
+        self._lock = threading.Lock()
+        self._pool = ConnectionPool(MAX_IDLE_CONNECTIONS)  # the connections kept alive between POSTs
+        self.oauth: OAuth | None = None  # the login, unless the entry sends its own Authorization header
+        self._login_allowed = False
+        self._listening = threading.Event()
+        self._stream: Cutoff | None = None
+
+    def start(self) -> None:
+        """Expand and check the URL and headers; there is nothing to connect until the first request."""
+        if self.config.kind == "sse":
+            raise TransportError("the old HTTP+SSE transport (\"type\": \"sse\") is not supported; "
+                                 "use the server's Streamable HTTP endpoint with \"type\": \"http\"")
+        self.headers = {k: expand(v, f"headers.{k}") for k, v in self.config.headers.items()}
+        broken = next((k for k, v in self.headers.items() if HEADER_BREAK.search(k + v)), None)
+        if broken is not None:
+            raise TransportError(f"headers.{broken} holds a line break or NUL, which would forge headers")
+        try:
+            self.url = urllib.parse.urlsplit(expand(self.config.url, "url"))
+            self.url.port  # raises for a port that is no number or out of range
+        except ValueError as e:
+            raise TransportError(f"url {self.shown_url} cannot be used: {e}") from None
+        if self.url.scheme not in ("http", "https") or not self.url.hostname:
+            raise TransportError(f"url {self.shown_url} must start with http:// or https://")
+        if self.url.username is not None:  # user:password@ means Basic authorization; it is never shown
+            pair = f"{urllib.parse.unquote(self.url.username)}:{urllib.parse.unquote(self.url.password or '')}"
+            self.headers.setdefault("Authorization", "Basic " + base64.b64encode(pair.encode()).decode())
+        if self.url.scheme == "http" and self.url.hostname not in LOCAL_HOSTS and not self.config.allow_insecure:
+            raise TransportError(f"plain http to {self.url.hostname} would send everything unencrypted; "
+                                 "use https, or add \"allowInsecure\": true to the entry")
+        if "authorization" not in {k.lower() for k in self.headers}:
+            self.oauth = OAuth(self.name, urllib.parse.urlunsplit(self.url), self.config.oauth, self.inbox.log,
+                               allow_insecure=self.config.allow_insecure)
+            self.oauth.login_allowed = self._login_allowed
+
+    def allow_login(self, allowed: bool) -> None:
+        self._login_allowed = allowed
+        if self.oauth:
+            self.oauth.login_allowed = allowed
+
+    def login_status(self) -> str | None:
+        return self.oauth.status() if self.oauth else None
+
+    def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
+        """POST one message (with `headers`) and hand every message of the answer to the inbox, all by
+        the deadline. SessionExpired if the server forgot the session."""
+        if "id" not in message or "method" not in message:  # a notification or an answer: see above
+            deadline = max(deadline, time.monotonic() + ANSWER_TIMEOUT_S)
+        # initialize starts a new session: the last one's id does not go with it (the answer sets the
+        # new one; until then other requests still carry the last, and find it forgotten).
+        session = None if message.get("method") == "initialize" else self.session_id
+        logins = 0
+        for _ in range(2 + MAX_STEP_UPS):
+            outcome = self._post(message, session, deadline, headers or {})
+            if outcome is SessionExpired:
+                raise SessionExpired(f"{_what(message)} to {self.shown_url} failed: the server does not know the "
+                                     "session", session)
+            if not isinstance(outcome, _Refused):
+                return
+            if not self.oauth or (outcome.status == 401 and logins):
+                raise TransportError(outcome.error)
+            began = time.monotonic()
+            if outcome.status == 401:
+                logins += 1
+                try:
+                    self.oauth.unauthorized(outcome.sent, outcome.challenge)
+                except LoginNeeded as e:
+                    raise LoginNeeded(f"{outcome.error} ({e})") from None
+            elif not self.oauth.forbidden(outcome.challenge):
+                raise TransportError(outcome.error)
+            deadline += time.monotonic() - began  # the time the login took is not the request's
+        raise TransportError(outcome.error)
+
+    def stop(self) -> None:
+        """Close the GET stream, then end the session with DELETE (a 405 means the server does not allow that; fine)."""
+        self._end_listening(threading.Event())
+        self._pool.close()
+        session, self.session_id = self.session_id, None
+        if not session:
+            return
+        connection = self._connection(DELETE_TIMEOUT_S)
+        try:
+            with Cutoff(connection, time.monotonic() + DELETE_TIMEOUT_S):
+                connection.request("DELETE", self._path(), headers={**self.headers, "Mcp-Session-Id": session})
+                read_limited(connection.getresponse(), ERROR_BODY_BYTES, "the answer to DELETE")
+        except (OSError, http.client.HTTPException, ValueError):
+            pass  # the server is gone, slow or odd; the session expires on its own
+        finally:
+            connection.close()
+
+    # --- helpers, in the order a message travels ----------------------------------------------
+
+    def _post(self, message: dict, session: str | None, deadline: float, headers: dict[str, str],
+              fresh: bool = False) -> "int | type[SessionExpired] | _Refused":
+        """One POST; returns the status after the answer was read and delivered, SessionExpired, or
+        the 401 or 403 that refused it.
+        A kept-alive connection the server closed before the request went out whole is given up, and
+        the request sent once more on a new one (`fresh`); never one the server may have read."""
+        try:
+            body = encode(message)
+        except ValueError as e:  # NaN, Infinity, or a lone surrogate: refused rather than sent
+            raise TransportError(f"{_what(message)} not sent: {e}") from None
+        connection, reused = self._take(deadline, fresh)
+        guard, kept = Cutoff(connection, deadline), False
+        try:
+            with guard:
+                sent = self._headers(session, headers)
+                try:
+                    connection.request("POST", self._path(), body, sent)
+                except OSError:
+                    if reused and not guard.expired:
+                        raise _Closed from None
+                    raise
+                response = connection.getresponse()
+                if response.status >= 400:
+                    body = read_limited(response, ERROR_BODY_BYTES, "an error")
+                    error = self._error_reply(message, response.status, body)
+                    if error and (error["error"]["code"] == METHOD_NOT_FOUND or not session):
+                        # The reply: an unknown method, or (no session to have forgotten) any JSON-RPC error.
+                        self.inbox.deliver(error)
+                        return response.status
+                    if session and (response.status == 404 or (response.status == 400 and b"session" in body.lower())):
+                        return SessionExpired  # the server forgot it (the specification says 404; some say 400)
+                    if response.status in (401, 403):  # a login is wanted, or more scopes: see send()
+                        return _Refused(response.status, response.getheader("WWW-Authenticate"), sent,
+                                        self._http_error(message, response, body))
+                    raise TransportError(self._http_error(message, response, body))
+                self._read_answer(message, response, deadline, headers)
+            kept = self._pool.keep(connection, response)
+            return response.status
+        except _Closed:
+            return self._post(message, session, deadline, headers, fresh=True)
+        except (OSError, http.client.HTTPException, ValueError, TransportError) as e:
+            if guard.expired or isinstance(e, TimeoutError):  # the deadline cut the answer short
+                if "id" in message and "method" in message:
+                    raise TimeoutError from None  # a request: the client reports it and cancels, as on stdio
+                raise TransportError(f"no answer to {_what(message)} in time") from None
+            if isinstance(e, TransportError):
+                raise
+            raise TransportError(f"{_what(message)} to {self.shown_url} failed: {reason_of(e)}{self._hint(0)}") \
+                from None
+        finally:
+            if not kept:
+                connection.close()
+
+    def _take(self, deadline: float, fresh: bool) -> tuple[http.client.HTTPConnection, bool]:
+        """(a connection, whether it was kept alive): an idle one the server has not closed, else a new one."""
+        timeout = max(0.001, deadline - time.monotonic())
+        connection = None if fresh else self._pool.take(timeout)
+        return (connection, True) if connection else (self._connection(timeout), False)
+
+    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        """A new connection; its timeout bounds the connect, the caller's Cutoff all the rest."""
+        kind = http.client.HTTPSConnection if self.url.scheme == "https" else http.client.HTTPConnection
+        return kind(self.url.hostname, self.url.port, timeout=timeout)
+
+    def _path(self) -> str:
+        return (self.url.path or "/") + (f"?{self.url.query}" if self.url.query else "")
+
+    def _headers(self, session: str | None, extra: dict[str, str]) -> dict:
+        """The entry's headers, the client's for this message (MCP-Protocol-Version and the like), the session's."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                   **self.headers, **extra}
+        if session:
+            headers["Mcp-Session-Id"] = session
+        if self.oauth:
+            headers.update(self.oauth.header())
+        return headers
+
+    @staticmethod
+    def _error_reply(message: dict, status: int, body: bytes) -> dict | None:
+        """A 400 or 404 whose body is a JSON-RPC error, as the reply to this request; else None."""
+        data = loads_or_none(body.decode("utf-8", "replace")) if status in (400, 404) else None
+        error = data.get("error") if isinstance(data, dict) else None
+        if "id" not in message or not isinstance(error, dict) or type(error.get("code")) is not int:
+            return None
+        return {"jsonrpc": "2.0", "id": message["id"], "error": error}
+
+    def _read_answer(self, message: dict, response: http.client.HTTPResponse, deadline: float,
+                     extra: dict[str, str]) -> None:
+        if message.get("method") == "initialize":  # a server without sessions gives none
+            self.session_id = response.getheader("Mcp-Session-Id") or None
+        if "id" not in message or "method" not in message:
+            read_limited(response, ERROR_BODY_BYTES, "an answer to a notification")  # 202, no body
+            return
+        if not response.headers.get("Content-Type", "").startswith("text/event-stream"):
+            answers = self._json_messages(read_limited(response, MAX_MESSAGE_BYTES, "the answer"))
+            if self._delivered(message, answers):
+                return
+        else:
+            stream = {"id": None, "retry_ms": None}  # where a dropped stream resumes, and when
+            if self._delivered(message, self._sse_messages(response, stream)):
+                return
+            for _ in range(MAX_RESUMES):  # it ended before our reply: come back for the rest, as the server said
+                if stream["id"] is None or not self._resumed(message, stream, deadline, extra):
+                    break
+                if stream.get("done"):
+                    return
+        raise TransportError(f"{message['method']} to {self.shown_url} failed: "
+                             "the server ended its answer without a reply")
+
+    def _delivered(self, message: dict, answers) -> bool:
+        """Hand each message to the inbox; True once our reply was among them (the rest is not ours to wait for)."""
+        for answer in answers:
+            self.inbox.deliver(answer)
+            if "method" not in answer and answer.get("id") == message["id"]:
+                return True
+        return False
+
+    def _http_error(self, message: dict, response: http.client.HTTPResponse, body: bytes) -> str:
+        """One line: HTTP status and the JSON-RPC error's message (or an HTML page's title), and a hint."""
+        title = HTML_TITLE.search(body)
+        if title or body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html")):
+            page = " ".join(title.group(1).decode("utf-8", "replace").split()) if title else "an HTML page"
+            detail = f"{response.reason} ({shorten(page, 120)})"
+        else:
+            detail = error_detail(body, response.reason)
+        return f"{_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}{self._hint(response.status)}"
+
+    def _hint(self, status: int) -> str:
+        """What to check, for the statuses a config can cause."""
+        if status == 401:
+            return " (check the entry's headers)" if not self.oauth else ""
+        if status == 403:
+            return (" (the server refuses this client or host; some allow only \"localhost\", not \"127.0.0.1\","
+                    " or the reverse; check the url, then the headers)")
+        if self.url.path.rstrip("/").endswith("/sse"):
+            return " (a url ending in /sse looks like the old HTTP+SSE transport; use the server's Streamable HTTP endpoint, often /mcp)"
+        return ""
+
+    def _json_messages(self, body: bytes) -> list[dict]:
+        """A JSON body: one message, or a batch of them; anything else is reported, not dropped."""
+        try:
+            data = loads_or_none(body.decode())  # JSON over HTTP is UTF-8
+        except UnicodeDecodeError:
+            data = None
+        if data is None:
+            self.inbox.log(f"skipped an answer that is no JSON-RPC message: {shorten(body.decode('utf-8', 'replace'))}")
+            return []
+        return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
+
+    def _sse_messages(self, response: http.client.HTTPResponse, stream: dict | None = None):
+        """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the limit.
+        `stream` keeps the last event id and the retry time the server gave."""
+        keep = stream if stream is not None else {}
+        for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: self._keep_id(event_id, keep),
+                               lambda ms: keep.__setitem__("retry_ms", min(ms, MAX_RETRY_MS))):
+            yield from self._json_messages(data.encode())
+
+
+class _Refused:
+    """A 401 or 403: the challenge in its WWW-Authenticate, the headers the request carried, the error to say."""
+
+    def __init__(self, status: int, challenge: str | None, sent: dict[str, str], error: str) -> None:
+        self.status, self.challenge, self.sent, self.error = status, challenge, sent, error
+
+
+class _Closed(Exception):
+    """A kept-alive connection turned out closed before the request went out whole."""
+
+
+def _what(message: dict) -> str:
+    return message.get("method", "reply")

@@ -1,0 +1,347 @@
+"""Beyond the tutorial: the stdio transport of the full client (beyond_client.py).
+
+The tutorial's client (mcp.py) spawns the server with the agent's environment and kill()s it.
+Here the server runs in its own process group without the terminal, with a safe environment;
+writes never block past the request's deadline; a line over the size limit is discarded as it
+streams; stderr is drained so the server never blocks on it; the reason a server went away
+carries its exit code and last stderr line; and stop() ends the whole group without waiting on a
+pipe: close stdin, wait, SIGTERM, wait, SIGKILL.
+"""
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+try:
+    import fcntl
+    import termios
+except ImportError:  # Windows
+    fcntl = termios = None
+
+from beyond.waits import SIGNAL_CHECK_S
+from beyond.wire.base import MAX_MESSAGE_BYTES, Inbox, Transport, TransportError, encode, expand
+
+# Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
+PIPE_BUFFER_BYTES = 65536
+# A stderr line is kept and shown up to this size: enough for any log line, not for a flood.
+MAX_STDERR_LINE_BYTES = 8192
+# How much of a discarded line is kept, to find the id of the request it answered.
+HEAD_BYTES = 4096
+# What an "id" looks like near the start of a reply, to fail the request a discarded line answered.
+REPLY_ID = re.compile(rb'"id"\s*:\s*(\d{1,18})\s*[,}]')
+# A one-try write waits this long for another thread's write to finish (never for the pipe), so
+# a caller preempted while writing does not make the reader drop an answer.
+ONE_TRY_LOCK_WAIT_S = 0.5
+# stop(): after stdin is closed, the server gets this long to exit; after SIGTERM, this long;
+# together with SIGKILL the agent is gone in about 2 s whatever the server does.
+CLOSE_GRACE_S = 0.5
+TERM_GRACE_S = 1.0
+KILL_WAIT_S = 0.5
+# A server that has exited while a child of its holds stdout open has ended all the same: after its
+# exit, what it wrote is read for this long before the session ends.
+EXIT_DRAIN_S = 0.5
+
+# A server inherits only these variables (the official SDKs' list) plus its config `env`, so
+# secrets such as OPENAI_API_KEY never reach third-party code unasked.
+SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
+                    "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME",
+                    "USERPROFILE", "PROGRAMFILES")
+
+
+class StdioTransport(Transport):
+    """A server started as a subprocess; messages are newline-delimited JSON on stdin/stdout."""
+
+    def __init__(self, name: str, config, inbox: Inbox) -> None:
+        super().__init__(name, config, inbox)
+        self.proc: subprocess.Popen | None = None
+        self._stderr_thread: threading.Thread | None = None
+        self._last_stderr = ""
+        # Set once the session has ended (the reason is in _end_reason): by the stdout thread at the end
+        # of stdout, or by the exit thread when the server exited and a child holds stdout open.
+        # _end_lock makes the first of the two the one that says so.
+        self._ended = threading.Event()
+        self._end_reason = ""
+        self._end_lock = threading.Lock()
+        # _proc_lock guards proc and _stopping, so a stop() that lands while start() spawns
+        # still stops what start() spawned. Held across Popen only (fork and exec, no wait).
+        self._proc_lock = threading.Lock()
+        self._stopping = False
+        # _write_lock keeps one message's bytes together on stdin when several threads send;
+        # it is waited for only until the sender's deadline.
+        self._write_lock = threading.Lock()
+
+    def start(self) -> None:
+        """Spawn the server and start the reader threads; TransportError if it cannot be started."""
+        command = server_command(self.config)
+        with self._proc_lock:
+            if self._stopping:
+                raise TransportError("server stopped")
+            try:
+                self.proc = subprocess.Popen(
+                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    bufsize=PIPE_BUFFER_BYTES, env=server_env(self.config), cwd=self.config.cwd, **server_apart())
+            except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command or env
+                raise TransportError(_not_started(e, command[0], self.config.cwd)) from None
+        os.set_blocking(self.proc.stdin.fileno(), False)  # writes wait in select(), up to a deadline
+        # stderr first: the stdout thread joins it to report the server's last words.
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, name=f"mcp-{self.name}-stderr",
+                                               daemon=True)
+        self._stderr_thread.start()
+        threading.Thread(target=self._read_stdout, name=f"mcp-{self.name}-stdout", daemon=True).start()
+        threading.Thread(target=self._watch_exit, name=f"mcp-{self.name}-exit", daemon=True).start()
+
+    def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
+        """Write one message by `deadline`; TransportError if the server does not take it. A pipe has
+        no headers."""
+        what = message.get("method", "reply")
+        try:
+            data = encode(message, "\n")
+        except ValueError as e:  # NaN, Infinity, or a lone surrogate: refused rather than sent
+            raise TransportError(f"{what} not sent: {e}") from None
+        # A deadline already past means one try (our answers to the server's requests): the pipe is
+        # not waited for, but another thread's write in progress is, briefly.
+        lock = self._write_lock
+        if not lock.acquire(False) and not lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)
+                                                        or ONE_TRY_LOCK_WAIT_S):
+            raise TransportError(f"{what} failed: the server is not reading its input")
+        try:
+            try:  # most messages go in one write, without waiting
+                sent = os.write(self.proc.stdin.fileno(), data)
+            except (OSError, ValueError):
+                sent = 0  # _write_all says why
+            if sent < len(data):
+                self._write_all(data, sent, deadline, what)
+        finally:
+            self._write_lock.release()
+
+    def _write_all(self, data: bytes, sent: int, deadline: float, what: str) -> None:
+        """The rest of a message, from byte `sent`. Caller holds _write_lock. A message cut short ends the
+        session: the next would be garbled."""
+        view = memoryview(data)[sent:]
+        try:
+            while view:
+                try:
+                    view = view[os.write(self.proc.stdin.fileno(), view):]
+                    continue
+                except BlockingIOError:
+                    left = deadline - time.monotonic()
+                except BrokenPipeError:  # the server closed its input, most likely by exiting: say why
+                    self._ended.wait(2 * CLOSE_GRACE_S)
+                    raise TransportError(f"{what} failed: {self._end_reason or 'the server closed its input'}") \
+                        from None
+                except (OSError, ValueError):  # stdin closed by stop()
+                    left = -1.0
+                if left <= 0:
+                    raise TransportError(f"{what} failed: the server is not reading its input")
+                # Short steps: a Ctrl-C or SIGTERM that landed on another thread is still seen.
+                select.select([], [self.proc.stdin.fileno()], [], min(left, SIGNAL_CHECK_S))
+        finally:
+            if 0 < len(view) < len(data):  # given up (deadline, Ctrl-C) in the middle of a message
+                self.inbox.ended("the server stopped reading its input in the middle of a message")
+
+    def _read_stdout(self) -> None:
+        """Reader thread: one JSON message per line, none over MAX_MESSAGE_BYTES; at the end, say why."""
+        stdout = self.proc.stdout
+        try:
+            while line := stdout.readline(MAX_MESSAGE_BYTES + 1):
+                if len(line) > MAX_MESSAGE_BYTES:
+                    self._discard(stdout, line)
+                elif not line.isspace():  # stops at the first other byte, so a 20 MB line is not copied
+                    self.inbox.deliver(line)
+        except (OSError, ValueError):
+            pass  # stdout closed under us by stop(); the reason below says so
+        finally:
+            self._end(self._exit_reason())
+            stdout.close()  # this thread's own pipe: its descriptor goes with it, restart after restart
+
+    def _watch_exit(self) -> None:
+        """Exit thread: the server's end is its exit, even while a child of its holds stdout open."""
+        self.proc.wait()  # also reaps it; stop()'s timed waits see the exit status this leaves
+        if not self._ended.wait(EXIT_DRAIN_S):  # what it wrote before exiting is read first
+            self._end(self._exit_reason())
+
+    def _end(self, reason: str) -> None:
+        """Say once why the session ended (the first of the two threads to know)."""
+        with self._end_lock:
+            if self._ended.is_set():
+                return
+            self._end_reason = reason
+            self._ended.set()
+        self.inbox.ended(reason)
+
+    def _discard(self, stdout, line: bytes) -> None:
+        """Fail the request an oversized line answers, then read the rest of it in small steps, keeping nothing."""
+        found = REPLY_ID.search(line[:HEAD_BYTES])
+        if found:
+            self.inbox.rejected(int(found.group(1)), f"the reply is over the {_mb(MAX_MESSAGE_BYTES)} limit "
+                                                    "of one message and was discarded")
+        self.inbox.log(f"discarding a message over {_mb(MAX_MESSAGE_BYTES)}"
+                       + ("" if found else " (no request id in it)"))
+        while line and not line.endswith(b"\n"):
+            line = stdout.readline(PIPE_BUFFER_BYTES)
+
+    def _drain_stderr(self) -> None:
+        """Stderr thread: an undrained pipe would block the server, so read every line; show 8 KB of each."""
+        stderr = self.proc.stderr
+        try:
+            while raw := stderr.readline(MAX_STDERR_LINE_BYTES):
+                cut = not raw.endswith(b"\n") and len(raw) >= MAX_STDERR_LINE_BYTES
+                rest = raw
+                while cut and rest and not rest.endswith(b"\n"):
+                    rest = stderr.readline(PIPE_BUFFER_BYTES)
+                line = raw.decode("utf-8", "replace").rstrip() + (" ... (cut at 8 KB)" if cut else "")
+                if line:
+                    self._last_stderr = line
+                    self.inbox.said(line)
+        except (OSError, ValueError):
+            pass  # stderr closed under us by stop(): nothing more to read
+        finally:
+            stderr.close()
+
+    def _exit_reason(self) -> str:
+        """Why stdout closed: the exit code and the server's last stderr line, if any."""
+        if self._stopping:
+            return "server stopped"
+        try:
+            code = self.proc.wait(CLOSE_GRACE_S)
+        except subprocess.TimeoutExpired:
+            return "server closed its stdout"
+        self._stderr_thread.join(CLOSE_GRACE_S)  # let the last stderr line arrive
+        last = f": {self._last_stderr}" if self._last_stderr else ""
+        return f"server exited (code {code}){last}"
+
+    def stop(self) -> None:
+        """Close stdin, then SIGTERM and SIGKILL the group as needed. Idempotent; never raises, never blocks on a pipe."""
+        with self._proc_lock:
+            if self._stopping:
+                return
+            self._stopping = True
+            proc = self.proc
+        if proc is None:
+            return  # nothing spawned, and start() will not spawn any more
+        closed = self._close_stdin(proc)  # the polite way first, unless a writer is stuck on it
+        if not (closed and _wait_group(proc, CLOSE_GRACE_S)):
+            _signal_group(proc, signal.SIGTERM)
+            if not _wait_group(proc, TERM_GRACE_S):
+                _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+                _wait_group(proc, KILL_WAIT_S)
+        self._close_stdin(proc)
+
+    def _close_stdin(self, proc: subprocess.Popen) -> bool:
+        """Close stdin unless a sender holds it (it then fails by its deadline, or at once when the server dies)."""
+        if not self._write_lock.acquire(blocking=False):
+            return False
+        try:
+            proc.stdin.close()  # nothing is ever buffered in it (we write the raw descriptor), so no flush waits
+        except OSError:
+            pass  # the server closed its end first; the signals still apply
+        finally:
+            self._write_lock.release()
+        return True
+
+
+def server_command(config) -> list[str]:
+    """command and args with variables expanded."""
+    return [expand(part, "command/args") for part in [config.command, *config.args]]
+
+
+def server_env(config) -> dict[str, str]:
+    """The safe part of the agent's environment plus the config's env (expanded)."""
+    names = SAFE_ENV_WINDOWS if sys.platform == "win32" else SAFE_ENV_POSIX
+    env = {name: os.environ[name] for name in names if name in os.environ}
+    env.update({key: expand(value, f"env.{key}") for key, value in config.env.items()})
+    return env
+
+
+def server_apart() -> dict:
+    """How a server is kept apart from the agent's terminal: a process group of its own (stop() reaches
+    the children of launchers such as npx, and Ctrl-C stays ours) and no controlling terminal (it
+    cannot open /dev/tty to prompt or read keys). A session of its own gives both, but Linux schedules
+    each session as a group of its own (autogroup), which halves a busy server's share of a CPU
+    against the agent's threads; so on Linux the server stays in the agent's session and gives up
+    the terminal before it runs (TIOCNOTTY), when the agent has one."""
+    if not sys.platform.startswith("linux") or sys.version_info < (3, 11):  # process_group is 3.11's
+        return {"start_new_session": True}
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+    except OSError:  # no controlling terminal: nothing to give up, and the spawn stays a fast vfork
+        return {"process_group": 0}
+    return {"process_group": 0, "preexec_fn": _give_up_terminal}
+
+
+def _give_up_terminal() -> None:
+    """In the child, before exec: leave the controlling terminal (a process that leads no session
+    only drops it for itself). C calls only, on modules imported beforehand. If the terminal cannot
+    be left, the error ends the spawn: that server fails to start rather than run with it."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return  # no terminal to leave
+    try:
+        fcntl.ioctl(fd, termios.TIOCNOTTY)
+    finally:
+        os.close(fd)
+
+
+
+def _not_started(error: Exception, program: str, cwd: str | None) -> str:
+    """Why a server could not be spawned, blaming what is wrong: a missing cwd is not a missing program."""
+    if cwd and not os.path.isdir(cwd):
+        return f"cannot start server: its \"cwd\" {cwd!r} is not a folder; fix \"cwd\" in .geekagent/mcp.json"
+    return f"cannot start server: {getattr(error, 'strerror', None) or error} ({program})"
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1 << 20):g} MB"
+
+
+def _wait_group(proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait until the server and every process in its group are gone; False on timeout."""
+    deadline = time.monotonic() + timeout
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    while _group_alive(proc):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)  # orphans in the group are not our children, so there is nothing to wait on
+    return True
+
+
+def _group_alive(proc: subprocess.Popen) -> bool:
+    """True while a process of the server's group runs (zombies nobody reaps do not count)."""
+    if os.path.isdir("/proc"):
+        return any(_running_in_group(entry.path, proc.pid) for entry in os.scandir("/proc")
+                   if entry.name.isdigit())
+    if not hasattr(os, "killpg"):
+        return False
+    try:
+        os.killpg(proc.pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _running_in_group(proc_dir: str, pgid: int) -> bool:
+    try:
+        with open(f"{proc_dir}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()  # after "pid (comm)": state ppid pgrp ...
+    except (OSError, IndexError):
+        return False  # the process ended while we looked
+    return int(fields[2]) == pgid and fields[0] != b"Z"
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone
