@@ -55,6 +55,15 @@ class McpClient:
     """One connection to an MCP server: the subprocess plus a line-framed JSON-RPC client.
 
     start() runs the handshake and returns the tool list; each tool call is one tools/call request.
+
+    Where Python differs from Node, one small method each; the full client (beyond/client/session.py)
+    overrides these and calls super(), as queue.Queue's subclasses override _init, _put and _get:
+      _waiter()                 a request's reply slot (Node keeps the promise's resolve and reject)
+      _send(message, waiter)    writing to stdin (Node's write() buffers; here a writer thread)
+      _wait(id, method, waiter) waiting for the reply (Node's setTimeout; here a wait with a timeout)
+      _accept(line)             one line read from stdout (mcp.ts: accept)
+      _settle(id, outcome)      the reply reaches its waiter (Node's resolve or reject)
+      _watch_exit()             the process's end (Node's 'exit' event; here a thread that waits)
     """
 
     def __init__(self, name: str, cfg: McpServerConfig) -> None:
@@ -163,9 +172,10 @@ class McpClient:
         pending.put(outcome)
         return True
 
-    def _request(self, method: str, params: dict) -> dict:
-        """Send a request and wait for the reply with the same id; no reply in time is a failure."""
-        waiter: queue.SimpleQueue = queue.SimpleQueue()
+    def _request(self, method: str, params: dict, waiter: queue.SimpleQueue | None = None) -> dict:
+        """Send a request and wait for the reply with the same id; no reply in time is a failure.
+        (`waiter`: a reply slot the caller made itself, as the full client's carries the request's deadline.)"""
+        waiter = self._waiter() if waiter is None else waiter
         with self._lock:
             if self._dead:
                 raise McpError(self._dead, self.name)
@@ -173,7 +183,7 @@ class McpClient:
             self._next_id += 1
             self._pending[request_id] = waiter
         try:
-            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, waiter)
             reply = self._wait(request_id, method, waiter)
         finally:
             with self._lock:
@@ -181,6 +191,10 @@ class McpClient:
         if isinstance(reply, McpError):
             raise reply
         return reply
+
+    def _waiter(self) -> queue.SimpleQueue:
+        """Node keeps a request's resolve and reject in pending; a thread waits on a reply slot instead."""
+        return queue.SimpleQueue()
 
     def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue) -> object:
         """Node sets a timer for the request; a thread waits on its reply slot with a timeout instead."""
@@ -194,13 +208,16 @@ class McpClient:
         """A notification has no id and gets no reply."""
         self._send({"jsonrpc": "2.0", "method": method})
 
-    def _send(self, message: dict) -> None:
-        self._outbox.put((json.dumps(message) + "\n").encode("utf-8"))  # the writer thread writes it
+    def _send(self, message: dict, waiter: queue.SimpleQueue | None = None) -> None:
+        """Node's write() buffers and returns at once; here the writer thread writes it. (`waiter`: the
+        request's, for a hook that writes by its deadline.)"""
+        self._outbox.put((json.dumps(message) + "\n").encode("utf-8"))
 
     def _mark_dead(self, reason: str) -> None:
-        """The server failed to start or exited: record why and fail every pending request."""
+        """The server failed to start or exited: record why and fail every pending request. (Python
+        may report both a failed start and the exit; the first reason is the one kept.)"""
         with self._lock:
-            self._dead = reason
+            self._dead = self._dead or reason
             pending, self._pending = list(self._pending.values()), {}
         for waiter in pending:
             waiter.put(McpError(reason, self.name))

@@ -16,7 +16,7 @@ FAKES = ROOT / "tests" / "fakes"
 sys.path.insert(0, str(DAY15))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import beyond.servers.servers as beyond_mcp  # after the path insert above
+import beyond_mcp  # after the path insert above: the published entry
 import chat
 import mcp
 import permissions
@@ -28,8 +28,8 @@ def started():
     """Start a full client for a config and always stop it, so no test leaves a process behind."""
     clients = []
 
-    def start(config: dict, name: str = "fake", echo: bool = False) -> beyond_mcp.McpClient:
-        client = beyond_mcp.McpClient(name, config, echo=echo)
+    def start(config: dict, name: str = "fake", echo: bool = False, **parts) -> beyond_mcp.McpClient:
+        client = beyond_mcp.McpClient(name, config, echo=echo, **parts)
         clients.append(client)
         client.start()
         return client
@@ -37,6 +37,17 @@ def started():
     yield start
     for client in clients:
         client.stop()
+
+
+@pytest.fixture
+def servers():
+    """A set of servers of the full agent's (beyond/servers/servers.py), stopped after the test."""
+    from beyond.asks.handlers import Handlers
+    from beyond.console import Console
+    from beyond.servers.servers import Servers
+    made = Servers(asks=Handlers(Console()))
+    yield made
+    made.stop_mcp_servers()
 
 
 @pytest.fixture(autouse=True)
@@ -51,16 +62,20 @@ def own_user_dirs(tmp_path_factory, monkeypatch):
 @pytest.fixture(autouse=True)
 def clean_state():
     """Every test starts with an empty registry, default policies and no servers."""
-    tools._registry.clear()
+    _empty_registry()
     permissions.load_policies(str(ROOT / "tests" / "no-such-policy-file.json"))  # the defaults alone
     permissions.set_confirm(permissions.ask_on_stdin)
     permissions.set_remember(None)
-    beyond_mcp.use_approvals(None)
     chat.streaming = True
     yield
     mcp.stop_mcp_servers()
     beyond_mcp.stop_mcp_servers()
-    tools._registry.clear()
+    _empty_registry()
+
+
+def _empty_registry() -> None:
+    for tool in tools.all_tools():
+        tools.unregister_tool(tool.name)
 
 
 @pytest.fixture
@@ -103,9 +118,10 @@ def write_config(folder: Path, servers: dict) -> str:
     return str(path)
 
 
-def connect(folder: Path, servers: dict) -> dict:
-    """The full client's connect_mcp_servers for these servers; statuses by server name."""
-    return {s.server: s for s in beyond_mcp.connect_mcp_servers(write_config(folder, servers))}
+def connect(folder: Path, servers: dict, using=None) -> dict:
+    """The full client's connect_mcp_servers for these servers (of `using`, a Servers, or the published
+    entry's); statuses by server name."""
+    return {s.server: s for s in (using or beyond_mcp).connect_mcp_servers(write_config(folder, servers))}
 
 
 # A guard against a hang, far above what any behaviour under test needs even on a loaded machine:

@@ -207,7 +207,7 @@ def test_server_everything_asks_through_the_repl(tmp_path):
 def test_eighteen_real_servers_on_auto_all_come_up(tmp_path):
     """18 time servers on "auto" starting together on a small machine: each answers the probe late
     or not at all, and each comes up (the probe waits as long as the server may start)."""
-    import beyond.servers.servers as beyond_mcp
+    import beyond_mcp
     path = tmp_path / "mcp.json"
     entry = {"command": str(TIME_SERVER), "args": ["--local-timezone", "UTC"], "protocol": "auto", "startupTimeout": 60}
     path.write_text(json.dumps({"mcpServers": {f"time{i}": entry for i in range(18)}}))
@@ -224,7 +224,7 @@ def test_an_sdk_server_that_asks_twice(sdk_http_server, protocol):
     """The SDK server's tool asks two questions: in 2026-07-28 two input_required rounds, each with the
     requestState the last one gave; earlier, two elicitation requests mid-call. Without a terminal the
     entry's "elicitation": "defaults" accepts each form's defaults."""
-    import beyond.servers.servers as beyond_mcp
+    import beyond_mcp
     client = beyond_mcp.McpClient("sdk", {"type": "http", "url": sdk_http_server, "protocol": protocol,
                                           "elicitation": "defaults", **SLOW_START})
     try:

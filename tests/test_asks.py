@@ -1,4 +1,4 @@
-"""What a server asks of the client (beyond_asks.py): elicitation, sampling, roots; in both eras.
+"""What a server asks of the client (beyond/asks/handlers.py): elicitation, sampling, roots; in both eras.
 
 Tests run without a terminal, so the policy answers; the terminal form is driven through a console
 whose stdin types the answers.
@@ -10,19 +10,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-import beyond.asks.handlers as beyond_asks
+from beyond.asks.handlers import DEFAULT_SAMPLING_TOKENS, Handlers
 from beyond.console import Console
 from conftest import fake
 from fakes.openai_server import answer
 from mcp import McpError
 
 
-@pytest.fixture(autouse=True)
-def no_model():
-    beyond_asks.set_model(None)
-    yield
-    beyond_asks.set_model(None)
-    beyond_asks.set_console(None)
+def handlers(model=None, root=None, answers: list | None = None, prompts: list | None = None,
+             interactive: bool | None = None) -> Handlers:
+    """The agent's handlers with the console's stdin typing `answers` (none: a console that is no
+    terminal, as in these tests), a model, a root."""
+    if answers is None:
+        return Handlers(Console(), model=model, root=root, interactive=interactive)
+    shown = io.StringIO()
+    console = Console(stdin=Typed(answers, [] if prompts is None else prompts, shown), stdout=shown)
+    return Handlers(console, model=model, root=root, interactive=True if interactive is None else interactive)
 
 
 def asked(client, tool: str, arguments: dict | None = None) -> dict:
@@ -34,8 +37,8 @@ def test_the_same_capabilities_every_run(started, monkeypatch):
     """elicitation (form and URL) and roots always; sampling only once a model is configured."""
     assert asked(started(fake("normal")), "capabilities") == {"elicitation": {"form": {}, "url": {}}, "roots": {}}
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    beyond_asks.set_model(lambda history: ("fine", "scripted"))
-    assert "sampling" in asked(started(fake("normal"), name="second"), "capabilities")
+    with_model = handlers(model=lambda history, limit: ("fine", "scripted"))
+    assert "sampling" in asked(started(fake("normal"), name="second", asks=with_model), "capabilities")
 
 
 def test_without_a_terminal_a_form_is_declined_unless_the_entry_takes_its_defaults(started):
@@ -69,19 +72,15 @@ def test_a_url_is_never_fetched_by_the_client_and_declined_without_a_terminal(st
 
 
 def test_roots_are_the_project_folder(started, tmp_path):
-    beyond_asks.set_root(str(tmp_path))
-    try:
-        (root,) = asked(started(fake("normal")), "ask_roots")["result"]["roots"]
-    finally:
-        beyond_asks.set_root(None)
+    (root,) = asked(started(fake("normal"), asks=handlers(root=str(tmp_path))), "ask_roots")["result"]["roots"]
     assert root["uri"] == "file://" + str(tmp_path)
 
 
 def test_sampling_without_a_terminal_is_declined_and_the_model_is_not_asked(started, monkeypatch):
     asked_model = []
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    beyond_asks.set_model(lambda history: asked_model.append(history) or ("an answer", "scripted"))
-    reply = asked(started(fake("normal")), "ask_sampling")
+    model = handlers(model=lambda history, limit: asked_model.append(history) or ("an answer", "scripted"))
+    reply = asked(started(fake("normal"), asks=model), "ask_sampling")
     assert reply["error"] == {"code": -1, "message": "User rejected sampling request"} and asked_model == []
 
 
@@ -101,14 +100,6 @@ class Typed:
         return answer + "\n"
 
 
-def scripted(answers: list, prompts: list | None = None) -> list:
-    """The questions of beyond_asks read `answers` through a console of their own; returns what is left of them."""
-    left = list(answers)
-    shown = io.StringIO()
-    beyond_asks.set_console(Console(stdin=Typed(left, [] if prompts is None else prompts, shown), stdout=shown))
-    return left
-
-
 SCHEMA = {"type": "object", "required": ["email", "count"], "properties": {
     "email": {"type": "string", "format": "email", "title": "Your email"},
     "count": {"type": "integer", "minimum": 1, "maximum": 10, "default": 2},
@@ -120,10 +111,9 @@ SCHEMA = {"type": "object", "required": ["email", "count"], "properties": {
 def test_the_form_checks_each_field_as_typed_then_is_reviewed(monkeypatch, capsys):
     """Wrong values are asked again with what to type; Enter keeps a default; the review edits, then accepts."""
     prompts: list = []
-    left = scripted(["not-an-email", "ada@example.com", "12", "", "2", "1,3", "y",
-                                  "e", "count", "7", "a"], prompts)
-    result = beyond_asks.answer("srv", None, "elicitation/create", {"message": "Who?", "requestedSchema": SCHEMA},
-                                interactive=True)
+    left = ["not-an-email", "ada@example.com", "12", "", "2", "1,3", "y", "e", "count", "7", "a"]
+    result = handlers(answers=left, prompts=prompts).answer(
+        "srv", None, "elicitation/create", {"message": "Who?", "requestedSchema": SCHEMA})
     assert result == {"action": "accept", "content": {"email": "ada@example.com", "count": 7, "color": "green",
                                                       "tags": ["a", "c"], "ok": True}}
     assert left == []
@@ -139,19 +129,15 @@ def test_the_form_checks_each_field_as_typed_then_is_reviewed(monkeypatch, capsy
     (["ada@example.com", "", "", "", "", "c"], "cancel"),
 ])
 def test_decline_and_cancel_are_what_the_server_gets(monkeypatch, answers, action):
-    scripted(answers)
-    result = beyond_asks.answer("srv", None, "elicitation/create", {"message": "Who?", "requestedSchema": SCHEMA},
-                                interactive=True)
+    result = handlers(answers=list(answers)).answer(
+        "srv", None, "elicitation/create", {"message": "Who?", "requestedSchema": SCHEMA})
     assert result == {"action": action}
 
 
 def test_input_required_rounds_echo_the_state_with_new_ids(started, tmp_path):
     """2026-07-28: each round is a new request carrying the answers and exactly the state the server gave."""
-    beyond_asks.set_root(str(tmp_path))
-    try:
-        rounds = json.loads(started(fake("modern", protocol="2026-07-28")).call_tool("needs_input", {}))
-    finally:
-        beyond_asks.set_root(None)
+    client = started(fake("modern", protocol="2026-07-28"), asks=handlers(root=str(tmp_path)))
+    rounds = json.loads(client.call_tool("needs_input", {}))
     assert [r["state"] for r in rounds] == [None, "round-1", "round-2"]
     assert len({r["id"] for r in rounds}) == 3
     first_answers = rounds[1]["responses"]
@@ -170,22 +156,21 @@ def test_a_server_that_always_wants_more_input_is_given_up_on(started):
 def test_what_a_server_writes_into_a_question_is_shown_not_obeyed(monkeypatch, capsys):
     """Escape sequences in a form's message, titles and defaults, and in a sampling's token limit,
     are made visible: none reaches the terminal as it was."""
-    scripted(["", "d"])
+    asks = handlers(answers=["", "d"])
     schema = {"type": "object", "properties": {"x": {"type": "string", "title": "\x1b[2Jwipe",
                                                       "default": "\x1b]52;c;AAAA\x07"}}}
-    beyond_asks.answer("srv\x1b[31m", None, "elicitation/create", {"message": "hi\x1b[8m", "requestedSchema": schema},
-                       interactive=True)
+    asks.answer("srv\x1b[31m", None, "elicitation/create", {"message": "hi\x1b[8m", "requestedSchema": schema})
     assert "\x1b" not in capsys.readouterr().out
 
 
 def test_the_login_url_is_shown_cleaned(capsys, monkeypatch):
     """The authorization endpoint is the authorization server's string: shown with escapes made visible."""
     import queue
-    monkeypatch.setenv("GEEKAGENT_NO_BROWSER", "1")
     import beyond.auth.login as beyond_login
     replies = queue.SimpleQueue()
     replies.put({"state": "s", "code": "c"})
-    beyond_login._code_from_user("remote\x1b[31m", "https://auth.example/authorize?\x1b[2J&state=s", replies, "s")
+    beyond_login._code_from_user("remote\x1b[31m", "https://auth.example/authorize?\x1b[2J&state=s", replies, "s",
+                                 beyond_login.Screen(browser=False))
     shown = capsys.readouterr().out
     assert "\x1b" not in shown and "https://auth.example/authorize?" in shown
 
@@ -201,17 +186,14 @@ def test_roots_are_answered_at_once_while_a_question_of_the_same_server_waits(st
             asked.set()
             release.wait(30)
             return "\n"
-    beyond_asks.set_console(Console(stdin=Waiting(), stdout=io.StringIO()))
-    beyond_asks.set_interactive(True)
     try:
-        client = started(fake("normal"))
+        client = started(fake("normal"), asks=Handlers(Console(stdin=Waiting(), stdout=io.StringIO()), interactive=True))
         client.call_tool("ask_later", {"after": 0})
         assert asked.wait(30)
         reply = json.loads(client.call_tool("ask_roots", {}))
         assert "roots" in reply.get("result", {}), reply
     finally:
         release.set()
-        beyond_asks.set_interactive(None)
 
 
 @pytest.mark.parametrize("url, host", [
@@ -232,12 +214,9 @@ def test_a_page_to_open_shows_the_host_a_browser_opens(url, host):
 
 def test_a_page_whose_host_could_mislead_is_declined_unseen(started, capsys):
     """A URL question naming one host to Python and another to browsers is declined, and never shown."""
-    left = scripted(["o"])
-    beyond_asks.set_interactive(True)
-    try:
-        reply = asked(started(fake("normal")), "ask_url", {"url": "https://evil.test\\@accounts.google.com/"})
-    finally:
-        beyond_asks.set_interactive(None)
+    left = ["o"]
+    reply = asked(started(fake("normal"), asks=handlers(answers=left)), "ask_url",
+                  {"url": "https://evil.test\\@accounts.google.com/"})
     assert reply["result"] == {"action": "decline"} and left == ["o"]
     assert "accounts.google.com" not in capsys.readouterr().out
 
@@ -247,19 +226,18 @@ def test_sampling_sends_the_limit_it_shows(monkeypatch, capsys):
     without one gets the default, shown as such)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     limits = []
-    beyond_asks.set_model(lambda history, max_tokens: limits.append(max_tokens) or ("fine", "scripted"))
-    for params, limit in (({"maxTokens": 5}, 5), ({}, beyond_asks.DEFAULT_SAMPLING_TOKENS)):
-        scripted(["y", "y"])
-        beyond_asks.answer("srv", None, "sampling/createMessage",
-                           {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], **params},
-                           interactive=True)
+    model = lambda history, max_tokens: limits.append(max_tokens) or ("fine", "scripted")  # noqa: E731
+    for params, limit in (({"maxTokens": 5}, 5), ({}, DEFAULT_SAMPLING_TOKENS)):
+        handlers(model=model, answers=["y", "y"]).answer(
+            "srv", None, "sampling/createMessage",
+            {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], **params})
         assert f"at most {limit:,} tokens" in capsys.readouterr().out
-    assert limits == [5, beyond_asks.DEFAULT_SAMPLING_TOKENS]
+    assert limits == [5, DEFAULT_SAMPLING_TOKENS]
 
 
 def test_the_sampling_model_is_asked_with_the_limit(endpoint):
-    """The agent's sampling model (index.py) sends the limit as the request's max_tokens, without tools."""
-    import index
+    """The agent's sampling model sends the limit as the request's max_tokens, without tools."""
+    from beyond.agent import sampling_model
     model = endpoint(answer("short"))
-    assert index._sampling_model([{"role": "user", "content": "hi"}], 7) == ("short", "test-model")
+    assert sampling_model([{"role": "user", "content": "hi"}], 7) == ("short", "test-model")
     assert model.requests[0]["max_tokens"] == 7 and "tools" not in model.requests[0]

@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-import beyond.servers.servers as beyond_mcp
+import beyond_mcp
+from beyond.servers import registry
 import permissions
 import tools
 from conftest import agent_env, demo, run_agent, workdir, write_config
@@ -81,12 +82,12 @@ def test_configured_policy_wins(tmp_path):
 
 def test_names_are_sanitized():
     """Characters outside [a-zA-Z0-9_-] become underscores."""
-    assert beyond_mcp.registry_name("my.server", "read file/v2") == "mcp_my_server_read_file_v2"
+    assert registry.registry_name("my.server", "read file/v2") == "mcp_my_server_read_file_v2"
 
 
 def test_adapter_description_and_default_schema():
     """No description falls back to the tool name; no inputSchema gives an empty object schema."""
-    tool = beyond_mcp.as_registry_tool("srv", None, {"name": "ping-it"})
+    tool = registry.as_registry_tool("srv", None, {"name": "ping-it"})
     assert tool.name == "mcp_srv_ping-it"
     assert tool.description == "[MCP:srv] ping-it"
     assert tool.parameters == {"type": "object", "properties": {}}

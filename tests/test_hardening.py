@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-import beyond.servers.servers as beyond_mcp
+import beyond_mcp
 import permissions
 import tools
-from beyond.servers.servers import McpError
+from mcp import McpError
 from conftest import connect, fake, said_on_stderr, wait_until
 
 

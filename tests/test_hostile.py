@@ -10,12 +10,13 @@ import time
 
 import pytest
 
-import beyond.servers.servers as beyond_mcp
+import beyond_mcp
+from beyond.servers import registry
 import chat
 import permissions
 import tools
 from beyond.client.from_server import ANSWERS_PER_S
-from beyond.servers.servers import McpError
+from mcp import McpError
 from conftest import (INDEX, agent_env, connect, fake, processes_in, run_agent, said_on_stderr, unhung, wait_until,
                       workdir)
 from fakes.openai_server import FakeOpenAI, answer
@@ -404,7 +405,7 @@ def test_messages_are_written_as_json_writes_them(message, monkeypatch):
                                   b'[{"id": 1}]\n', b'{"id": 1} x\n', b'{"id": \n', b"\xff{}\n", b'"{}"\n'])
 def test_a_line_is_read_as_json_reads_it(line):
     """The decoder's short way takes the lines json.loads takes, and skips the others."""
-    from beyond.text import parse_message
+    from beyond.client.content import parse_message
     try:
         expected = json.loads(line.decode("utf-8", "replace"))
     except ValueError:
@@ -435,8 +436,8 @@ def test_remote_entries_that_would_break_a_request(tmp_path, entry, problem):
 
 def test_tool_names_with_lone_surrogates(tmp_path):
     """A tool name with a lone surrogate (and one over 64 characters) registers under a clean name."""
-    assert beyond_mcp.registry_name("s", "bad\udc80" + "n" * 80).startswith("mcp_s_bad_nnn")
-    assert len(beyond_mcp.registry_name("s", "bad\udc80" + "n" * 80)) == 64
+    assert registry.registry_name("s", "bad\udc80" + "n" * 80).startswith("mcp_s_bad_nnn")
+    assert len(registry.registry_name("s", "bad\udc80" + "n" * 80)) == 64
 
 
 def test_a_descendant_that_left_the_servers_group_is_stopped_at_exit(tmp_path):
@@ -451,7 +452,7 @@ def test_a_descendant_that_left_the_servers_group_is_stopped_at_exit(tmp_path):
 
 def test_listing_is_bounded_in_bytes_over_all_pages(tmp_path):
     """A server whose tools/list pages go on with 2 MB each is refused once they pass the total, not at page 100."""
-    import beyond.client.session as beyond_client
+    import beyond.client.content as beyond_client
     status = connect(tmp_path, {"big": fake("endless_pages")})["big"]
     assert status.error and f"tools/list answered over {beyond_client.MAX_LISTED_BYTES >> 20} MB in its pages" in status.error
 

@@ -6,11 +6,10 @@ import threading
 import pytest
 
 import beyond.wire.stream as beyond_listen
-import beyond.servers.servers as beyond_mcp
 from conftest import agent_env, demo, echo_from_threads, run_agent, unhung, wait_until, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
-from beyond.servers.servers import McpClient, McpError
+from beyond_mcp import McpClient, McpError
 
 
 @pytest.fixture
@@ -112,16 +111,16 @@ def test_server_error_names_url_and_status(remote):
     assert client.call_tool("echo", {"text": "recovered"}) == "recovered"
 
 
-def test_failing_remote_does_not_affect_others(tmp_path):
+def test_failing_remote_does_not_affect_others(tmp_path, servers):
     """A remote server refusing us is one status line; the stdio server beside it works."""
     with FakeHttpMcp("unauthorized") as server:
         path = tmp_path / "mcp.json"
         path.write_text(json.dumps({"mcpServers": {"remote": {"url": server.url}, "demo": demo()}}))
-        statuses = {s.server: s for s in beyond_mcp.connect_mcp_servers(str(path))}
+        statuses = {s.server: s for s in servers.connect_mcp_servers(str(path))}
     assert "HTTP 401: invalid token" in statuses["remote"].error
     assert "needs login: /mcp login remote" in statuses["remote"].error  # never opened unasked
     assert statuses["demo"].error is None and len(statuses["demo"].tools) == 2
-    for command in (beyond_mcp.login, beyond_mcp.logout):  # a stdio server has no login; neither has a stranger
+    for command in (servers.login, servers.logout):  # a stdio server has no login; neither has a stranger
         for name in ("demo", "stranger"):
             with pytest.raises(McpError, match=f"no remote server named {name} in the folder's .geekagent/mcp.json "
                                                "or your own mcp.json"):

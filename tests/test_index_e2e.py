@@ -18,7 +18,7 @@ from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from
 SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
 # Tutorial section 5's checks run in both modes: the full agent and the twin of the tutorial's client.
 MODES = {"full": (), "tutorial": ("--tutorial",)}
-BANNER = {"full": "client: full (beyond_mcp.py)", "tutorial": "client: the tutorial's (mcp.py)"}
+BANNER = {"full": "client: full (day15/beyond/)", "tutorial": "client: the tutorial's (mcp.py)"}
 
 
 @pytest.mark.parametrize("mode", MODES)

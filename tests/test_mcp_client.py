@@ -6,7 +6,7 @@ import time
 import pytest
 
 from conftest import demo, fake, group_alive, pid_alive, wait_until
-from beyond.servers.servers import McpClient, McpError
+from beyond_mcp import McpClient, McpError
 
 
 def test_demo_handshake_lists_both_tools(started):

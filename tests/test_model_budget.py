@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-import beyond.servers.servers as beyond_mcp
+from beyond.servers import registry
 import chat
 import permissions
 import tools
@@ -49,7 +49,7 @@ def test_read_past_the_end_answers_at_once(tmp_path):
 
 def test_the_prompt_shows_every_argument(monkeypatch):
     """A long value cannot hide the next one: each is shortened on its own, head and tail; the prompt is bounded."""
-    tool = beyond_mcp.as_registry_tool("srv", None, {"name": "t"}, "mcp_srv_t")
+    tool = registry.as_registry_tool("srv", None, {"name": "t"}, "mcp_srv_t")
     prompts = []
     permissions.set_confirm(lambda prompt: prompts.append(prompt) or False)
     permissions.set_policy("mcp_srv_t", "ask")

@@ -5,8 +5,7 @@ import json
 import pytest
 
 import beyond.client.revisions as beyond_modern
-from beyond.asks.handlers import capabilities
-from beyond.servers.servers import McpError
+from mcp import McpError
 from conftest import agent_env, fake, run_agent, wait_until, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
@@ -31,7 +30,7 @@ def test_modern_server_without_handshake(started):
     assert "initialize" not in [r["method"] for r in requests]
     for request in requests:
         meta = request["params"]["_meta"]
-        assert meta[f"{META}protocolVersion"] == "2026-07-28" and meta[f"{META}clientCapabilities"] == capabilities()
+        assert meta[f"{META}protocolVersion"] == "2026-07-28" and meta[f"{META}clientCapabilities"] == client.asks.capabilities()
         assert meta[f"{META}clientInfo"]["name"] == "geekagent-day15-python"
     call = next(r for r in requests if r["method"] == "tools/call")
     assert "progressToken" in call["params"]["_meta"]  # the call's own _meta stays

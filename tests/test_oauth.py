@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-import beyond.servers.servers as beyond_mcp
+import beyond_mcp
 from conftest import ROOT, run_in_pty, wait_until
 from fakes.oauth_server import OAuthFake
 from mcp import McpError
@@ -100,19 +100,18 @@ def test_a_token_the_server_no_longer_takes_is_refreshed_on_its_401(browser):
             client.stop()
 
 
-def test_logout_revokes_then_forgets(browser, tmp_path):
+def test_logout_revokes_then_forgets(browser, tmp_path, servers):
     """/mcp logout: both tokens revoked at the server (RFC 7009), then gone from the file."""
     path = tmp_path / "mcp.json"
     with OAuthFake() as server:
         path.write_text(json.dumps({"mcpServers": {"remote": {"url": server.url}}}))
-        (status,) = beyond_mcp.connect_mcp_servers(str(path))
-        assert "needs login: /mcp login remote" in status.error
-        assert beyond_mcp.login("remote").startswith("1 tool; logged in")
-        assert beyond_mcp.logout("remote") == "revoked and forgotten"
+        (status,) = servers.connect_mcp_servers(str(path))
+        assert "needs login: /mcp login remote" in status.error and status.needs_login
+        assert servers.login("remote").startswith("1 tool; logged in")
+        assert servers.logout("remote") == "revoked and forgotten"
         assert {f["token_type_hint"] for f in server.revoked} == {"access_token", "refresh_token"}
         assert json.load(open(store_path()))["tokens"] == {}
-        assert "/mcp login remote" in beyond_mcp.mcp_statuses()[0].error
-        beyond_mcp.stop_mcp_servers()
+        assert "/mcp login remote" in servers.mcp_statuses()[0].error
 
 
 AGENT_SCRIPT = """

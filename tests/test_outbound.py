@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-import beyond.servers.servers as beyond_mcp
+import beyond_mcp
 from conftest import ROOT
 from fakes import remote_hosts
 from fakes.oauth_server import OAuthFake

@@ -93,7 +93,7 @@ def test_a_reader_only_for_a_server_that_lists_resources(tmp_path):
 def test_a_server_that_gains_resources_gets_its_reader(tmp_path):
     """A server that lists no resources at start gets its reader once it says its resources changed
     and then lists some; @ completion knows the new URI."""
-    import beyond.servers.servers as beyond_mcp
+    import beyond_mcp
     import permissions
     import tools
     from conftest import connect, wait_until

@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-import beyond.servers.servers as beyond_mcp
+import beyond_mcp
+from beyond.servers import registry
 import beyond.folder.trust as beyond_trust
 import chat
 import permissions
@@ -101,7 +102,7 @@ def test_control_sequences_never_reach_the_terminal(tmp_path):
 
 def test_prompt_shows_cleaned_bounded_names():
     """The prompt shows the registry name and a cleaned, bounded form of the server's own tool name."""
-    tool = beyond_mcp.as_registry_tool("srv", None, {"name": "dice\x1b[2K\r\u202e" + "x" * 5000}, "mcp_srv_dice")
+    tool = registry.as_registry_tool("srv", None, {"name": "dice\x1b[2K\r\u202e" + "x" * 5000}, "mcp_srv_dice")
     prompts = []
     permissions.set_confirm(lambda prompt: prompts.append(prompt) or False)
     permissions.set_policy("mcp_srv_dice", "ask")
@@ -150,7 +151,7 @@ def test_prompt_masks_before_it_shortens(monkeypatch):
     """A secret cut in half by the prompt's shortening is masked, not shown in part; so is its JSON form."""
     secret = 'sk-"quoted"-' + "s" * 40
     monkeypatch.setenv("SERVICE_API_KEY", secret)
-    tool = beyond_mcp.as_registry_tool("srv", None, {"name": "t"}, "mcp_srv_t")
+    tool = registry.as_registry_tool("srv", None, {"name": "t"}, "mcp_srv_t")
     prompts = []
     permissions.set_confirm(lambda prompt: prompts.append(prompt) or False)
     permissions.set_policy("mcp_srv_t", "ask")

@@ -108,7 +108,7 @@ def test_progress_keeps_a_slow_tool_alive(started):
 def test_progress_cannot_keep_a_call_forever(started):
     """Progress pushes the deadline out at most to 10 timeouts (0.3 s each here)."""
     import pytest
-    from beyond.servers.servers import McpError
+    from mcp import McpError
     client = started(fake("normal", timeout=0.3))
     seen = []
     with pytest.raises(McpError, match="no reply to tools/call within 0.3 s"):

@@ -16,6 +16,40 @@ holds the arrows):
 The public face, for scripts: McpClient(name, entry).start(login=...), call_tool, stop, McpError,
 connect_mcp_servers, mcp_statuses, stop_mcp_servers.
 """
-from beyond.servers.servers import McpClient, McpError, connect_mcp_servers, mcp_statuses, stop_mcp_servers
+from beyond.asks.handlers import Handlers
+from beyond.auth.login import Screen
+from beyond.client import session
+from beyond.console import Console
+from beyond.servers.servers import McpStatus, Servers
+from mcp import McpError
 
-__all__ = ["McpClient", "McpError", "connect_mcp_servers", "mcp_statuses", "stop_mcp_servers"]
+__all__ = ["McpClient", "McpError", "McpStatus", "connect_mcp_servers", "mcp_statuses", "stop_mcp_servers"]
+
+
+class McpClient(session.McpClient):
+    """The full client as a script uses it: the agent's answers to what a server asks (in a terminal,
+    the user is asked; else a form is answered as the entry's "elicitation" says) and a login that
+    may be pasted in the terminal, unless other handlers are given."""
+
+    def __init__(self, name: str, cfg, **parts) -> None:
+        console = parts.get("asks") is None and parts.get("screen") is None and Console()
+        parts.setdefault("asks", Handlers(console or Console()))
+        parts.setdefault("screen", Screen(console=console or None))
+        super().__init__(name, cfg, **parts)
+
+
+# The servers of the published functions below, as the twin's module keeps its statuses.
+_servers = Servers(asks=Handlers(Console()))
+
+
+def connect_mcp_servers(path: str = ".geekagent/mcp.json", **options) -> list[McpStatus]:
+    """Start every server of an mcp.json at once (Servers.connect_mcp_servers)."""
+    return _servers.connect_mcp_servers(path, **options)
+
+
+def mcp_statuses() -> list[McpStatus]:
+    return _servers.mcp_statuses()
+
+
+def stop_mcp_servers() -> None:
+    _servers.stop_mcp_servers()

@@ -62,6 +62,7 @@ class Console:
         self.stdin, self.stdout = stdin or sys.stdin, stdout or sys.stdout
         self.terminal = _isatty(self.stdin) and _isatty(self.stdout)
         self.activity = Activity()
+        self._output: Output | None = None  # the newest turn's (output())
         # _turn (a condition on _lock) guards _holder, _waiting and _in_prompt: who has the terminal
         # now (None, the REPL prompt or a question's thread), how many questions wait for it.
         self._lock = threading.Lock()
@@ -69,7 +70,7 @@ class Console:
         self._holder: object = None
         self._waiting = 0
         self._cancelled: set[int] = set()  # threads whose question Ctrl-C cancelled
-        self._wake_r, self._wake_w = os.pipe() if self.terminal else (-1, -1)
+        self._wake: tuple[int, int] | None = None  # a pipe Ctrl-C writes to, to wake a question's read
         self._main = threading.main_thread().ident
         self._signals = False
         # The REPL's readline state (start_repl), and what the prompt held when it gave way.
@@ -87,6 +88,7 @@ class Console:
         (main thread only, as Python's signal handlers are)."""
         if not self.terminal or threading.get_ident() != self._main:
             return
+        self._wake = self._wake or os.pipe()
         signal.signal(signal.SIGINT, self._on_interrupt)
         if hasattr(signal, "pthread_kill"):
             signal.signal(signal.SIGUSR1, self._on_wake)
@@ -116,6 +118,16 @@ class Console:
             with contextlib.suppress(OSError):
                 os.makedirs(os.path.dirname(history_path()), exist_ok=True)
                 self.readline.write_history_file(history_path())
+
+    def output(self, tool_line_chars: int) -> "Output":
+        """Where one turn's answer goes: text as it streams, tool lines, token counts."""
+        self._output = Output(self.activity, tool_line_chars)
+        return self._output
+
+    def fresh_line(self) -> None:
+        """End the line the streamed answer left open, so what comes next (a question) starts on its own."""
+        if self._output is not None:
+            self._output.end()
 
     # --- the REPL prompt -------------------------------------------------------------------
 
@@ -213,7 +225,7 @@ class Console:
         held = _hold_output(me) if self.terminal else contextlib.nullcontext()
         try:
             with self.activity.paused(), held:
-                fresh_line()
+                self.fresh_line()
                 self._keep_typeahead()
                 yield
         finally:
@@ -275,10 +287,12 @@ class Console:
                 raise EOFError
             return line.rstrip("\n")
         fd, got, me = self.stdin.fileno(), b"", threading.get_ident()
+        self._wake = self._wake or os.pipe()  # one question at a time reads, so one pipe is made
+        wake = self._wake[0]
         while not got.endswith(b"\n"):
-            ready = select.select([fd, self._wake_r], [], [], 0.1 if until else None)[0]
-            if self._wake_r in ready:
-                os.read(self._wake_r, 64)
+            ready = select.select([fd, wake], [], [], 0.1 if until else None)[0]
+            if wake in ready:
+                os.read(wake, 64)
             if me in self._cancelled:
                 self._cancelled.discard(me)
                 raise KeyboardInterrupt
@@ -309,7 +323,7 @@ class Console:
         holder = self._holder
         if isinstance(holder, int) and holder != self._main:
             self._cancelled.add(holder)
-            os.write(self._wake_w, b"c")
+            os.write(self._wake[1], b"c")
             return
         raise KeyboardInterrupt
 
@@ -505,15 +519,12 @@ class Activity:
 
 
 class Output:
-    """The answer printed as it streams in, tool lines between, token counts at the end. The newest
-    one is the terminal's: a question (fresh_line()) starts below the text it left mid-line."""
-
-    current: "Output | None" = None
+    """The answer printed as it streams in, tool lines between, token counts at the end (made by
+    Console.output(): the newest one is the terminal's, and a question starts below what it left)."""
 
     def __init__(self, activity: Activity, tool_line_chars: int) -> None:
         self.activity, self.tool_line_chars, self.mid_line = activity, tool_line_chars, False
         self.tokens_in = self.tokens_out = 0
-        Output.current = self
 
     def text(self, chunk: str) -> None:
         self.activity.stop()  # the spinner gives way to the answer
@@ -538,12 +549,6 @@ class Output:
         if self.mid_line:
             print()
             self.mid_line = False
-
-
-def fresh_line() -> None:
-    """End the line the streamed answer left open, so what comes next (a question) starts on its own."""
-    if Output.current is not None:
-        Output.current.end()
 
 
 def shown(text: str, one_line: bool = False) -> str:

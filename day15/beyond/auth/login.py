@@ -3,11 +3,11 @@
 beyond_oauth.py finds the authorization server and the client; here the authorization code is
 fetched with PKCE S256 and a state, and exchanged for tokens. The code comes back to a listener on
 127.0.0.1 (a random port, or the entry's "oauth": {"callbackPort"}, for a fixed redirect or
-`ssh -L`). The authorization URL is opened with Python's webbrowser only where there is a browser
-to open (BROWSER, DISPLAY or WAYLAND_DISPLAY is set, or on macOS; never with GEEKAGENT_NO_BROWSER=1):
-elsewhere, webbrowser would start a console browser in our terminal. The URL is always printed, and
-in a terminal the redirect URL (or the code) may be pasted at the prompt; the listener still takes
-the redirect if it arrives. The response's `iss` is checked as RFC 9207 says, before the code goes
+`ssh -L`). Where the user is, the login's Screen says: whether a browser may be opened (--no-browser
+says no), and the console, where the redirect URL (or the code) may be pasted. The authorization URL
+is opened with Python's webbrowser only where there is a browser to open (BROWSER, DISPLAY or
+WAYLAND_DISPLAY is set, or on macOS): elsewhere, webbrowser would start a console browser in our
+terminal. The URL is always printed; the listener still takes the redirect if it arrives. The response's `iss` is checked as RFC 9207 says, before the code goes
 anywhere.
 """
 import base64
@@ -23,8 +23,9 @@ import time
 import urllib.parse
 import webbrowser
 
-from beyond.asks.handlers import console
-from beyond.wire.base import TransportError
+from dataclasses import dataclass
+
+from beyond.auth.errors import AuthError
 from beyond.auth.outbound import Refused
 from beyond.text import clean
 
@@ -37,17 +38,25 @@ PAGE = (b"<!doctype html><title>GeekAgent</title><p>Logged in. You can close thi
         b"terminal.</p>")
 
 
+@dataclass
+class Screen:
+    """Where a login meets the user: whether a browser may be opened, and the console (beyond/console.py)
+    a redirect may be pasted into (None: nowhere)."""
+    browser: bool = True
+    console: object = None
+
+
 def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:
-    """The token answer of one authorization code login (with `resource`), or TransportError."""
+    """The token answer of one authorization code login (with `resource`), or AuthError."""
     try:  # the authorization server's word for the page the browser opens: checked before anything is shown
         endpoint = oauth.outbound.page(meta["authorization_endpoint"], "authorization_endpoint")
     except Refused as e:
-        raise TransportError(str(e)) from None
+        raise AuthError(str(e)) from None
     replies: queue.SimpleQueue = queue.SimpleQueue()
     fixed = oauth.settings.get("callbackPort")
     try:  # the port of the last login at this issuer first: its registration names that redirect
         listener = _listen(fixed or oauth.kept_port(meta["issuer"]), replies)
-    except TransportError:
+    except AuthError:
         if fixed:
             raise
         listener = _listen(0, replies)
@@ -61,7 +70,7 @@ def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:
         if scopes:
             query["scope"] = " ".join(scopes)
         url = endpoint + ("&" if "?" in endpoint else "?") + urllib.parse.urlencode(query)
-        reply = _code_from_user(oauth.name, url, replies, state)
+        reply = _code_from_user(oauth.name, url, replies, state, oauth.screen)
         code = _checked(reply, state, meta)
     finally:
         listener.shutdown()
@@ -92,19 +101,19 @@ def _listen(port: int, replies: queue.SimpleQueue) -> http.server.HTTPServer:
     try:
         server = http.server.HTTPServer(("127.0.0.1", port), Callback)
     except OSError as e:
-        raise TransportError(f"cannot listen on 127.0.0.1:{port} for the login's redirect: {e.strerror}") from None
+        raise AuthError(f"cannot listen on 127.0.0.1:{port} for the login's redirect: {e.strerror}") from None
     threading.Thread(target=server.serve_forever, args=(0.05,), name="oauth-callback", daemon=True).start()
     return server
 
 
-def _code_from_user(name: str, url: str, replies: queue.SimpleQueue, state: str) -> dict:
+def _code_from_user(name: str, url: str, replies: queue.SimpleQueue, state: str, screen: Screen) -> dict:
     """Show the URL (and open it where a browser is), then wait for the redirect or a pasted one. A
     redirect for another login (another state: any local program can call the listener) is not ours
-    and is waited past. In a terminal the wait is a question of the console's (beyond_console.py)."""
-    # The endpoint is the authorization server's word: checked (beyond_outbound.py), shown with its
+    and is waited past. In a terminal the wait is a question of the console's."""
+    # The endpoint is the authorization server's word: checked (outbound.py), shown with its
     # control characters made visible, whole (a cut URL cannot be opened).
     print(f"Log in to {clean(name, one_line=True)}: {clean(url, one_line=True)}", flush=True)
-    terminal, deadline, found = console(), time.monotonic() + LOGIN_TIMEOUT_S, []
+    terminal, deadline, found = screen.console, time.monotonic() + LOGIN_TIMEOUT_S, []
 
     def came(wait: float = 0.0) -> bool:
         """Whether a redirect of this login's own came (waiting for one up to `wait`), or the time is up."""
@@ -116,9 +125,9 @@ def _code_from_user(name: str, url: str, replies: queue.SimpleQueue, state: str)
         except queue.Empty:
             pass
         return bool(found) or time.monotonic() >= deadline
-    if _browser_here() and webbrowser.open(url):
+    if screen.browser and _browser_here() and webbrowser.open(url):
         print("(opened in your browser; waiting for the login to finish)", flush=True)
-    elif terminal.terminal:
+    elif terminal is not None and terminal.terminal:
         with terminal.question():
             while not came():
                 pasted = terminal.read_line("Open it in a browser, then paste the address it ends on (or the code): ",
@@ -129,7 +138,7 @@ def _code_from_user(name: str, url: str, replies: queue.SimpleQueue, state: str)
         pass
     if found:
         return found[0]
-    raise TransportError(f"no login within {LOGIN_TIMEOUT_S:g} s")
+    raise AuthError(f"no login within {LOGIN_TIMEOUT_S:g} s")
 
 
 def pasted_reply(pasted: str, state: str) -> dict:
@@ -143,8 +152,6 @@ def pasted_reply(pasted: str, state: str) -> dict:
 
 
 def _browser_here() -> bool:
-    if os.environ.get("GEEKAGENT_NO_BROWSER") == "1":
-        return False
     return bool(os.environ.get("BROWSER") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) \
         or sys.platform == "darwin"
 
@@ -154,16 +161,16 @@ def _checked(reply: dict, state: str, meta: dict) -> str:
     supported = meta.get("authorization_response_iss_parameter_supported") is True
     if "iss" in reply:
         if reply["iss"] != meta["issuer"]:  # exact: no case folding, no trailing-slash or port normalisation
-            raise TransportError("the login's answer names another issuer than the authorization server's; "
+            raise AuthError("the login's answer names another issuer than the authorization server's; "
                                  "its code is not used")
     elif supported:
-        raise TransportError("the login's answer has no iss, which the authorization server said it sends; "
+        raise AuthError("the login's answer has no iss, which the authorization server said it sends; "
                              "its code is not used")
     if reply.get("state") != state:
-        raise TransportError("the login's answer is not for this login (its state differs)")
+        raise AuthError("the login's answer is not for this login (its state differs)")
     if reply.get("error"):
         detail = reply.get("error_description") or reply["error"]
-        raise TransportError(f"the login was refused: {str(detail)[:200]}")
+        raise AuthError(f"the login was refused: {str(detail)[:200]}")
     if not reply.get("code"):
-        raise TransportError("the login's answer has no code")
+        raise AuthError("the login's answer has no code")
     return reply["code"]

@@ -11,7 +11,7 @@ import json
 import time
 import urllib.parse
 
-from beyond.wire.base import TransportError
+from beyond.auth.errors import AuthError
 from beyond.auth.outbound import Refused
 from net import Cutoff, read_limited, reason_of
 
@@ -20,7 +20,7 @@ FETCH_TIMEOUT_S = 15.0
 MAX_DOCUMENT_BYTES = 1 << 20
 
 
-class NotAllowed(TransportError):
+class NotAllowed(AuthError):
     """A URL of the login that may not be fetched (beyond_outbound.py): the login fails there, it never
     goes on to the next place to look."""
 
@@ -45,11 +45,11 @@ def discover(outbound, url: str, found: dict) -> tuple[dict, dict]:
     prm = first_document(outbound, urls, "protected resource metadata")
     resource = prm.get("resource")
     if isinstance(resource, str) and not names(url, resource):
-        raise TransportError(f"the protected resource metadata names another resource ({resource}), "
+        raise AuthError(f"the protected resource metadata names another resource ({resource}), "
                              f"not {url}; no login is tried")
     servers = prm.get("authorization_servers")
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
-        raise TransportError("the protected resource metadata names no authorization server")
+        raise AuthError("the protected resource metadata names no authorization server")
     return prm, server_metadata(outbound, servers[0])
 
 
@@ -69,13 +69,13 @@ def server_metadata(outbound, issuer: str) -> dict:
         urls = [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
     meta = first_document(outbound, urls, "authorization server metadata")
     if meta.get("issuer") != issuer:
-        raise TransportError(f"the authorization server metadata names the issuer {meta.get('issuer')!r}, "
+        raise AuthError(f"the authorization server metadata names the issuer {meta.get('issuer')!r}, "
                              f"not {issuer!r}, where it was found; no login is tried")
     if "S256" not in (meta.get("code_challenge_methods_supported") or []):
-        raise TransportError(f"the authorization server {issuer} does not offer PKCE with S256; no login is tried")
+        raise AuthError(f"the authorization server {issuer} does not offer PKCE with S256; no login is tried")
     for key in ("authorization_endpoint", "token_endpoint"):
         if not isinstance(meta.get(key), str):
-            raise TransportError(f"the authorization server metadata has no {key}")
+            raise AuthError(f"the authorization server metadata has no {key}")
     return meta
 
 
@@ -104,15 +104,15 @@ def first_document(outbound, urls: list[str], what: str) -> dict:
             return exchange(outbound, what, "GET", url, None, {"Accept": "application/json"}, True)
         except NotAllowed:
             raise
-        except TransportError as e:
+        except AuthError as e:
             tried.append(str(e))
-    raise TransportError(f"no {what} found ({'; '.join(tried)})")
+    raise AuthError(f"no {what} found ({'; '.join(tried)})")
 
 
 def exchange(outbound, field: str, method: str, url: str, body: bytes | None, headers: dict,
              expect_json: bool) -> dict:
     """One request by FETCH_TIMEOUT_S, to an address `outbound` allows; the JSON object it answered
-    (TransportError otherwise), never following a redirect."""
+    (AuthError otherwise), never following a redirect."""
     try:
         connection, path = outbound.connection(url, field, FETCH_TIMEOUT_S)
     except Refused as e:
@@ -123,7 +123,7 @@ def exchange(outbound, field: str, method: str, url: str, body: bytes | None, he
             response = connection.getresponse()
             raw = read_limited(response, MAX_DOCUMENT_BYTES, f"the answer of {url}")
     except (OSError, ValueError) as e:
-        raise TransportError(f"{url}: {reason_of(e)}") from None
+        raise AuthError(f"{url}: {reason_of(e)}") from None
     finally:
         connection.close()
     try:
@@ -132,7 +132,7 @@ def exchange(outbound, field: str, method: str, url: str, body: bytes | None, he
         data = None
     if response.status >= 400:
         detail = data.get("error_description") or data.get("error") if isinstance(data, dict) else None
-        raise TransportError(f"{url}: HTTP {response.status}" + (f" ({str(detail)[:200]})" if detail else ""))
+        raise AuthError(f"{url}: HTTP {response.status}" + (f" ({str(detail)[:200]})" if detail else ""))
     if expect_json and not isinstance(data, dict):
-        raise TransportError(f"{url}: the answer is not a JSON object")
+        raise AuthError(f"{url}: the answer is not a JSON object")
     return data if isinstance(data, dict) else {}

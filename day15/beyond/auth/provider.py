@@ -19,8 +19,9 @@ import time
 import urllib.parse
 
 from beyond.auth.metadata import canonical, discover, post_form, post_json, server_metadata
-from beyond.wire.base import TransportError, expand
-from beyond.auth.login import authorize
+from beyond.auth.errors import AuthError, LoginNeeded
+from beyond.dirs import UnsetVariable, expand
+from beyond.auth.login import Screen, authorize
 from beyond.auth.outbound import Outbound
 from beyond.auth.tokens import TokenStore
 
@@ -57,10 +58,6 @@ def usable(tokens: object) -> bool:
                                and 0 < expires < time.time() + 2 * MAX_LIFE_S)
 
 
-class LoginNeeded(TransportError):
-    """The server wants a login that may not be started now (nobody asked for one)."""
-
-
 def challenge(header: str | None) -> dict[str, str]:
     """The parameters of a WWW-Authenticate Bearer challenge (resource_metadata, scope, error), keys lowercased."""
     if not header or not header.strip().lower().startswith("bearer"):
@@ -73,8 +70,9 @@ class OAuth:
     """The login of one remote server: its tokens, refreshed and replaced as needed."""
 
     def __init__(self, name: str, url: str, settings: dict, log, store: TokenStore | None = None,
-                 allow_insecure: bool = False) -> None:
+                 allow_insecure: bool = False, screen: Screen | None = None) -> None:
         self.name, self.url, self.settings, self.log = name, url, settings, log
+        self.screen = screen or Screen()  # where a login meets the user (login.py)
         self.outbound = Outbound(url, allow_insecure)  # where its login may go (beyond_outbound.py)
         self.store = store or TokenStore()
         self.login_allowed = False  # set by the client that may open a login (start(login=True), /mcp login)
@@ -107,7 +105,7 @@ class OAuth:
         if found.get("error") != "insufficient_scope":
             return False
         if self._step_ups >= MAX_STEP_UPS:
-            raise TransportError(f"the server still refuses with insufficient_scope after {MAX_STEP_UPS} logins "
+            raise AuthError(f"the server still refuses with insufficient_scope after {MAX_STEP_UPS} logins "
                                  f"with more scopes ({found.get('scope', 'none named')})")
         self._step_ups += 1
         self._login(found, step_up=True)
@@ -144,7 +142,7 @@ class OAuth:
             answer = self.token_request(meta, client, {"grant_type": "refresh_token",
                                                         "refresh_token": tokens["refresh_token"],
                                                         "resource": tokens["resource"]})
-        except TransportError as e:
+        except AuthError as e:
             self.log(f"could not refresh the login: {e}")
             return None
         return self._keep(answer, tokens["issuer"], tokens["resource"], tokens.get("scopes", []),
@@ -152,7 +150,7 @@ class OAuth:
 
     def _login(self, found: dict, step_up: bool = False) -> dict:
         if not self.login_allowed:
-            raise LoginNeeded(f"needs login: /mcp login {self.name}")
+            raise LoginNeeded(f"needs login: /mcp login {self.name}", self.name)
         prm, meta = discover(self.outbound, self.url, found)
         resource = prm.get("resource") or canonical(self.url)
         scopes = set(found["scope"].split()) if found.get("scope") else set()
@@ -170,12 +168,12 @@ class OAuth:
         """Store a token answer once it is checked: bounded tokens and scope, a plausible lifetime
         (else unknown); an answer over the bounds fails this login only, and nothing of it is kept."""
         if not isinstance(answer.get("access_token"), str) or str(answer.get("token_type", "bearer")).lower() != "bearer":
-            raise TransportError("the authorization server answered without a bearer access token")
+            raise AuthError("the authorization server answered without a bearer access token")
         refresh = answer.get("refresh_token") if isinstance(answer.get("refresh_token"), str) else None
         scope = answer.get("scope") if isinstance(answer.get("scope"), str) else None
         for what, value in (("access_token", answer["access_token"]), ("refresh_token", refresh), ("scope", scope)):
             if value is not None and len(value) > MAX_TOKEN_CHARS:
-                raise TransportError(f"the authorization server's {what} is over {MAX_TOKEN_CHARS:,} characters; "
+                raise AuthError(f"the authorization server's {what} is over {MAX_TOKEN_CHARS:,} characters; "
                                      "it is not kept and the login fails")
         life = lifetime(answer.get("expires_in"))
         tokens = {"access_token": answer["access_token"], "issuer": issuer, "resource": resource,
@@ -224,7 +222,7 @@ class OAuth:
                         post_form(self.outbound, "revocation_endpoint", meta["revocation_endpoint"], client,
                                   {"token": tokens[kind], "token_type_hint": kind}, expect_json=False)
                 said = "revoked and forgotten"
-        except TransportError as e:
+        except AuthError as e:
             said = f"forgotten (revoking failed: {e})"
         with self.store.locked() as data:
             (data.get("tokens") or {}).pop(self.url, None)
@@ -243,7 +241,10 @@ class OAuth:
         """Who we are to this issuer: the entry's client, a metadata document, or one registered here (kept)."""
         methods = meta.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
         if self.settings.get("clientId"):
-            secret = expand(self.settings["clientSecret"], "oauth.clientSecret") if self.settings.get("clientSecret") else None
+            try:
+                secret = expand(self.settings["clientSecret"], "oauth.clientSecret") if self.settings.get("clientSecret") else None
+            except UnsetVariable as e:
+                raise AuthError(str(e)) from None
             method = "none" if not secret else next((m for m in ("client_secret_basic", "client_secret_post")
                                                       if m in methods), "client_secret_basic")
             return {"client_id": self.settings["clientId"], "client_secret": secret, "method": method}
@@ -254,9 +255,9 @@ class OAuth:
         if isinstance(kept, dict) and (redirect_uri is None or redirect_uri in kept.get("redirect_uris", [])):
             return kept
         if redirect_uri is None:
-            raise TransportError(f"no client is registered at {meta['issuer']}")
+            raise AuthError(f"no client is registered at {meta['issuer']}")
         if not meta.get("registration_endpoint"):
-            raise TransportError(f"the authorization server {meta['issuer']} takes no registrations; add "
+            raise AuthError(f"the authorization server {meta['issuer']} takes no registrations; add "
                                  f"\"oauth\": {{\"clientId\": ...}} to the entry of {self.name}")
         method = next((m for m in ("client_secret_basic", "client_secret_post", "none") if m in methods), "none")
         answer = post_json(self.outbound, "registration_endpoint", meta["registration_endpoint"], {
@@ -264,10 +265,10 @@ class OAuth:
             "application_type": "native",  # a program on the user's machine, redirected to 127.0.0.1
             "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
         if not isinstance(answer.get("client_id"), str):
-            raise TransportError("the registration answer has no client_id")
+            raise AuthError("the registration answer has no client_id")
         secret = answer.get("client_secret") if isinstance(answer.get("client_secret"), str) else None
         if len(answer["client_id"]) > MAX_TOKEN_CHARS or len(secret or "") > MAX_TOKEN_CHARS:
-            raise TransportError(f"the registration answer's client_id or client_secret is over {MAX_TOKEN_CHARS:,} "
+            raise AuthError(f"the registration answer's client_id or client_secret is over {MAX_TOKEN_CHARS:,} "
                                  "characters; it is not kept")
         named = answer.get("token_endpoint_auth_method")
         client = {"client_id": answer["client_id"], "client_secret": secret,

@@ -14,7 +14,7 @@ import stat
 import threading
 
 from beyond.dirs import state_dir
-from beyond.wire.base import TransportError
+from beyond.auth.errors import AuthError
 
 # oauth.json is small: a few clients and tokens (each answer is bounded: beyond_oauth.MAX_TOKEN_CHARS).
 # A bigger one is not ours to read, and a change that would make it bigger is refused, not written.
@@ -70,24 +70,24 @@ class TokenStore:
         except FileNotFoundError:
             return {}
         except OSError as e:
-            raise TransportError(f"cannot read {self.path}: {e.strerror} (a link there is refused)") from None
+            raise AuthError(f"cannot read {self.path}: {e.strerror} (a link there is refused)") from None
         with os.fdopen(fd, "rb") as f:
             info = os.fstat(f.fileno())
             if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-                raise TransportError(f"{self.path} must be a file of yours that only you can read (chmod 600)")
+                raise AuthError(f"{self.path} must be a file of yours that only you can read (chmod 600)")
             raw = f.read(MAX_STORE_BYTES + 1)
         try:
             data = json.loads(raw) if len(raw) <= MAX_STORE_BYTES else None
         except ValueError:
             data = None
         if not isinstance(data, dict):
-            raise TransportError(f"{self.path} is not a logins file; remove it to log in again")
+            raise AuthError(f"{self.path} is not a logins file; remove it to log in again")
         return data
 
     def _write(self, data: dict) -> None:
         text = json.dumps(data, indent=1, sort_keys=True)
         if len(text.encode()) > MAX_STORE_BYTES:  # every other login would be lost with it
-            raise TransportError(f"{self.path} would grow past {MAX_STORE_BYTES >> 20} MB; this login is not kept")
+            raise AuthError(f"{self.path} would grow past {MAX_STORE_BYTES >> 20} MB; this login is not kept")
         temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:

@@ -15,7 +15,7 @@ import threading
 import time
 from collections import deque
 
-from beyond.asks.handlers import Refused, answer
+from beyond.client.asked import AskRefused
 from beyond.wire.base import METHOD_NOT_FOUND
 from beyond.text import clean, shorten
 from mcp import McpError
@@ -76,12 +76,13 @@ class FromServer:
     def untrack(self, token: int) -> None:
         del self.calls[token]
 
-    def handle(self, message: dict) -> None:
-        """A message with a method: a request of the server's (it has an id) or a notification."""
+    def handle(self, message: dict) -> bool:
+        """A message with a method: a request of the server's (it has an id) or a notification. False for
+        the acknowledgement of our own subscription, which is no news."""
         if "id" in message:
             self._answer(message)
-        else:
-            self._on_notification(message)
+            return True
+        return self._on_notification(message)
 
     def _answer(self, message: dict) -> None:
         """ping gets {} and roots/list its roots at once; elicitation and sampling their answers
@@ -101,7 +102,7 @@ class FromServer:
         if method == "ping":
             return self._reply(message, {"result": {}})
         if method == "roots/list":  # needs nobody: answered even while a question of this server waits
-            return self._reply(message, {"result": answer(self.client.name, self.client.cfg, method, None)})
+            return self._reply(message, {"result": self.client.asks.answer(self.client.name, self.client.cfg, method, None)})
         if method not in ASKED_METHODS:
             return self._reply(message, {"error": {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}})
         if not self._asking.acquire(blocking=False):
@@ -111,8 +112,9 @@ class FromServer:
     def _ask(self, message: dict) -> None:
         """The answer to one elicitation or sampling request (releases _asking)."""
         try:
-            result = {"result": answer(self.client.name, self.client.cfg, message["method"], message.get("params"))}
-        except Refused as e:
+            result = {"result": self.client.asks.answer(self.client.name, self.client.cfg, message["method"],
+                                                        message.get("params"))}
+        except AskRefused as e:
             result = {"error": {"code": e.code, "message": str(e)}}
         except Exception as e:  # a bug must not leave the server waiting: it is told, and we say so
             self.client.log(f"could not answer {shorten(str(message['method']), 80)}: {type(e).__name__}: {e}")
@@ -154,24 +156,26 @@ class FromServer:
         if self._dropped_answers in (1, 10, 100, 1000) or self._dropped_answers % 10000 == 0:
             self.client.log(f"could not answer {method} ({self._dropped_answers} answers dropped so far): {why}")
 
-    def _on_notification(self, message: dict) -> None:
-        """Log messages are shown and a changed tool list is read again; other notifications are ignored."""
+    def _on_notification(self, message: dict) -> bool:
+        """Log messages are shown and a changed tool list is read again; other notifications are ignored.
+        False for the acknowledgement of our own subscription (no news)."""
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         if message["method"] == "notifications/message":
             data = params.get("data")
             self.said(f"{params.get('level', 'info')}: {data if isinstance(data, str) else json.dumps(data)}")
         elif message["method"] == "notifications/progress":
             self._on_progress(params)
-        elif message["method"] == "notifications/subscriptions/acknowledged" and self.client.revisions.subscribed:
-            self.client.revisions.subscribed.set()  # 2026-07-28: our subscriptions/listen is in place
+        elif message["method"] == "notifications/subscriptions/acknowledged":
+            return not self.client.revisions.acknowledged()  # 2026-07-28: our subscriptions/listen is in place
         elif message["method"] in ("notifications/tools/list_changed", "notifications/resources/list_changed"):
             with self._relist_lock:
                 self._stale.add(message["method"].split("/")[1])  # "tools" or "resources"
                 if self._relisting:
-                    return  # the re-list thread reads it at its next turn
+                    return True  # the re-list thread reads it at its next turn
                 self._relisting = True
             # Not on this thread: the reply to the list request arrives through this very thread.
             threading.Thread(target=self._relist, name=f"mcp-{self.client.name}-relist", daemon=True).start()
+        return True
 
     def _relist(self) -> None:
         """The one re-list thread: read the lists announced changed again while changes keep being
@@ -180,15 +184,7 @@ class FromServer:
         while True:
             with self._relist_lock:
                 stale, self._stale = self._stale, set()
-            before = client.tools, client.listed
-            if "resources" in stale:
-                client.listed = client.list_uris()  # says itself what it could not list
-            try:
-                if "tools" in stale:
-                    client.tools = client.list_tools()
-            except McpError as e:
-                client.log(f"could not read the changed tool list: {e}")
-            changed = (client.tools, client.listed) != before
+            changed = client.relist(stale)
             try:
                 if changed and client.on_tools_changed:
                     client.on_tools_changed(client)

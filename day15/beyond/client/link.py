@@ -17,11 +17,12 @@ MAX_RESTARTS = 3
 
 
 class Inbox:
-    """Where one transport reports to its client (beyond_base.Inbox), while it is the current one."""
+    """Where one transport reports to its client (wire/base.py: Inbox), while it is the current one;
+    `screen`: where a login of the transport's meets the user."""
 
     def __init__(self, client) -> None:
-        self.client, self.open = client, True
-        self.deliver = client._accept  # each message straight to the client, until close()
+        self.client, self.open, self.screen = client, True, client.screen
+        self.deliver = client.accept  # each message straight to the client, until close()
 
     def close(self) -> None:
         """From now on what this transport says is not taken (it has a successor, or none)."""
@@ -30,10 +31,10 @@ class Inbox:
 
     def ended(self, reason: str) -> None:
         if self.open:
-            self.client._mark_dead(reason)
+            self.client.end(reason)
 
     def rejected(self, request_id: int, reason: str) -> None:
-        self.client._settle(request_id, McpError(reason, self.client.name))
+        self.client.reject(request_id, reason)
 
     def log(self, text: str) -> None:
         self.client.log(text)
@@ -42,8 +43,9 @@ class Inbox:
         self.client.from_server.said(line)
 
 
-def _ignore(message: bytes | dict) -> None:
+def _ignore(message: bytes | dict) -> bool:
     """A closed inbox's deliver(): a message from a retired transport is nobody's."""
+    return False
 
 
 class Link:
@@ -69,7 +71,7 @@ class Link:
         self.retire()
         client = self.client
         self._inbox = Inbox(client)
-        self.transport = client.transport_kind()(client.name, client.cfg, self._inbox)
+        self.transport = client.transport_kind(client.name, client.cfg, self._inbox)
         self.transport.allow_login(login)
         self.transport.start()
 
@@ -84,7 +86,7 @@ class Link:
         """A stdio server that exited (on a probe it did not understand) is started again."""
         if self.client.dead_reason:
             self.retire()
-            self.client._revive()
+            self.client.revive()
             self.client.connect()
 
     def restart_if_dead(self) -> None:
@@ -102,7 +104,7 @@ class Link:
                 raise McpError(f"{reason}; not restarted: it stopped {MAX_RESTARTS + 1} times", client.name)
             self._restarts += 1
             self.retire()  # what is left of the old process group
-            client._revive()
+            client.revive()
             try:
                 client.start()
             except McpError as e:
@@ -125,7 +127,7 @@ class Link:
             return
         try:
             self.client.log("the session expired; initializing again")
-            self.client.revisions.handshake()
+            self.client.renew()
         finally:
             with self._renew_lock:
                 self._renewing = None

@@ -12,14 +12,17 @@ handshake or the probe that agrees on it, and what differs between revisions (th
 request, the HTTP headers MCP asks for). It asks the client for requests and a new connection, and
 sets the client's capabilities.
 """
-import base64
 import json
 import re
 import threading
 
-from beyond.asks.handlers import Refused, answer, capabilities
+from beyond.client.asked import AskRefused
 from beyond.text import shorten
+from beyond.wire.base import About
 from mcp import McpError
+
+# Who we are to servers, in the handshake and (2026-07-28) on every request.
+CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
 
 # We offer the newest revision (the tutorial offers 2025-06-18) and accept any revision whose
 # messages we understand; anything else is refused.
@@ -46,10 +49,14 @@ HEADER_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 class Revisions:
-    """Which revision one server speaks, and requests shaped for it."""
+    """Which revision one server speaks, and requests shaped for it. It is given what it needs of its
+    session: request(method, params, timeout=None) and notify(method), the session's, through the
+    twin's _request; said(text), the server's log; reconnect(), to start a stdio server again that
+    exited on a probe; offered(), the capabilities this client declares."""
 
-    def __init__(self, client) -> None:
-        self.client = client
+    def __init__(self, name: str, config, request, notify, said, reconnect, offered) -> None:
+        self.name, self.config = name, config
+        self.request, self.notify, self.said, self.reconnect, self.offered = request, notify, said, reconnect, offered
         self.modern = False  # whether `revision` is one without a handshake (read on every request)
         self._revision: str | None = None
         self.listen_id: int | None = None  # the id of our subscriptions/listen request, which no one waits for
@@ -66,105 +73,106 @@ class Revisions:
     def revision(self, version: str | None) -> None:
         self._revision, self.modern = version, version in MODERN_VERSIONS
 
-    def open(self) -> None:
-        """Agree on a revision with the server, as the entry's "protocol" says, and learn its capabilities."""
-        client, self.revision, self._late = self.client, None, None
+    def open(self) -> dict:
+        """Agree on a revision with the server, as the entry's "protocol" says; the capabilities it declared."""
+        self.revision, self._late = None, None
         self._late_came = threading.Event()
-        if client.cfg.protocol == "legacy":
+        if self.config.protocol == "legacy":
             try:
-                self.handshake()
+                return self.handshake()
             except McpError as e:
                 if e.code is None and "HTTP 400" not in str(e):
                     raise  # no answer, an exit, a refused connection: not a question of revisions
                 raise McpError(f"{e} (if the server speaks only MCP 2026-07-28, set \"protocol\": \"auto\" "
-                               "in its entry)", client.name) from None
-            return
+                               "in its entry)", self.name) from None
         try:
-            self._discover(None)  # as long as the entry's startupTimeout: a slow server is a live one
+            return self._discover(None)  # as long as the entry's startupTimeout: a slow server is a live one
         except McpError as e:
-            if client.cfg.protocol != "auto":
+            if self.config.protocol != "auto":
                 raise McpError(f"{e} (for a server that speaks only the handshake, set \"protocol\": "
-                               "\"legacy\" or \"auto\" in its entry)", client.name) from None
-            client.from_server.said(f"server/discover found no 2026-07-28 server ({e}); using the handshake")
-            self._fall_back(str(e))
+                               "\"legacy\" or \"auto\" in its entry)", self.name) from None
+            self.said(f"server/discover found no 2026-07-28 server ({e}); using the handshake")
+            return self._fall_back(str(e))
 
     def handshake(self) -> dict:
-        """initialize, check the version, notifications/initialized, then listen; returns the server's answer."""
-        client = self.client
-        init = client._request("initialize", {"protocolVersion": PROTOCOL_VERSION,
-                                              "capabilities": capabilities(), "clientInfo": client.client_info})
+        """initialize, check the version, notifications/initialized; the capabilities the server declared."""
+        init = self.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": self.offered(),
+                                           "clientInfo": CLIENT_INFO})
         if init.get("protocolVersion") not in SUPPORTED_VERSIONS:
             raise McpError(f"unsupported protocol version {init.get('protocolVersion')!r} "
-                           f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", client.name)
+                           f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", self.name)
         self.revision = init["protocolVersion"]
-        client._notify("notifications/initialized")
-        client.capabilities = init.get("capabilities") if isinstance(init.get("capabilities"), dict) else {}
-        client.listen()  # over HTTP, the stream of what the server sends unasked
-        return init
+        self.notify("notifications/initialized")
+        return init.get("capabilities") if isinstance(init.get("capabilities"), dict) else {}
 
-    def _discover(self, timeout: float | None) -> None:
+    def _discover(self, timeout: float | None) -> dict:
         """server/discover in the newest modern revision; the server's versions pick the one we speak."""
         self.revision = MODERN_VERSIONS[-1]  # requests now carry _meta
-        self._adopt(self.client._request("server/discover", {}, timeout=timeout))
+        return self._adopt(self.request("server/discover", {}, timeout=timeout))
 
     def late_discovery(self, result: dict) -> None:
         """An answer to server/discover that came after the probe gave up: kept, for _fall_back."""
         self._late = result
         self._late_came.set()
 
-    def _adopt(self, result: dict) -> None:
-        """Speak what a server/discover answer offers, or McpError naming both lists."""
+    def _adopt(self, result: dict) -> dict:
+        """Speak what a server/discover answer offers (its capabilities), or McpError naming both lists."""
         supported = result.get("supportedVersions")
         common = [v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported]
         if not common:
             self.revision = None
-            raise McpError(f"server/discover: {self._versions_differ(supported)}", self.client.name)
+            raise McpError(f"server/discover: {self._versions_differ(supported)}", self.name)
         self.revision = common[-1]
-        self.client.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
+        return result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
 
-    def _fall_back(self, why: str) -> None:
+    def _fall_back(self, why: str) -> dict:
         """The handshake after a failed probe; a stdio server that exited on the probe is started again.
         If the handshake is refused and the probe's answer came meanwhile, late, that answer is used."""
         self.revision = None
-        self.client.link.reconnect_if_dead()
+        self.reconnect()
         try:
-            self.handshake()
+            return self.handshake()
         except McpError as e:
             # Refused by a server that did not answer the probe in time: it may be a modern one whose
             # answer is still on its way; it gets as long again as the probe had.
-            if why.startswith("no reply") and self._late_came.wait(self.client.cfg.startup_timeout):
+            if why.startswith("no reply") and self._late_came.wait(self.config.startup_timeout):
                 self.revision = MODERN_VERSIONS[-1]
                 try:
                     return self._adopt(self._late)
                 except McpError:
                     self.revision = None
-            raise McpError(f"{e} (and server/discover failed: {why})", self.client.name) from None
+            raise McpError(f"{e} (and server/discover failed: {why})", self.name) from None
 
-    def subscribe(self) -> None:
+    def subscribe(self, capabilities: dict, open_stream, new_id) -> None:
         """Ask to hear when the tool or resource list changes (subscriptions/listen), as far as the server
         says it tells (listChanged); earlier revisions say so unasked.
 
         The request stays open for the session: its answer ends the subscription, so no one waits
-        for it. Over HTTP that answer is a stream of its own, read by the transport's listening thread.
-        Start-up waits (a little) for the server's acknowledgement, so no change made right after is missed.
+        for it; open_stream(request) sends it so (over HTTP, the answer is a stream the transport keeps
+        reading). Start-up waits (a little) for the server's acknowledgement, so no change made right
+        after is missed. new_id() is the session's next request id.
         """
-        client = self.client
         wanted = {f"{kind}ListChanged": True for kind in ("tools", "resources")
-                  if isinstance(client.capabilities.get(kind), dict) and client.capabilities[kind].get("listChanged")}
+                  if isinstance(capabilities.get(kind), dict) and capabilities[kind].get("listChanged")}
         if not self.modern or not wanted:
             return
-        self.listen_id, self.subscribed = client.new_request_id(), threading.Event()
-        client.listen({"jsonrpc": "2.0", "id": self.listen_id, "method": "subscriptions/listen",
-                       "params": self.with_meta({"notifications": wanted})})
-        if not self.subscribed.wait(min(PROBE_TIMEOUT_S, client.cfg.startup_timeout)):
-            client.from_server.said("subscriptions/listen was not acknowledged in time; "
-                                    "list changes may be missed")
+        self.listen_id, self.subscribed = new_id(), threading.Event()
+        open_stream({"jsonrpc": "2.0", "id": self.listen_id, "method": "subscriptions/listen",
+                     "params": self.with_meta({"notifications": wanted})})
+        if not self.subscribed.wait(min(PROBE_TIMEOUT_S, self.config.startup_timeout)):
+            self.said("subscriptions/listen was not acknowledged in time; list changes may be missed")
+
+    def acknowledged(self) -> bool:
+        """The server acknowledged our subscription (2026-07-28); False when none waits for that."""
+        if self.subscribed is None:
+            return False
+        self.subscribed.set()
+        return True
 
     def unsubscribed(self, message: dict) -> None:
         """The answer to our subscriptions/listen: the server ended the subscription."""
         error = message.get("error") if isinstance(message.get("error"), dict) else {}
-        self.client.from_server.said("subscriptions/listen ended"
-                                     f"{': ' + shorten(str(error.get('message')), 200) if error else ''}")
+        self.said("subscriptions/listen ended" f"{': ' + shorten(str(error.get('message')), 200) if error else ''}")
 
     def with_meta(self, params: dict) -> dict:
         """A modern request's params: its own _meta (a progress token) plus the version, capabilities, identity."""
@@ -172,7 +180,7 @@ class Revisions:
             return params
         meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
         return {**params, "_meta": {**meta, f"{META}protocolVersion": self.revision,
-                                    f"{META}clientCapabilities": capabilities(), f"{META}clientInfo": self.client.client_info}}
+                                    f"{META}clientCapabilities": self.offered(), f"{META}clientInfo": CLIENT_INFO}}
 
     def switch_version(self, method: str, error: McpError) -> None:
         """After an error reply: if a 2026-07-28 server refused the version (-32022), speak another that
@@ -183,8 +191,7 @@ class Revisions:
         supported = data.get("supported") if isinstance(data.get("supported"), list) else []
         common = [v for v in MODERN_VERSIONS if v in supported]  # even the one just sent: retried with a new id
         if not common:
-            raise McpError(f"{method} failed: {self._versions_differ(supported)}", self.client.name,
-                           error.code) from None
+            raise McpError(f"{method} failed: {self._versions_differ(supported)}", self.name, error.code) from None
         self.revision = common[-1]
 
     def _versions_differ(self, supported: object) -> str:
@@ -192,40 +199,39 @@ class Revisions:
         return (f"the server speaks {shorten(theirs, 200)}; this client speaks {', '.join(MODERN_VERSIONS)} "
                 "without a handshake")
 
-    def usable(self, tool: dict) -> bool:
-        """A tool whose x-mcp-header annotations cannot be followed is left out over HTTP, with a warning."""
-        if not self.modern or self.client.cfg.kind == "stdio":
-            return True
+    def unusable(self, tool: dict, headers: bool) -> str | None:
+        """Why a tool cannot be used where the transport carries headers (`headers`): x-mcp-header
+        annotations that cannot be followed; None when it can."""
+        if not self.modern or not headers:
+            return None
         try:
             mirrored(tool.get("inputSchema"))
-            return True
+            return None
         except ValueError as e:
-            self.client.log(f"skipped tool {shorten(str(tool.get('name')), 80)}: {e}")
-            return False
+            return str(e)
 
-    def headers(self, message: dict) -> dict[str, str]:
-        """The HTTP headers MCP asks a message to carry: the version agreed; in 2026-07-28 the version
-        the body declares, the method, what it names, and the arguments a tool's inputSchema asks to
-        see in headers ("x-mcp-header")."""
-        if not self.modern:
-            return {"MCP-Protocol-Version": self.revision} if self.revision else {}
+    def about(self, message: dict, tools: list[dict]) -> About:
+        """What MCP asks a transport that has headers to say of a message (wire/http.py writes them): the
+        version agreed; in 2026-07-28 the method, what it names, and the arguments a tool's inputSchema
+        asks to see ("x-mcp-header"); whether it starts a session (initialize)."""
         method = message.get("method")
-        if method is None:
-            return {}  # an answer or a notification goes as it is
-        headers = {"MCP-Protocol-Version": self.revision, "Mcp-Method": method}
+        if not self.modern:
+            return About(self.revision, new_session=method == "initialize")
+        if method is None:  # 2026-07-28: an answer or a notification goes as it is
+            return About()
         params = message.get("params") or {}
         named = params.get(NAMED_BY.get(method, ""))
-        if isinstance(named, str):
-            headers["Mcp-Name"] = header_value(named)
+        mirrored_params = {}
         if method == "tools/call":
-            schema = next((t.get("inputSchema") for t in self.client.tools if t.get("name") == named), None)
-            headers.update(param_headers(schema, params.get("arguments")))
-        return headers
+            schema = next((t.get("inputSchema") for t in tools if t.get("name") == named), None)
+            mirrored_params = param_values(schema, params.get("arguments"))
+        return About(self.revision, routed=True, method=method, name=named if isinstance(named, str) else None,
+                     params=mirrored_params)
 
-    def fulfil(self, method: str, params: dict, result: dict) -> dict | None:
-        """The params of the retry of an input_required answer: its input requests answered (by
-        beyond_asks.py, as a server's own requests are), its requestState echoed exactly (none when
-        none came); None when the answer is no such one."""
+    def retry_params(self, method: str, params: dict, result: dict, answer) -> dict | None:
+        """The params of the retry of an input_required answer: its input requests answered by
+        answer(method, params) (as a server's own requests are; AskRefused leaves one out), its
+        requestState echoed exactly (none when none came); None when the answer is no such one."""
         if result.get("resultType") != "input_required" or method not in INPUT_METHODS:
             return None
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
@@ -235,9 +241,8 @@ class Revisions:
             for key, request in requests.items():
                 if isinstance(request, dict):
                     try:
-                        retry["inputResponses"][key] = answer(self.client.name, self.client.cfg,
-                                                              str(request.get("method")), request.get("params"))
-                    except Refused:
+                        retry["inputResponses"][key] = answer(str(request.get("method")), request.get("params"))
+                    except AskRefused:
                         pass  # left out: the server may ask again, or go on without it
         if isinstance(result.get("requestState"), str):
             retry["requestState"] = result["requestState"]
@@ -248,17 +253,10 @@ class Revisions:
         kind = result.get("resultType", "complete")  # absent, as from earlier revisions: complete
         if kind == "input_required":
             raise McpError(f"{method}: the server asked for input more than {MAX_INPUT_ROUNDS} times, or on a "
-                           "request that takes none", self.client.name)
+                           "request that takes none", self.name)
         if kind != "complete":
             raise McpError(f"{method}: the server answered with an unknown resultType {shorten(json.dumps(kind), 80)}",
-                           self.client.name)
-
-
-def header_value(text: str) -> str:
-    """A header value as 2026-07-28 writes it: plain printable ASCII as it is, anything else =?base64?...?=."""
-    plain = all(" " <= c <= "~" for c in text) and text == text.strip() \
-        and not (text.startswith("=?base64?") and text.endswith("?="))
-    return text if plain else f"=?base64?{base64.b64encode(text.encode()).decode()}?="
+                           self.name)
 
 
 def mirrored(schema: object) -> list[tuple[tuple[str, ...], str]]:
@@ -299,15 +297,15 @@ def mirrored(schema: object) -> list[tuple[tuple[str, ...], str]]:
     return found
 
 
-def param_headers(schema: object, arguments: object) -> dict[str, str]:
-    """The Mcp-Param-<name> headers of a call: each mirrored argument that is present, encoded."""
-    headers = {}
+def param_values(schema: object, arguments: object) -> dict[str, str]:
+    """The arguments a tool asks to see as Mcp-Param-<name> headers: name -> value as text, each present one."""
+    values = {}
     for path, name in mirrored(schema):
         value = arguments
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
         if isinstance(value, bool):
-            headers[f"Mcp-Param-{name}"] = "true" if value else "false"
+            values[name] = "true" if value else "false"
         elif isinstance(value, (int, str)):
-            headers[f"Mcp-Param-{name}"] = header_value(str(value))
-    return headers
+            values[name] = str(value)
+    return values

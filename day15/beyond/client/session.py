@@ -1,16 +1,15 @@
 """Beyond the tutorial: the full MCP client, the twin's McpClient (mcp.py) made ready for real servers.
 
 Lifts the limits tutorial section 6 names and those real servers run into: one transport interface
-(beyond_base.Transport: hardened stdio in beyond_stdio.py, Streamable HTTP in beyond_http.py),
-per-server timeouts and cancellation, one restart after a crash, a new session when an HTTP server
-forgot ours, answers to the server's own requests and its notifications (beyond_from_server.py),
-paginated lists, version checks, content other than text, and the 2026-07-28 revision, which has
-no handshake (beyond_modern.py).
+(wire/: hardened stdio, Streamable HTTP), per-server timeouts and cancellation, one restart after a
+crash and a new session when an HTTP server forgot ours (link.py), answers to the server's own
+requests and its notifications (from_server.py), paginated lists and content other than text
+(content.py), version checks and the 2026-07-28 revision, which has no handshake (revisions.py).
 
-It extends the twin through the twin's own hooks: _send (writing), _wait (Node's timer), _accept
-(a message read) and _settle (Node's resolve and reject); the twin's _request runs every request.
-Its transport and how it is replaced are its Link's (beyond_link.py). This is the one file that
-touches the twin's fields (_lock, _dead, _next_id).
+It extends the twin through the hooks the twin lists at the top of its class (_waiter, _send,
+_wait, _accept, _settle); the twin's _request runs every request, each with a Waiter that carries
+its Call (deadline, progress). Its collaborators come in: the handlers of what a server asks
+(asked.Asks), where a login meets the user (a Screen of auth/login.py), what to do when its tools change.
 """
 import json
 import queue
@@ -19,27 +18,20 @@ import time
 from collections.abc import Callable
 
 import mcp
-from beyond.waits import Call, Calls, wait_for
-from beyond.wire.base import METHOD_NOT_FOUND, SessionExpired, TransportError
+from beyond.client.asked import Asks, NoAsks
 from beyond.client.config import ServerConfig, parse_server_config
+from beyond.client.content import call_text, gathered, parse_message, prompt_messages, resource_text
 from beyond.client.from_server import FromServer
 from beyond.client.link import Link
 from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
-from beyond.client.schema import mismatch
-from beyond.wire.stdio import StdioTransport
-from beyond.text import clean, content_text, parse_message, prompt_messages, resource_text, shorten
+from beyond.text import clean, shorten
+from beyond.waits import Call, wait_for
+from beyond.wire.base import About, Deadline, SessionExpired, TransportError, kind_for
 from mcp import McpError
 from permissions import mask_secrets
 
-CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
 # These requests (what start-up asks) wait startupTimeout; the others timeout.
 STARTUP_METHODS = ("initialize", "server/discover", "tools/list", "resources/list", "resources/templates/list")
-# tools/list follows nextCursor, at most this many pages (a loop guard against a cycling server),
-# and at most this much JSON over all pages: thousands of tools, far more than a model is offered.
-# Held as Python objects, JSON of small objects takes about ten times its size: 8 MB of pages cost
-# the agent about 85 MB at most (`make bench` measures it).
-MAX_TOOL_PAGES = 100
-MAX_LISTED_BYTES = 8 << 20
 # Progress reported by the server pushes a call's deadline out by its timeout, up to this many timeouts.
 PROGRESS_CAP = 10
 # Of what a server lists as resources, this many URIs of at most this many characters are kept.
@@ -55,17 +47,26 @@ class ReplyError(McpError):
         self.data = data
 
 
+class Waiter(queue.SimpleQueue):
+    """The reply slot of one request (the twin's _waiter), with its Call: the deadline the hooks write
+    and wait by, and where its progress goes."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: Call) -> None:
+        super().__init__()
+        self.call = call
+
+
 class McpClient(mcp.McpClient):
     """One MCP server over a transport, with the same constructor and public methods as the twin's.
 
-    What the server sends on its own is handled by its FromServer (beyond_from_server.py), the
-    revision it speaks by its Revisions (beyond_modern.py); `echo` prints the server's words as they come.
+    What the server sends on its own is handled by its FromServer, the revision it speaks by its
+    Revisions, its transport kept by its Link; `echo` prints the server's words as they come.
     """
 
-    client_info = CLIENT_INFO
-
-    def __init__(self, name: str, cfg: dict | ServerConfig,
-                 on_tools_changed: Callable[["McpClient"], None] | None = None, echo: bool = False) -> None:
+    def __init__(self, name: str, cfg: dict | ServerConfig, on_tools_changed: Callable[["McpClient"], None] | None = None,
+                 echo: bool = False, asks: Asks | None = None, screen=None, transport=None) -> None:
         super().__init__(name, cfg if isinstance(cfg, ServerConfig) else parse_server_config(name, cfg))
         self.tools: list[dict] = []
         # The URIs and URI templates of its resources, as last listed: its reader tool and @ completion.
@@ -73,14 +74,17 @@ class McpClient(mcp.McpClient):
         self.capabilities: dict = {}  # what the server declared in its handshake (or server/discover)
         # Called (from a helper thread) after the server's tool list changed and was read again.
         self.on_tools_changed = on_tools_changed
+        self.asks = asks or NoAsks()
+        self.screen = screen  # where a login meets the user, for a transport that logs in
+        # What makes its transport: Kind(name, config, inbox); the entry's kind (wire/base.py) unless given.
+        self.transport_kind = transport or kind_for(self.cfg)
         self.closed = False  # stop() was called: never restart
         self.login = False  # whether a remote server that asks for a login gets one (start(login=True))
         self._skipped_lines = 0  # lines from the server that were no JSON-RPC message
         self.from_server = FromServer(self, echo)
-        self.revisions = Revisions(self)
+        self.revisions = Revisions(name, self.cfg, self._request, self._notify, self.from_server.said,
+                                   self.reconnect, self.asks.capabilities)
         self.link = Link(self)  # the transport, and how it is replaced
-        # The request each thread is making (a Call), for the twin's hooks, which are called without it.
-        self._calls = Calls()
 
     @property
     def revision(self) -> str | None:
@@ -91,15 +95,16 @@ class McpClient(mcp.McpClient):
     def start(self, login: bool | None = None) -> list[dict]:
         """Start the transport, agree on a revision (the handshake, or not) and list the tools; on
         failure, shut it down. With `login`, a remote server that asks for a login gets one (the
-        browser, or a URL to open); without, that is an error saying so (later starts keep the choice)."""
+        browser, or a URL to open); without, that is LoginNeeded (later starts keep the choice)."""
         if login is not None:
             self.login = login
         try:
             self.connect()
-            self.revisions.open()
+            self.capabilities = self.revisions.open()
+            self.listen()
             self.tools = self.list_tools()
             self.listed = self.list_uris()
-            self.revisions.subscribe()
+            self.revisions.subscribe(self.capabilities, self.open_stream, self.new_request_id)
             return self.tools
         except McpError as e:
             self._shutdown(str(e))
@@ -107,14 +112,22 @@ class McpClient(mcp.McpClient):
 
     def list_tools(self) -> list[dict]:
         """tools/list, following nextCursor; a server that answers "method not found" has no tools."""
-        return [tool for tool in self._list_all("tools/list", "tools") if self.revisions.usable(tool)]
+        transport = self.link.transport
+        headers, usable = bool(transport and transport.carries_headers), []
+        for tool in gathered(self._request, "tools/list", "tools", self.name):
+            why = self.revisions.unusable(tool, headers)
+            if why:
+                self.log(f"skipped tool {shorten(str(tool.get('name')), 80)}: {why}")
+            else:
+                usable.append(tool)
+        return usable
 
     # Resources and prompts: tutorial sections 3.1 and 6 leave them out.
     def list_resources(self) -> list[dict]:
-        return self._list_all("resources/list", "resources")
+        return gathered(self._request, "resources/list", "resources", self.name)
 
     def list_resource_templates(self) -> list[dict]:
-        return self._list_all("resources/templates/list", "resourceTemplates")
+        return gathered(self._request, "resources/templates/list", "resourceTemplates", self.name)
 
     def list_uris(self) -> list[str]:
         """The URIs and URI templates of its resources (none without the capability); either list failing
@@ -129,40 +142,28 @@ class McpClient(mcp.McpClient):
                 self.log(f"listing its resources failed: {e}")
         return [uri for uri in found if isinstance(uri, str) and 0 < len(uri) <= MAX_URI_CHARS][:MAX_LISTED]
 
+    def relist(self, stale: set[str]) -> bool:
+        """Read the lists announced changed ("tools", "resources") again; True when either is not what it was."""
+        before = self.tools, self.listed
+        if "resources" in stale:
+            self.listed = self.list_uris()  # says itself what it could not list
+        try:
+            if "tools" in stale:
+                self.tools = self.list_tools()
+        except McpError as e:
+            self.log(f"could not read the changed tool list: {e}")
+        return (self.tools, self.listed) != before
+
     def read_resource(self, uri: str) -> str:
         """resources/read: text as it is, anything else described."""
         return resource_text(self._request("resources/read", {"uri": uri}))
 
     def list_prompts(self) -> list[dict]:
-        return self._list_all("prompts/list", "prompts")
+        return gathered(self._request, "prompts/list", "prompts", self.name)
 
     def get_prompt(self, name: str, arguments: dict[str, str]) -> list[dict]:
         """prompts/get: the prompt's messages, each {"role", "text"}."""
         return prompt_messages(self._request("prompts/get", {"name": name, "arguments": arguments}))
-
-    def _list_all(self, method: str, key: str) -> list[dict]:
-        """A list request, following nextCursor (at most MAX_TOOL_PAGES pages); "method not found" is none."""
-        found, params, size = [], {}, 0
-        for _ in range(MAX_TOOL_PAGES):
-            try:
-                result = self._request(method, params)
-            except McpError as e:
-                if e.code == METHOD_NOT_FOUND:
-                    return found
-                raise
-            items = result.get(key, [])
-            if not isinstance(items, list):
-                raise McpError(f"{method} answered \"{key}\" that is not a list: {shorten(json.dumps(items))}",
-                               self.name)
-            found += [item for item in items if isinstance(item, dict)]
-            size += len(json.dumps(items)) if items else 0  # about what the pages took on the wire
-            if size > MAX_LISTED_BYTES:
-                raise McpError(f"{method} answered over {MAX_LISTED_BYTES >> 20} MB in its pages; refused", self.name)
-            cursor = result.get("nextCursor")
-            if not cursor:
-                return found
-            params = {"cursor": cursor}
-        raise McpError(f"{method} still had more pages after {MAX_TOOL_PAGES}", self.name)
 
     def call_tool(self, tool: str, args: dict, on_progress: Callable[[str], None] | None = None,
                   output_schema: dict | None = None) -> str:
@@ -185,16 +186,7 @@ class McpClient(mcp.McpClient):
         finally:
             if token is not None:
                 self.from_server.untrack(token)
-        if not isinstance(result.get("content", []), list):
-            raise McpError("tools/call answered \"content\" that is not a list", self.name)
-        text = content_text(result)
-        if result.get("isError") is True:  # only true counts: "false" or 1 is not an error flag
-            raise McpError(text, self.name)
-        problem = mismatch(result["structuredContent"], output_schema) if (
-            isinstance(output_schema, dict) and "structuredContent" in result) else None
-        if problem:
-            raise McpError(f"its structuredContent does not match the tool's outputSchema: {problem}", self.name)
-        return text
+        return call_text(result, output_schema, self.name)
 
     def login_status(self) -> str | None:
         """A remote server's login (logged in until when, which scopes), or None where there is none."""
@@ -206,13 +198,7 @@ class McpClient(mcp.McpClient):
         self.closed = True
         self._shutdown("server stopped")
 
-    # --- connecting ------------------------------------------------------------------------------
-
-    def transport_kind(self) -> type:
-        if self.cfg.kind == "stdio":
-            return StdioTransport
-        from beyond.wire.http import HttpTransport  # imported only when a remote server is configured
-        return HttpTransport
+    # --- connecting; what the link and the revisions ask of it --------------------------------------
 
     def connect(self) -> None:
         """A new transport (the link's), started; what it could not do is this server's McpError."""
@@ -221,10 +207,26 @@ class McpClient(mcp.McpClient):
         except TransportError as e:
             raise McpError(str(e), self.name) from None
 
-    def listen(self, request: dict | None = None) -> None:
-        """Open the stream of what the server sends unasked: over HTTP the session's GET, or a request
-        whose answer it is (2026-07-28's subscriptions/listen, which no one waits for)."""
-        self.link.transport.listen(request, self._headers(request or {}))
+    def reconnect(self) -> None:
+        """A stdio server that exited (on a probe it did not understand) is started again."""
+        self.link.reconnect_if_dead()
+
+    def listen(self) -> None:
+        """Open the stream of what the server sends unasked, where the transport has one (before
+        2026-07-28: Streamable HTTP's GET stream; 2026-07-28 subscribes instead)."""
+        if not self.revisions.modern:
+            self.link.transport.listen(About(self.revision))
+
+    def open_stream(self, request: dict) -> None:
+        """Send a request whose answer stays open (2026-07-28's subscriptions/listen), which no one waits for."""
+        about = self.revisions.about(request, self.tools)
+        self._transmit(request, time.monotonic() + self.cfg.timeout,
+                       About(about.revision, about.routed, about.method, about.name, stays_open=True))
+
+    def renew(self) -> None:
+        """The server forgot our session: initialize again, and listen again."""
+        self.capabilities = self.revisions.handshake()
+        self.listen()
 
     def new_request_id(self) -> int:
         with self._lock:
@@ -240,71 +242,69 @@ class McpClient(mcp.McpClient):
         all within the one call's deadline). The hooks below cancel what we give up on."""
         if call is None:
             call = Call(timeout or (self.cfg.startup_timeout if method in STARTUP_METHODS else self.cfg.timeout))
-        calls, revisions = self._calls, self.revisions
-        outer, calls.current = calls.current, call
-        try:
-            result = self._exchange(method, params)
-            for _ in range(MAX_INPUT_ROUNDS):
-                params = revisions.fulfil(method, params, result) if "resultType" in result else None
-                if params is None:
-                    break
-                result = self._exchange(method, params)
-        finally:
-            calls.current = outer
+        revisions = self.revisions
+        result = self._exchange(method, params, call)
+        for _ in range(MAX_INPUT_ROUNDS):
+            params = revisions.retry_params(method, params, result, self._answer) if "resultType" in result else None
+            if params is None:
+                break
+            result = self._exchange(method, params, call)
         if "resultType" in result:  # absent, as from earlier revisions: complete
             revisions.result_kind(method, result)
         return result
 
-    def _exchange(self, method: str, params: dict) -> dict:
+    def _answer(self, method: str, params: object) -> dict:
+        """What the handlers answer one request of the server's (AskRefused for an error answer)."""
+        return self.asks.answer(self.name, self.cfg, method, params)
+
+    def _exchange(self, method: str, params: dict, call: Call) -> dict:
         """One request through the twin's _request (in a version both sides speak)."""
         revisions = self.revisions
         if self._dead:  # the twin says only why; this names the request too
             raise McpError(f"{method} failed: {self._dead}", self.name)
         try:
-            return super()._request(method, revisions.with_meta(params) if revisions.modern else params)
+            return super()._request(method, revisions.with_meta(params), Waiter(call))
         except ReplyError as e:
             revisions.switch_version(method, e)  # raises unless a version both sides speak was found
-            return super()._request(method, revisions.with_meta(params))
+            return super()._request(method, revisions.with_meta(params), Waiter(call))
 
-    def _send(self, message: dict) -> None:
-        """The twin's writing hook: through the transport, by the deadline of the request this thread
-        makes (a notification: by its timeout). Unlike the twin's, a failed write is an error the caller sees."""
-        call = self._calls.current
+    def _send(self, message: dict, waiter: Waiter | None = None) -> None:
+        """The twin's writing hook: through the transport, by the request's deadline (a notification:
+        by its timeout). Unlike the twin's, a failed write is an error the caller sees."""
+        call = waiter.call if waiter is not None else None
         deadline = call.deadline if call else time.monotonic() + self.cfg.timeout
         for attempt in (1, 2):
             try:
-                return self._transmit(message, deadline)
+                return self._transmit(message, deadline, self.revisions.about(message, self.tools))
             except SessionExpired as e:
                 if attempt == 2 or message.get("method") in (None, "initialize"):
                     raise McpError(f"{e}{' even after a new initialize' if attempt == 2 else ''}", self.name) from None
                 self.link.renew_session(e.session)  # the server forgot our session: initialize again, once
-            except TransportError as e:
-                raise McpError(str(e), self.name) from None
-            except TimeoutError:  # an HTTP transport waited for the answer itself, past the deadline
+            except Deadline as e:
+                if call is None:
+                    raise McpError(str(e), self.name) from None
                 self._cancel(message["id"], message["method"], f"no reply within {call.timeout:g} s")
                 raise McpError(f"no reply to {message['method']} within {call.timeout:g} s", self.name) from None
+            except TransportError as e:
+                raise McpError(str(e), self.name) from None
 
     def send_message(self, message: dict, deadline: float) -> None:
         """One message through the transport by the deadline (now: one try, as answers and cancels are)."""
         try:
-            self._transmit(message, deadline)
+            self._transmit(message, deadline, self.revisions.about(message, self.tools))
         except TransportError as e:
             raise McpError(str(e), self.name) from None
 
-    def _transmit(self, message: dict, deadline: float) -> None:
+    def _transmit(self, message: dict, deadline: float, about: About) -> None:
         transport = self.link.transport
         if transport is None or self._dead:
             raise McpError(f"{message.get('method', 'reply')} failed: {self._dead or 'not started'}", self.name)
-        transport.send(message, deadline, None if self.cfg.kind == "stdio" else self.revisions.headers(message))
+        transport.send(message, deadline, about)
 
-    def _headers(self, message: dict) -> dict[str, str] | None:
-        """What MCP asks a message to carry in headers, where a transport has them (not over stdio)."""
-        return None if self.cfg.kind == "stdio" else self.revisions.headers(message)
-
-    def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue) -> object:
+    def _wait(self, request_id: int, method: str, waiter: Waiter) -> object:
         """The twin's timer hook: until the call's deadline, which progress may push out; what we give
         up on (the deadline, Ctrl-C) is cancelled; an error reply is named by its request."""
-        call = self._calls.current
+        call = waiter.call
         try:
             reply = wait_for(waiter, call)
         except queue.Empty:
@@ -327,17 +327,24 @@ class McpClient(mcp.McpClient):
         """Tell the server to stop working on a request we gave up on."""
         if method in ("initialize", "server/discover"):
             return  # the specification forbids cancelling the handshake; a probe is left alone as well
-        if self.revisions.modern and self.cfg.kind != "stdio":
-            return  # over HTTP in 2026-07-28 the closed answer stream is the cancel
+        transport = self.link.transport
+        if self.revisions.modern and transport is not None and transport.answers_apart:
+            return  # in 2026-07-28 a request's own answer stream, closed, is the cancel
         try:
             self.send_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                "params": {"requestId": request_id, "reason": reason}}, time.monotonic())
         except McpError:
             pass  # the server is gone or not reading, so there is nothing left to cancel
 
-    def _accept(self, line: bytes | dict) -> None:
-        """The twin's, for every message the transport delivers: a reply, a server request or a
-        notification; whatever goes wrong is reported, never dropped silently, so the reader lives on."""
+    # --- what the transport's inbox hands on (link.py) ------------------------------------------
+
+    def accept(self, line: bytes | dict) -> bool:
+        """One message the transport read: a line (stdio) or parsed already (HTTP); True when news."""
+        return self._accept(line)
+
+    def _accept(self, line: bytes | dict) -> bool:
+        """The twin's, for every message: a reply, a server request or a notification; whatever goes
+        wrong is reported, never dropped silently, so the reader lives on."""
         if isinstance(line, dict):
             message = line
         else:
@@ -345,14 +352,14 @@ class McpClient(mcp.McpClient):
             if complaint:
                 self._skipped(complaint)
             if message is None:
-                return
+                return False
         try:
             if "method" in message:
-                self.from_server.handle(message)
-            else:
-                self._reply(message)
+                return self.from_server.handle(message)
+            self._reply(message)
         except Exception as e:  # a message we cannot handle is reported; the reader thread must live on
             self.log(f"could not handle a message ({type(e).__name__}: {e}): {shorten(json.dumps(message))}")
+        return True
 
     def _skipped(self, complaint: str) -> None:
         """A line that is no message: the first is said on stderr, the rest kept for /logs (all with --verbose)."""
@@ -384,23 +391,22 @@ class McpClient(mcp.McpClient):
             return self.revisions.late_discovery(outcome)
         self.log(f"dropped a reply to unknown or expired request id {shorten(repr(request_id), 80)}")
 
-    # --- the twin's fields, for the link ---------------------------------------------------------
+    def end(self, reason: str) -> None:
+        """The connection is gone for good: every waiter fails with the reason (the first one kept)."""
+        self._mark_dead(reason)
+
+    def reject(self, request_id: int, reason: str) -> None:
+        """The reply to this request was discarded (over the message limit): its waiter fails with why."""
+        self._settle(request_id, McpError(reason, self.name))
 
     @property
     def dead_reason(self) -> str | None:
         return self._dead
 
-    def _revive(self) -> None:
+    def revive(self) -> None:
         """Forget the last death: the link is starting the server again."""
         with self._lock:
             self._dead = None
-
-    def _mark_dead(self, reason: str) -> None:
-        """The twin's, recorded once: the first reason a server went away is the one reported."""
-        with self._lock:
-            if self._dead:
-                return
-        super()._mark_dead(reason)
 
     def _shutdown(self, reason: str) -> None:
         """Fail the waiters, then stop the transport (for stdio: the process group)."""

@@ -87,10 +87,13 @@ class Approvals:
         return f"kept in {self.store.path}" if self.store else "for the rest of this session"
 
     def new_run(self) -> None:
-        """Every server stopped: what the tools said is forgotten with them."""
+        """Every server stopped: what the tools said is forgotten with them (and, without a folder to
+        keep them in, the answers of the run too)."""
         with self._lock:
             self._said.clear()
             self._runs.clear()
+            if self.store is None:
+                self._tools.clear()
 
     def _keep(self, name: str, entry: dict) -> None:
         with self._lock:

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 
 import permissions
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, expanded, load_mcp_config
-from beyond.dirs import config_dir
-from beyond.wire.base import VARIABLE
+from beyond.dirs import VARIABLE, config_dir
 from beyond.folder.project import FolderError, JsonStore, LinkOutside, read_inside
 from beyond.text import clean, shorten
 from mcp import McpError

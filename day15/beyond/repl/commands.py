@@ -6,7 +6,8 @@ rest of the line.
 """
 import difflib
 
-import beyond.servers.toolsearch as beyond_toolsearch
+from beyond.repl import resources
+from beyond.servers.toolsearch import NAME as TOOL_SEARCH
 import chat
 import permissions
 import tools
@@ -43,8 +44,8 @@ def completer(commands: list[str], tool_names, mentions):
 
 def cmd_tools(session, arg: str) -> None:
     """every tool with its policy (and, with many, which ones the model is offered now)"""
-    chosen = {spec["function"]["name"] for spec in beyond_toolsearch.choose(tools.openai_tools(), session.history)}
-    searching = beyond_toolsearch.NAME in chosen
+    chosen = {spec["function"]["name"] for spec in session.agent.search.choose(tools.openai_tools(), session.history)}
+    searching = TOOL_SEARCH in chosen
     for tool in tools.all_tools():
         waits = searching and tool.name not in chosen and permissions.policy_for(tool.name) != "deny"
         print(f"  {permissions.policy_for(tool.name):<5}  {tool.name}" + ("  (not loaded: tool_search finds it)"
@@ -98,3 +99,23 @@ def cmd_reset(session, arg: str) -> None:
     """start a new conversation"""
     session.history = chat.new_history()
     print("(conversation cleared)")
+
+
+def not_in_the_tutorial(session, arg: str) -> None:
+    print("not in the tutorial's client (run without --tutorial)")
+
+
+not_in_the_tutorial.__doc__ = None  # /help lists only what the client running has
+
+# The REPL's commands beyond the tutorial's (index.py has /help, /mcp and /exit), in the order /help
+# lists them; those the tutorial's client cannot do at all, with --tutorial, only say so.
+COMMANDS = {"/tools": cmd_tools, "/call": cmd_call, "/logs": cmd_logs, "/history": cmd_history, "/last": cmd_last,
+            "/audit": cmd_audit, "/resources": resources.cmd_resources, "/read": resources.cmd_read,
+            "/prompts": resources.cmd_prompts, "/prompt": resources.cmd_prompt, "/reset": cmd_reset}
+FULL_AGENT_ONLY = ("/logs", "/audit", "/resources", "/read", "/prompts", "/prompt")
+
+
+def for_client(tutorial: bool) -> dict:
+    """The commands of the client running: with the tutorial's, those it has not only say so."""
+    return {name: not_in_the_tutorial if tutorial and name in FULL_AGENT_ONLY else command
+            for name, command in COMMANDS.items()}

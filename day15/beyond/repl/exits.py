@@ -30,38 +30,42 @@ def _leave(signum: int, frame) -> None:
             signal.signal(getattr(signal, name), signal.SIG_IGN)
     sys.exit(128 + signum)
 
+
 PR_SET_CHILD_SUBREAPER = 36
-_subreaper = False
 
 
-def adopt_orphans() -> bool:
-    """Become a child subreaper (Linux only); False where that is not possible."""
-    global _subreaper
-    if sys.platform.startswith("linux") and not _subreaper:
-        try:
-            import ctypes
-            _subreaper = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            pass  # no prctl: escaped descendants go to init, as they would without this
-    return _subreaper
+class Orphans:
+    """The descendants of servers that left their process groups, re-parented to the agent (Linux)."""
 
+    def __init__(self) -> None:
+        self.subreaper = False  # whether the agent is a child subreaper
 
-def stop_orphans() -> None:
-    """Stop what was re-parented to us (SIGTERM, then SIGKILL) and reap those pids only: never
-    waitpid(-1), which would take the exit statuses subprocess.Popen waits for. Call it after every
-    server is stopped, so the children left are orphans."""
-    deadline, sig = time.monotonic() + TERM_GRACE_S, signal.SIGTERM
-    while _subreaper and (orphans := _children_of(os.getpid())):
-        for pid in orphans:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, sig)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
-        if time.monotonic() > deadline:
-            if sig == signal.SIGKILL:
-                return  # what survives SIGKILL this long is beyond us
-            deadline, sig = time.monotonic() + KILL_WAIT_S, signal.SIGKILL
-        time.sleep(0.01)  # orphans are waited for by polling: waitpid(-1) is not ours to call
+    def adopt(self) -> bool:
+        """Become a child subreaper (Linux only); False where that is not possible."""
+        if sys.platform.startswith("linux") and not self.subreaper:
+            try:
+                import ctypes
+                self.subreaper = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                pass  # no prctl: escaped descendants go to init, as they would without this
+        return self.subreaper
+
+    def stop(self) -> None:
+        """Stop what was re-parented to us (SIGTERM, then SIGKILL) and reap those pids only: never
+        waitpid(-1), which would take the exit statuses subprocess.Popen waits for. Call it after every
+        server is stopped, so the children left are orphans."""
+        deadline, sig = time.monotonic() + TERM_GRACE_S, signal.SIGTERM
+        while self.subreaper and (orphans := _children_of(os.getpid())):
+            for pid in orphans:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+            if time.monotonic() > deadline:
+                if sig == signal.SIGKILL:
+                    return  # what survives SIGKILL this long is beyond us
+                deadline, sig = time.monotonic() + KILL_WAIT_S, signal.SIGKILL
+            time.sleep(0.01)  # orphans are waited for by polling: waitpid(-1) is not ours to call
 
 
 def _children_of(parent: int) -> list[int]:

@@ -106,6 +106,13 @@ def prompt_turn(session, arg: str) -> str | None:
     return "\n\n".join(m["text"] for m in messages)
 
 
+def cmd_prompt(session, arg: str) -> None:
+    """<server> <name> [key=value ...]: send a server's prompt as the next message"""
+    text = prompt_turn(session, arg)
+    if text:
+        session.chat(text, typed=False)
+
+
 def _arguments(prompt: dict) -> str:
     args = [a for a in prompt.get("arguments") or [] if isinstance(a, dict)]
     return "".join(f" {a.get('name')}=..." if a.get("required") else f" [{a.get('name')}=...]" for a in args)

@@ -12,56 +12,17 @@ the run failed, 2 a usage error (index.py), 130 Ctrl-C.
 import json
 import sys
 
-import beyond.asks.handlers as beyond_asks
-import beyond.repl.resources as beyond_resources
 import chat
 import permissions
 import tools
-from beyond.console import Output, shown
+from beyond.console import shown
+from beyond.repl.resources import attach_mentions
 
-# A prompt from stdin is read up to this many characters (more is a usage error, not a cut prompt).
-MAX_PROMPT_CHARS = 1_000_000
 # A tool line on stderr shows this much of the result, as the REPL's does.
 TOOL_LINE_CHARS = 80
 # What the model reads for a tool that would have asked.
 REFUSED = ("not run: {name} needs the user's approval and this run has nobody to ask (index.py -p); a tool runs "
            "here only if .geekagent/GeekAgent.json allows it. Do not retry it; answer without it.")
-
-
-class UsageError(ValueError):
-    """The command line cannot be run as given; the message says what to change."""
-
-
-def options(args: list[str], stdin=None) -> tuple[str | None, bool, list[str]]:
-    """(the prompt or None, whether --json, the other arguments) of a command line; UsageError if unusable."""
-    prompt, as_json, rest = None, False, []
-    items = iter(args)
-    for arg in items:
-        if arg in ("-p", "--print"):
-            prompt = next(items, None)
-            if prompt is None:
-                raise UsageError(f"{arg} needs the prompt (or - to read it from stdin)")
-            if prompt == "-":
-                prompt = (stdin or sys.stdin).read(MAX_PROMPT_CHARS + 1)
-                if len(prompt) > MAX_PROMPT_CHARS:
-                    raise UsageError(f"the prompt on stdin is over {MAX_PROMPT_CHARS:,} characters")
-        elif arg == "--json":
-            as_json = True
-        else:
-            rest.append(arg)
-    if as_json and prompt is None:
-        raise UsageError("--json goes with -p")
-    if prompt is not None and not prompt.strip():
-        raise UsageError("the prompt is empty")
-    if prompt is not None and "--tutorial" in rest:
-        raise UsageError("-p runs the full agent; the tutorial's client is a REPL only")
-    return prompt, as_json, rest
-
-
-def unattended() -> None:
-    """Nobody to ask from now on: ask tools are refused with REFUSED, servers' questions declined."""
-    permissions.set_confirm(lambda question: False, declined=REFUSED)
-    beyond_asks.set_interactive(False)
 
 
 def run(session, prompt: str, as_json: bool, out) -> int:
@@ -85,9 +46,9 @@ def run(session, prompt: str, as_json: bool, out) -> int:
         for key in usage:
             usage[key] += reply_usage.get(key) if type(reply_usage.get(key)) is int else 0
     tools.set_audit(record)
-    output, answer, error = Output(session.activity, TOOL_LINE_CHARS), None, None  # tool lines, on stderr
+    output, answer, error = session.console.output(TOOL_LINE_CHARS), None, None  # tool lines, on stderr
     try:
-        prompt = beyond_resources.attach_mentions(session, prompt)  # @server:uri, as in the REPL
+        prompt = attach_mentions(session, prompt)  # @server:uri, as in the REPL
         answer = chat.run_turn(session.history, prompt, on_tool=output.tool, on_usage=count)
         if answer == f"({chat.STOPPED.format(rounds=chat.MAX_ROUNDS)})":
             answer, error = None, chat.STOPPED.format(rounds=chat.MAX_ROUNDS)

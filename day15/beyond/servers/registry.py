@@ -5,7 +5,8 @@ names stay within the API's 64 characters and distinct (a contested name goes to
 tool inherits another's policy), the permission prompt shows the arguments, cleaned and masked,
 descriptions are bounded, a tool the model endpoint would refuse is not offered, a server that
 lists resources gets a reader, and an allowed tool that changes its description or schema asks again.
-beyond_mcp.py holds the set of servers and calls these under its lock.
+servers.py holds the set of servers and calls these under its lock, with the folder's approvals (the
+`a` answers and pins) and what shows a running tool.
 """
 import contextlib
 import json
@@ -28,33 +29,9 @@ PROMPT_ARGS_CHARS = 500
 # instructions that fills the context with every request.
 MAX_DESCRIPTION_CHARS = 2000
 
-# What shows a running tool (index.py sets it): activity(name) is a context manager that yields a
-# function taking the server's progress as text.
-_activity: Callable[[str], contextlib.AbstractContextManager] = lambda name: contextlib.nullcontext(lambda text: None)
-
-
-def set_activity(activity: Callable[[str], contextlib.AbstractContextManager]) -> None:
-    global _activity
-    _activity = activity
-
-
-# The folder's `a`lways answers and pins (index.py sets them; by default they last for the run).
-_approvals = Approvals()
-
-
-def use_approvals(approvals: Approvals | None) -> None:
-    global _approvals
-    _approvals = approvals or Approvals()
-
-
-def remember_always(name: str) -> str:
-    """permissions' remember(): keep an `a` for this tool as it is now in the folder's approvals."""
-    return _approvals.remember(name)
-
-
-def new_run() -> None:
-    """The servers stopped: what this run allowed once is forgotten."""
-    _approvals.new_run()
+# What shows a running tool when nothing does: activity(name) is a context manager that yields a
+# function taking the server's progress as text (the console's, in the agent).
+NO_ACTIVITY: Callable[[str], contextlib.AbstractContextManager] = lambda name: contextlib.nullcontext(lambda text: None)
 
 
 def registry_name(server: str, tool: str, hashed: bool = False) -> str:
@@ -66,9 +43,12 @@ def registry_name(server: str, tool: str, hashed: bool = False) -> str:
     return f"{name[:MAX_TOOL_NAME - len(digest) - 1]}_{digest}"
 
 
-def as_registry_tool(server: str, client, info: dict, name: str | None = None) -> Tool:
-    """The twin's adapter, with a prompt that shows the arguments the tool will get."""
+def as_registry_tool(server: str, client, info: dict, name: str | None = None, approvals: Approvals | None = None,
+                     activity=NO_ACTIVITY) -> Tool:
+    """The twin's adapter, with a prompt that shows the arguments the tool will get; an allowed tool is
+    pinned in `approvals` at its first use, and shows itself running through `activity`."""
     name = name or registry_name(server, info["name"])
+    approvals = approvals or Approvals()
 
     # What the server calls things is shown bounded and cleaned; the registry name is safe as it is.
     shown_server, shown_tool = (clean(shorten(text, 80), one_line=True) for text in (server, info["name"]))
@@ -80,8 +60,8 @@ def as_registry_tool(server: str, client, info: dict, name: str | None = None) -
         if not permissions.authorize(name, prompt):
             return permissions.declined(name)
         if permissions.last_decision() == "allow":
-            _approvals.used(name)  # pinned at its first use as an allowed tool
-        with _activity(name) as progress:
+            approvals.used(name)  # pinned at its first use as an allowed tool
+        with activity(name) as progress:
             return client.call_tool(info["name"], args, on_progress=progress, output_schema=info.get("outputSchema"))
 
     description = shorten(permissions.mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}"),
@@ -113,7 +93,7 @@ def claim_names(clients: dict, contested: set[str]) -> set[str]:
     return newly
 
 
-def register_all(server: str, client, contested: set[str]) -> list[str]:
+def register_all(server: str, client, contested: set[str], approvals: Approvals, activity=NO_ACTIVITY) -> list[str]:
     """Register every tool of a server with default policy ask (a contested name hashed); returns
     the names they got."""
     names = []
@@ -130,19 +110,19 @@ def register_all(server: str, client, contested: set[str]) -> list[str]:
         plain = registry_name(server, info["name"])
         name = registry_name(server, info["name"], hashed=True) if plain in contested else plain
         try:
-            register_tool(as_registry_tool(server, client, info, name))
+            register_tool(as_registry_tool(server, client, info, name, approvals, activity))
         except ValueError as e:
             client.log(f"skipped tool {info['name']}: {e}")
             continue
         permissions.ensure_tool_policy(name, "ask")
-        _pin(server, name, info, runs_of(client.cfg))
+        _pin(server, name, info, runs_of(client.cfg), approvals)
         names.append(name)
     if has_resources(client):
-        names += _register_resource_reader(server, client, contested)
+        names += _register_resource_reader(server, client, contested, approvals)
     return names
 
 
-def _register_resource_reader(server: str, client, contested: set[str]) -> list[str]:
+def _register_resource_reader(server: str, client, contested: set[str], approvals: Approvals) -> list[str]:
     """mcp_<server>_read_resource, so the model can open the links and resources tool results point to;
     it asks like any MCP tool."""
     name = _reader_name(server, registry_name(server, "read_resource") in contested)
@@ -159,7 +139,7 @@ def _register_resource_reader(server: str, client, contested: set[str]) -> list[
     register_tool(Tool(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
                              "link to them: [link: ...], [resource: ...]).", schema, run, authorizes=True))
     permissions.ensure_tool_policy(name, "ask")
-    _approvals.review(name, None, runs_of(client.cfg))  # its description is ours and never changes: nothing to pin
+    approvals.review(name, None, runs_of(client.cfg))  # its description is ours and never changes: nothing to pin
     return [name]
 
 
@@ -202,10 +182,10 @@ def with_bad_schemas(client) -> list[str]:
     return [str(info.get("name")) for info in client.tools if not _needs_tasks(info) and not _object_schema(info)]
 
 
-def _pin(server: str, name: str, info: dict, runs: str) -> None:
+def _pin(server: str, name: str, info: dict, runs: str, approvals: Approvals) -> None:
     """An allowed tool whose description or schema is not what it was, or whose entry runs another
     program now, asks again."""
-    why = _approvals.review(name, info, runs)
+    why = approvals.review(name, info, runs)
     if why:
         permissions.set_policy(name, "ask")
         what = "is asked again" if why.startswith("since it was allowed:") else "changed its description or input schema"

@@ -30,7 +30,16 @@ MAX_AGE_S = 7 * 24 * 3600
 RESULT_ID = re.compile(r"r-[0-9a-f]{1,16}-[0-9a-f]{12}\.txt")
 NAME = "read_result"
 
-_lock = threading.Lock()  # one prune at a time within this process
+class Results:
+    """The kept results of one agent; _lock lets one keep (and its prune) happen at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def keep(self, name: str, text: str) -> str:
+        """tools.py's shortening of a long result: kept whole, the model told its head, tail, size and id."""
+        with self._lock:
+            return keep(name, text)
 
 
 def folder() -> str:
@@ -38,18 +47,17 @@ def folder() -> str:
 
 
 def keep(name: str, text: str) -> str:
-    """tools.py's shortening of a long result: kept whole, the model told its head, tail, size and id."""
+    """A long result kept whole (the caller keeps one at a time): its head, tail, size and id."""
     data = text.encode("utf-8", "surrogatepass")
     if len(data) > MAX_KEPT_BYTES:
         return cut(text, MAX_RESULT_CHARS)
     result_id = f"r-{time.time_ns():x}-{os.urandom(6).hex()}.txt"
     try:
-        with _lock:
-            os.makedirs(folder(), mode=0o700, exist_ok=True)
-            _prune(len(data))
-            fd = os.open(os.path.join(folder(), result_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            with open(fd, "wb") as f:
-                f.write(data)
+        os.makedirs(folder(), mode=0o700, exist_ok=True)
+        _prune(len(data))
+        fd = os.open(os.path.join(folder(), result_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with open(fd, "wb") as f:
+            f.write(data)
     except OSError as e:  # a full disk or a folder we may not write: cut, as without this module
         return cut(text, MAX_RESULT_CHARS) + f"\n[the whole result could not be kept: {e.strerror or e}]"
     _register()
@@ -96,7 +104,7 @@ def _register() -> None:
 
 
 def _prune(room: int) -> None:
-    """Remove what is older than MAX_AGE_S, then the oldest, until `room` more bytes fit. Caller holds _lock."""
+    """Remove what is older than MAX_AGE_S, then the oldest, until `room` more bytes fit (one keep at a time)."""
     kept, now = [], time.time()
     with os.scandir(folder()) as entries:
         for entry in entries:

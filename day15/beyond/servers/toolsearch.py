@@ -25,36 +25,44 @@ MATCHES = 5
 SHOWN_DESCRIPTION_CHARS = 300
 LOADED = "Loaded for this conversation: "
 
-# The MCP tools that are always loaded by their entries (beyond_mcp.always_loaded, set by use()), and
-# the server each tool comes from (beyond_mcp.server_of), so one server cannot take every match.
-_always: Callable[[], set[str]] = set
-_server_of: Callable[[str], str] = lambda name: name
+class ToolSearch:
+    """tool_search for one agent: always_loaded() names the MCP tools their entries always load
+    (Servers.always_loaded), server_of(tool) the server a tool comes from, so one server cannot take
+    every match."""
 
+    def __init__(self, always_loaded: Callable[[], set[str]] = set,
+                 server_of: Callable[[str], str] = lambda name: name) -> None:
+        self.always_loaded, self.server_of = always_loaded, server_of
 
-def use(always_loaded: Callable[[], set[str]], server_of: Callable[[str], str] = lambda name: name) -> None:
-    """Register tool_search (allowed unless GeekAgent.json says otherwise: it only reads the tool list)."""
-    global _always, _server_of
-    _always, _server_of = always_loaded, server_of
-    if get_tool(NAME) is None:
-        schema = {"type": "object", "required": ["query"], "properties": {"query": {
-            "type": "string", "description": "words the tool's name or description would have, or its exact name"}}}
-        register_tool(Tool(NAME, "Find and load tools of the MCP servers that are not offered yet: the best "
-                                 f"{MATCHES} matches of the query, with their descriptions; from then on they can "
-                                 "be called like any other tool.", schema, search))
-        permissions.ensure_tool_policy(NAME, "allow")
+    def register(self) -> None:
+        """Register tool_search (allowed unless GeekAgent.json says otherwise: it only reads the tool list)."""
+        if get_tool(NAME) is None:
+            schema = {"type": "object", "required": ["query"], "properties": {"query": {
+                "type": "string", "description": "words the tool's name or description would have, or its exact name"}}}
+            register_tool(Tool(NAME, "Find and load tools of the MCP servers that are not offered yet: the best "
+                                     f"{MATCHES} matches of the query, with their descriptions; from then on they "
+                                     "can be called like any other tool.", schema, self.search))
+            permissions.ensure_tool_policy(NAME, "allow")
+
+    def choose(self, specs: list[dict], messages: list[dict]) -> list[dict]:
+        """The specs one request offers (chat.py's hook): all of them while they are few, else the
+        loaded ones and tool_search."""
+        return choose(specs, messages, self.always_loaded())
+
+    def search(self, args: dict) -> str:
+        return search(args, self.server_of)
 
 
 def _is_mcp(name: str) -> bool:
     return name.startswith("mcp_")
 
 
-def choose(specs: list[dict], messages: list[dict]) -> list[dict]:
+def choose(specs: list[dict], messages: list[dict], always: set[str]) -> list[dict]:
     """The specs one request offers: all of them while they are few, else the loaded ones and tool_search."""
     mcp = [spec for spec in specs if _is_mcp(spec["function"]["name"])]
     size = sum(len(json.dumps(spec)) for spec in specs)
     if len(mcp) <= MAX_MCP_TOOLS and size <= MAX_TOOL_SPECS_BYTES:
         return [spec for spec in specs if spec["function"]["name"] != NAME]
-    always = _always()
     by_name = {spec["function"]["name"]: spec for spec in specs}
     first = [spec for spec in specs if not _is_mcp(spec["function"]["name"]) and spec["function"]["name"] != NAME]
     first += [spec for spec in mcp if spec["function"]["name"] in always
@@ -77,19 +85,19 @@ def loaded(messages: list[dict]) -> list[str]:
     return names
 
 
-def fair(ranked: list[Tool]) -> list[Tool]:
+def fair(ranked: list[Tool], server_of: Callable[[str], str]) -> list[Tool]:
     """The best match of each server first (in the order of those), then each one's second, and so on:
     a server whose tools are stuffed with keywords gets one place before every other server has one."""
     rounds: dict[str, int] = {}
     keyed = []
     for position, tool in enumerate(ranked):
-        server = _server_of(tool.name)
+        server = server_of(tool.name)
         rounds[server] = rounds.get(server, -1) + 1
         keyed.append((rounds[server], position, tool))
     return [tool for _, _, tool in sorted(keyed)]
 
 
-def search(args: dict) -> str:
+def search(args: dict, server_of: Callable[[str], str]) -> str:
     """The best matches of the query among the MCP tools (or the one it names), loaded from now on."""
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
@@ -100,7 +108,7 @@ def search(args: dict) -> str:
     if not matches:
         scored = [(-score, order, tool) for order, tool in enumerate(candidates)
                   if (score := sum(3 * (w in tool.name.lower()) + (w in tool.description.lower()) for w in words))]
-        matches = fair([tool for _, _, tool in sorted(scored)])[:MATCHES]
+        matches = fair([tool for _, _, tool in sorted(scored)], server_of)[:MATCHES]
     if not matches:
         return (f"No tool matches {shorten(query, 100)!r}; try other words (there are "
                 f"{sum(_is_mcp(t.name) for t in all_tools())} MCP tools).")

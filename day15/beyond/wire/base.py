@@ -1,39 +1,29 @@
-"""Beyond the tutorial: what the full client's parts share, in one small module they import downward.
+"""Beyond the tutorial: what every transport is: bytes in, messages out, knowing no MCP.
 
-The interface every transport has (Transport), the inbox it reports into (Inbox) and its errors; the
-limits every transport holds a message to, and how it writes one (encode); what a server is started
-with (`${VAR}` expanded, a safe part of the environment, apart from the agent's terminal); the
-helpers that wait in steps short enough to notice Ctrl-C and SIGTERM; the JSON-RPC code more than
-one part answers or checks; and the user's own folders (XDG), where answers, pins and history live.
-It imports none of ours: nothing here knows of MCP, tools or the REPL.
-
-A deadline is one type everywhere: an instant of time.monotonic(), in seconds.
+The interface every transport has (Transport) and its one contract for send(); the inbox it
+reports into (Inbox); its errors (TransportError; SessionExpired; Deadline, for a deadline that
+passed); what the client says of a message for a transport that carries it in headers (About);
+the limit every transport holds a message to, and how it writes one (encode).
 """
 import json
 import json.encoder
-import os
-import re
-import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
-
 
 # One JSON-RPC message may be this big (a 20 MB tool result is fine); a longer line or event is
 # discarded as it streams, so a hostile server costs at most this much memory, once.
 MAX_MESSAGE_BYTES = 64 << 20
-# JSON-RPC's "method not found": what we answer a request we do not serve (and what a server
-# without tools may answer tools/list with).
+# JSON-RPC's "method not found": what a server answers a method it does not serve (over HTTP, as a 404).
 METHOD_NOT_FOUND = -32601
-
-# ${VAR} or ${VAR:-default}, as in shells and in Claude Code's configs; ${env:VAR}, as VS Code writes it.
-VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 class Inbox(Protocol):
     """What a transport hands its client, from the transport's own threads. The client owns it."""
 
-    def deliver(self, message: bytes | dict) -> None:
-        """A message from the server: a line as read (stdio), or parsed already (HTTP)."""
+    def deliver(self, message: bytes | dict) -> bool:
+        """A message from the server: a line as read (stdio), or parsed already (HTTP). True when it
+        was news (anything but an acknowledgement of the stream a transport just opened)."""
 
     def ended(self, reason: str) -> None:
         """The connection is gone for good (the process exited, a message was cut in half); why."""
@@ -48,15 +38,38 @@ class Inbox(Protocol):
         """A line the server wrote for people (its stderr)."""
 
 
+@dataclass(frozen=True)
+class About:
+    """What the client says of a message, for a transport that carries it in headers (HTTP): the
+    revision agreed; whether it is routed by its headers (2026-07-28), and then its method, the name
+    it targets and the arguments a tool asks to see; whether it opens a new session (its answer sets
+    the session; the old one is not sent); whether its answer is a stream that stays open."""
+    revision: str | None = None
+    routed: bool = False
+    method: str | None = None
+    name: str | None = None
+    params: dict[str, str] = field(default_factory=dict)
+    new_session: bool = False
+    stays_open: bool = False
+
+
 class Transport:
     """Every transport: Kind(name, config, inbox), then start(), send(), listen(), stop().
 
-    It carries JSON-RPC messages and reports what arrives and its end into the inbox; it knows nothing
-    of MCP's handshake, tools or revisions. An HTTP session the server forgot is SessionExpired,
-    which the client answers by initializing again.
+    It carries JSON-RPC messages and reports what arrives, and its end, into the inbox; it knows
+    nothing of MCP's handshake, tools or revisions: what a message is, the client says (About).
+
+    send(message, deadline, about) has one meaning everywhere: the message is handed to the server by
+    `deadline`, and whatever the server answers reaches the inbox, perhaps before send returns (HTTP
+    reads the answer to a request on the caller's thread, by the same deadline; a message whose
+    answer stays open is read on by a thread of the transport's). It raises TransportError if the
+    server does not take the message, Deadline when the deadline passed first, SessionExpired when
+    the server forgot the session (the client then initializes again).
     """
 
     session_id: str | None = None  # the server's session, where the transport has one (Streamable HTTP)
+    carries_headers = False  # whether what About says travels in headers
+    answers_apart = False  # whether each request's answer comes on a stream of its own (closing it cancels)
 
     def __init__(self, name: str, config, inbox: Inbox) -> None:
         self.name, self.config, self.inbox = name, config, inbox
@@ -65,10 +78,13 @@ class Transport:
         """Connect (spawn the process, check the URL); TransportError if that cannot be done."""
         raise NotImplementedError
 
-    def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
-        """Hand one message to the server by `deadline`; TransportError if it does not take it.
-        `headers` go with it where the transport has headers (HTTP), and are ignored elsewhere."""
+    def send(self, message: dict, deadline: float, about: About) -> None:
+        """See the class: hand one message to the server by `deadline`."""
         raise NotImplementedError
+
+    def listen(self, about: About) -> None:
+        """Open the way for what the server sends unasked, where that is a way of its own (Streamable
+        HTTP's GET stream); a stdio server's stdout is always open."""
 
     def allow_login(self, allowed: bool) -> None:
         """Where a transport has logins (HTTP's OAuth), whether it may start one when the server asks."""
@@ -76,12 +92,6 @@ class Transport:
     def login_status(self) -> str | None:
         """Where a transport has logins: whether it is logged in (until when, with which scopes); else None."""
         return None
-
-    def listen(self, request: dict | None = None, headers: dict[str, str] | None = None) -> None:
-        """Open the way for what the server sends unasked (a stdio server's stdout is always open),
-        with `request` where the revision asks for it (2026-07-28's subscriptions/listen)."""
-        if request is not None:
-            self.send(request, time.monotonic() + self.config.timeout)
 
     def stop(self) -> None:
         """Close the connection for good. Idempotent; never raises."""
@@ -93,12 +103,25 @@ class TransportError(Exception):
     the server's name: an McpError)."""
 
 
+class Deadline(TransportError):
+    """The deadline passed before the message was taken, or before its answer was read."""
+
+
 class SessionExpired(TransportError):
     """The server does not know the session any more (HTTP 404, as the specification has it)."""
 
     def __init__(self, message: str, session: str) -> None:
         super().__init__(message)
         self.session = session  # the session it forgot
+
+
+def kind_for(config) -> type[Transport]:
+    """The transport an entry asks for: a subprocess (stdio), or Streamable HTTP for a "url"."""
+    if config.kind == "stdio":
+        from beyond.wire.stdio import StdioTransport
+        return StdioTransport
+    from beyond.wire.http import HttpTransport  # imported only when a remote server is configured
+    return HttpTransport
 
 
 def _one_encoder() -> Callable[[object], str]:
@@ -124,18 +147,3 @@ def encode(message: dict, end: str = "") -> bytes:
     """One message as UTF-8 JSON, then `end` (stdio's newline). ValueError for what JSON cannot
     carry: NaN, Infinity, or a lone surrogate (which UTF-8 has no bytes for)."""
     return (_to_json(message) + end).encode("utf-8")
-
-
-def expand(text: str, where: str) -> str:
-    """${VAR} and ${VAR:-default} from the agent's environment; a missing VAR is an error."""
-    def value(match: re.Match) -> str:
-        name, default = match.group(1), match.group(2)
-        if name in os.environ:
-            return os.environ[name]
-        if default is not None:
-            return default
-        raise TransportError(f"{where}: ${{{name}}} is not set; set it in the environment or .env, "
-                             f"or write ${{{name}:-default}}")
-    return VARIABLE.sub(value, text)
-
-

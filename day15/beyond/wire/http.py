@@ -1,26 +1,29 @@
-"""Beyond the tutorial: remote servers over Streamable HTTP (MCP 2025-03-26 to 2025-11-25), stdlib only.
+"""Beyond the tutorial: remote servers over Streamable HTTP (MCP 2025-03-26 to 2026-07-28), stdlib only.
 
 The tutorial's client speaks only stdio (its section 6 names this first). Every JSON-RPC message
 is a POST to the server's URL; the answer is 202 (nothing), one JSON body, or a stream of
 Server-Sent Events whose messages may include server requests and notifications before the
-response. What the server sends unasked (list changes, log lines, pings) comes on a GET stream
-the client opens with listen() after its handshake. Each message goes into the client's inbox
-(beyond_client.py) exactly as a line on stdio. A session the server forgot is SessionExpired: the
-client initializes again; the transport only carries the Mcp-Session-Id the answer to initialize set.
-In the 2026-07-28 revision (beyond_modern.py) there is no session and no GET stream; each POST
-names its version, method and (for a call, a read or a prompt) the target in headers.
+response. What the server sends unasked (list changes, log lines, pings) comes on a stream that
+stays open (stream.py): the session's GET stream, or (2026-07-28) the answer of a request that
+stays open. Each message goes into the inbox exactly as a line on stdio. A session the server
+forgot is SessionExpired: the client initializes again. The headers MCP's HTTP transport asks for
+are built here from what the client says of each message (base.About): the version, and in
+2026-07-28 the method, its target and the arguments a tool asks to see. Logins are auth/'s.
 """
 import base64
 import http.client
 import re
-import threading
 import time
 import urllib.parse
 
-from beyond.wire.base import MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, Inbox, SessionExpired, Transport, TransportError, encode, expand
-from beyond.wire.stream import MAX_RESUMES, MAX_RETRY_MS, Listening
-from beyond.auth.provider import MAX_STEP_UPS, LoginNeeded, OAuth
+from beyond.auth.errors import AuthError, LoginNeeded
+from beyond.auth.login import Screen
+from beyond.auth.provider import MAX_STEP_UPS, OAuth
+from beyond.dirs import UnsetVariable, expand
 from beyond.text import loads_or_none, shorten
+from beyond.wire.base import (MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, About, Deadline, Inbox, SessionExpired, Transport,
+                              TransportError, encode)
+from beyond.wire.stream import MAX_RESUMES, MAX_RETRY_MS, Stream, keep_id
 from net import ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, error_detail, read_limited, reason_of
 from permissions import URL_PASSWORD
 import sse
@@ -39,9 +42,12 @@ HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.
 MAX_IDLE_CONNECTIONS = 8
 
 
-class HttpTransport(Listening, Transport):
+class HttpTransport(Transport):
     """One remote server: one POST per message, on a kept-alive connection of its own while it runs,
-    so threads never share one; what it sends unasked is read by the Listening part (beyond_listen.py)."""
+    so threads never share one; what it sends unasked is read by its Stream."""
+
+    carries_headers = True
+    answers_apart = True
 
     def __init__(self, name: str, config, inbox: Inbox) -> None:
         super().__init__(name, config, inbox)
@@ -49,32 +55,29 @@ class HttpTransport(Listening, Transport):
         self.shown_url = URL_PASSWORD.sub(r"\1[REDACTED]@", config.url)
         self.url: urllib.parse.SplitResult | None = None  # expanded and checked by start()
         self.headers: dict[str, str] = {}
-        # session_id (Mcp-Session-Id) comes with the answer to initialize, and is replaced whole by the next.
+        # session_id (Mcp-Session-Id) comes with the answer that opens a session, and is replaced whole by the next.
         self.session_id: str | None = None
-        # _lock guards two fields, and is never held across I/O. _listening is set to end the current
-        # GET stream's thread (stop(), or a new session); _stream is that stream's cutoff, whose cut()
-        # ends a read in progress.
-        self._lock = threading.Lock()
         self._pool = ConnectionPool(MAX_IDLE_CONNECTIONS)  # the connections kept alive between POSTs
         self.oauth: OAuth | None = None  # the login, unless the entry sends its own Authorization header
         self._login_allowed = False
-        self._listening = threading.Event()
-        self._stream: Cutoff | None = None
+        self.stream = Stream(self)
 
     def start(self) -> None:
         """Expand and check the URL and headers; there is nothing to connect until the first request."""
         if self.config.kind == "sse":
             raise TransportError("the old HTTP+SSE transport (\"type\": \"sse\") is not supported; "
                                  "use the server's Streamable HTTP endpoint with \"type\": \"http\"")
-        self.headers = {k: expand(v, f"headers.{k}") for k, v in self.config.headers.items()}
+        try:
+            self.headers = {k: expand(v, f"headers.{k}") for k, v in self.config.headers.items()}
+            self.url = urllib.parse.urlsplit(expand(self.config.url, "url"))
+            self.url.port  # raises for a port that is no number or out of range
+        except UnsetVariable as e:
+            raise TransportError(str(e)) from None
+        except ValueError as e:
+            raise TransportError(f"url {self.shown_url} cannot be used: {e}") from None
         broken = next((k for k, v in self.headers.items() if HEADER_BREAK.search(k + v)), None)
         if broken is not None:
             raise TransportError(f"headers.{broken} holds a line break or NUL, which would forge headers")
-        try:
-            self.url = urllib.parse.urlsplit(expand(self.config.url, "url"))
-            self.url.port  # raises for a port that is no number or out of range
-        except ValueError as e:
-            raise TransportError(f"url {self.shown_url} cannot be used: {e}") from None
         if self.url.scheme not in ("http", "https") or not self.url.hostname:
             raise TransportError(f"url {self.shown_url} must start with http:// or https://")
         if self.url.username is not None:  # user:password@ means Basic authorization; it is never shown
@@ -84,8 +87,9 @@ class HttpTransport(Listening, Transport):
             raise TransportError(f"plain http to {self.url.hostname} would send everything unencrypted; "
                                  "use https, or add \"allowInsecure\": true to the entry")
         if "authorization" not in {k.lower() for k in self.headers}:
+            screen = getattr(self.inbox, "screen", None) or Screen()
             self.oauth = OAuth(self.name, urllib.parse.urlunsplit(self.url), self.config.oauth, self.inbox.log,
-                               allow_insecure=self.config.allow_insecure)
+                               allow_insecure=self.config.allow_insecure, screen=screen)
             self.oauth.login_allowed = self._login_allowed
 
     def allow_login(self, allowed: bool) -> None:
@@ -96,173 +100,98 @@ class HttpTransport(Listening, Transport):
     def login_status(self) -> str | None:
         return self.oauth.status() if self.oauth else None
 
-    def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
-        """POST one message (with `headers`) and hand every message of the answer to the inbox, all by
-        the deadline. SessionExpired if the server forgot the session."""
+    def send(self, message: dict, deadline: float, about: About) -> None:
+        """Transport.send: POST one message and hand every message of its answer to the inbox, by the
+        deadline; an answer that stays open (about.stays_open) goes to the stream's thread instead."""
+        if about.stays_open:
+            return self.stream.open(about, message)
         if "id" not in message or "method" not in message:  # a notification or an answer: see above
             deadline = max(deadline, time.monotonic() + ANSWER_TIMEOUT_S)
-        # initialize starts a new session: the last one's id does not go with it (the answer sets the
-        # new one; until then other requests still carry the last, and find it forgotten).
-        session = None if message.get("method") == "initialize" else self.session_id
+        # A message that opens a session does not carry the last one's id (its answer sets the new one;
+        # until then other requests still carry the last, and find it forgotten).
+        session = None if about.new_session else self.session_id
         logins = 0
-        for _ in range(2 + MAX_STEP_UPS):
-            outcome = self._post(message, session, deadline, headers or {})
-            if outcome is SessionExpired:
-                raise SessionExpired(f"{_what(message)} to {self.shown_url} failed: the server does not know the "
-                                     "session", session)
-            if not isinstance(outcome, _Refused):
-                return
-            if not self.oauth or (outcome.status == 401 and logins):
-                raise TransportError(outcome.error)
-            began = time.monotonic()
-            if outcome.status == 401:
-                logins += 1
-                try:
-                    self.oauth.unauthorized(outcome.sent, outcome.challenge)
-                except LoginNeeded as e:
-                    raise LoginNeeded(f"{outcome.error} ({e})") from None
-            elif not self.oauth.forbidden(outcome.challenge):
-                raise TransportError(outcome.error)
-            deadline += time.monotonic() - began  # the time the login took is not the request's
-        raise TransportError(outcome.error)
+        try:
+            for _ in range(2 + MAX_STEP_UPS):
+                outcome = self._post(message, session, deadline, about)
+                if outcome is SessionExpired:
+                    raise SessionExpired(f"{_what(message)} to {self.shown_url} failed: the server does not "
+                                         "know the session", session)
+                if not isinstance(outcome, _Refused):
+                    return
+                if not self.oauth or (outcome.status == 401 and logins):
+                    raise TransportError(outcome.error)
+                began = time.monotonic()
+                if outcome.status == 401:
+                    logins += 1
+                    try:
+                        self.oauth.unauthorized(outcome.sent, outcome.challenge)
+                    except LoginNeeded as e:
+                        raise LoginNeeded(f"{outcome.error} ({e})", self.name) from None
+                elif not self.oauth.forbidden(outcome.challenge):
+                    raise TransportError(outcome.error)
+                deadline += time.monotonic() - began  # the time the login took is not the request's
+            raise TransportError(outcome.error)
+        except AuthError as e:  # a login that could not be done is this request's failure
+            raise TransportError(str(e)) from None
+
+    def listen(self, about: About) -> None:
+        """The session's GET stream of what the server sends unasked (a 405: the server has none)."""
+        self.stream.open(about)
 
     def stop(self) -> None:
-        """Close the GET stream, then end the session with DELETE (a 405 means the server does not allow that; fine)."""
-        self._end_listening(threading.Event())
+        """End the stream, then the session with DELETE (a 405 means the server does not allow that; fine)."""
+        self.stream.end()
         self._pool.close()
         session, self.session_id = self.session_id, None
         if not session:
             return
-        connection = self._connection(DELETE_TIMEOUT_S)
+        connection = self.connection(DELETE_TIMEOUT_S)
         try:
             with Cutoff(connection, time.monotonic() + DELETE_TIMEOUT_S):
-                connection.request("DELETE", self._path(), headers={**self.headers, "Mcp-Session-Id": session})
+                connection.request("DELETE", self.path(), headers={**self.headers, "Mcp-Session-Id": session})
                 read_limited(connection.getresponse(), ERROR_BODY_BYTES, "the answer to DELETE")
         except (OSError, http.client.HTTPException, ValueError):
             pass  # the server is gone, slow or odd; the session expires on its own
         finally:
             connection.close()
 
-    # --- helpers, in the order a message travels ----------------------------------------------
+    # --- what the stream (stream.py) asks of its transport ----------------------------------------
 
-    def _post(self, message: dict, session: str | None, deadline: float, headers: dict[str, str],
-              fresh: bool = False) -> "int | type[SessionExpired] | _Refused":
-        """One POST; returns the status after the answer was read and delivered, SessionExpired, or
-        the 401 or 403 that refused it.
-        A kept-alive connection the server closed before the request went out whole is given up, and
-        the request sent once more on a new one (`fresh`); never one the server may have read."""
-        try:
-            body = encode(message)
-        except ValueError as e:  # NaN, Infinity, or a lone surrogate: refused rather than sent
-            raise TransportError(f"{_what(message)} not sent: {e}") from None
-        connection, reused = self._take(deadline, fresh)
-        guard, kept = Cutoff(connection, deadline), False
-        try:
-            with guard:
-                sent = self._headers(session, headers)
-                try:
-                    connection.request("POST", self._path(), body, sent)
-                except OSError:
-                    if reused and not guard.expired:
-                        raise _Closed from None
-                    raise
-                response = connection.getresponse()
-                if response.status >= 400:
-                    body = read_limited(response, ERROR_BODY_BYTES, "an error")
-                    error = self._error_reply(message, response.status, body)
-                    if error and (error["error"]["code"] == METHOD_NOT_FOUND or not session):
-                        # The reply: an unknown method, or (no session to have forgotten) any JSON-RPC error.
-                        self.inbox.deliver(error)
-                        return response.status
-                    if session and (response.status == 404 or (response.status == 400 and b"session" in body.lower())):
-                        return SessionExpired  # the server forgot it (the specification says 404; some say 400)
-                    if response.status in (401, 403):  # a login is wanted, or more scopes: see send()
-                        return _Refused(response.status, response.getheader("WWW-Authenticate"), sent,
-                                        self._http_error(message, response, body))
-                    raise TransportError(self._http_error(message, response, body))
-                self._read_answer(message, response, deadline, headers)
-            kept = self._pool.keep(connection, response)
-            return response.status
-        except _Closed:
-            return self._post(message, session, deadline, headers, fresh=True)
-        except (OSError, http.client.HTTPException, ValueError, TransportError) as e:
-            if guard.expired or isinstance(e, TimeoutError):  # the deadline cut the answer short
-                if "id" in message and "method" in message:
-                    raise TimeoutError from None  # a request: the client reports it and cancels, as on stdio
-                raise TransportError(f"no answer to {_what(message)} in time") from None
-            if isinstance(e, TransportError):
-                raise
-            raise TransportError(f"{_what(message)} to {self.shown_url} failed: {reason_of(e)}{self._hint(0)}") \
-                from None
-        finally:
-            if not kept:
-                connection.close()
-
-    def _take(self, deadline: float, fresh: bool) -> tuple[http.client.HTTPConnection, bool]:
-        """(a connection, whether it was kept alive): an idle one the server has not closed, else a new one."""
-        timeout = max(0.001, deadline - time.monotonic())
-        connection = None if fresh else self._pool.take(timeout)
-        return (connection, True) if connection else (self._connection(timeout), False)
-
-    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+    def connection(self, timeout: float) -> http.client.HTTPConnection:
         """A new connection; its timeout bounds the connect, the caller's Cutoff all the rest."""
         kind = http.client.HTTPSConnection if self.url.scheme == "https" else http.client.HTTPConnection
         return kind(self.url.hostname, self.url.port, timeout=timeout)
 
-    def _path(self) -> str:
+    def path(self) -> str:
         return (self.url.path or "/") + (f"?{self.url.query}" if self.url.query else "")
 
-    def _headers(self, session: str | None, extra: dict[str, str]) -> dict:
-        """The entry's headers, the client's for this message (MCP-Protocol-Version and the like), the session's."""
+    @staticmethod
+    def body(message: dict) -> bytes:
+        try:
+            return encode(message)
+        except ValueError as e:  # NaN, Infinity, or a lone surrogate: refused rather than sent
+            raise TransportError(f"{_what(message)} not sent: {e}") from None
+
+    def request_headers(self, session: str | None, about: About) -> dict[str, str]:
+        """The entry's headers, those of MCP for what the client says of the message, the session's, the login's."""
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                   **self.headers, **extra}
+                   **self.headers, **_about_headers(about)}
         if session:
             headers["Mcp-Session-Id"] = session
         if self.oauth:
             headers.update(self.oauth.header())
         return headers
 
-    @staticmethod
-    def _error_reply(message: dict, status: int, body: bytes) -> dict | None:
-        """A 400 or 404 whose body is a JSON-RPC error, as the reply to this request; else None."""
-        data = loads_or_none(body.decode("utf-8", "replace")) if status in (400, 404) else None
-        error = data.get("error") if isinstance(data, dict) else None
-        if "id" not in message or not isinstance(error, dict) or type(error.get("code")) is not int:
-            return None
-        return {"jsonrpc": "2.0", "id": message["id"], "error": error}
+    def stream_headers(self, last_event: str | None, about: About) -> dict[str, str]:
+        """A GET for the session's stream (from `last_event`, to resume one): no body, SSE only."""
+        headers = {k: v for k, v in self.request_headers(self.session_id, about).items() if k != "Content-Type"}
+        headers["Accept"] = "text/event-stream"
+        if last_event:
+            headers["Last-Event-ID"] = last_event
+        return headers
 
-    def _read_answer(self, message: dict, response: http.client.HTTPResponse, deadline: float,
-                     extra: dict[str, str]) -> None:
-        if message.get("method") == "initialize":  # a server without sessions gives none
-            self.session_id = response.getheader("Mcp-Session-Id") or None
-        if "id" not in message or "method" not in message:
-            read_limited(response, ERROR_BODY_BYTES, "an answer to a notification")  # 202, no body
-            return
-        if not response.headers.get("Content-Type", "").startswith("text/event-stream"):
-            answers = self._json_messages(read_limited(response, MAX_MESSAGE_BYTES, "the answer"))
-            if self._delivered(message, answers):
-                return
-        else:
-            stream = {"id": None, "retry_ms": None}  # where a dropped stream resumes, and when
-            if self._delivered(message, self._sse_messages(response, stream)):
-                return
-            for _ in range(MAX_RESUMES):  # it ended before our reply: come back for the rest, as the server said
-                if stream["id"] is None or not self._resumed(message, stream, deadline, extra):
-                    break
-                if stream.get("done"):
-                    return
-        raise TransportError(f"{message['method']} to {self.shown_url} failed: "
-                             "the server ended its answer without a reply")
-
-    def _delivered(self, message: dict, answers) -> bool:
-        """Hand each message to the inbox; True once our reply was among them (the rest is not ours to wait for)."""
-        for answer in answers:
-            self.inbox.deliver(answer)
-            if "method" not in answer and answer.get("id") == message["id"]:
-                return True
-        return False
-
-    def _http_error(self, message: dict, response: http.client.HTTPResponse, body: bytes) -> str:
+    def http_error(self, message: dict, response: http.client.HTTPResponse, body: bytes) -> str:
         """One line: HTTP status and the JSON-RPC error's message (or an HTML page's title), and a hint."""
         title = HTML_TITLE.search(body)
         if title or body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html")):
@@ -270,20 +199,10 @@ class HttpTransport(Listening, Transport):
             detail = f"{response.reason} ({shorten(page, 120)})"
         else:
             detail = error_detail(body, response.reason)
-        return f"{_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}{self._hint(response.status)}"
+        return (f"{_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}"
+                f"{self._hint(response.status)}")
 
-    def _hint(self, status: int) -> str:
-        """What to check, for the statuses a config can cause."""
-        if status == 401:
-            return " (check the entry's headers)" if not self.oauth else ""
-        if status == 403:
-            return (" (the server refuses this client or host; some allow only \"localhost\", not \"127.0.0.1\","
-                    " or the reverse; check the url, then the headers)")
-        if self.url.path.rstrip("/").endswith("/sse"):
-            return " (a url ending in /sse looks like the old HTTP+SSE transport; use the server's Streamable HTTP endpoint, often /mcp)"
-        return ""
-
-    def _json_messages(self, body: bytes) -> list[dict]:
+    def json_messages(self, body: bytes) -> list[dict]:
         """A JSON body: one message, or a batch of them; anything else is reported, not dropped."""
         try:
             data = loads_or_none(body.decode())  # JSON over HTTP is UTF-8
@@ -294,13 +213,143 @@ class HttpTransport(Listening, Transport):
             return []
         return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
 
-    def _sse_messages(self, response: http.client.HTTPResponse, stream: dict | None = None):
-        """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the limit.
-        `stream` keeps the last event id and the retry time the server gave."""
-        keep = stream if stream is not None else {}
-        for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: self._keep_id(event_id, keep),
-                               lambda ms: keep.__setitem__("retry_ms", min(ms, MAX_RETRY_MS))):
-            yield from self._json_messages(data.encode())
+    def sse_messages(self, response: http.client.HTTPResponse, stream: dict):
+        """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the
+        limit. `stream` keeps the last event id and the retry time the server gave."""
+        for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: keep_id(event_id, stream),
+                               lambda ms: stream.__setitem__("retry_ms", min(ms, MAX_RETRY_MS))):
+            yield from self.json_messages(data.encode())
+
+    def delivered(self, message: dict, answers) -> bool:
+        """Hand each message to the inbox; True once our reply was among them (the rest is not ours to wait for)."""
+        for answer in answers:
+            self.inbox.deliver(answer)
+            if "method" not in answer and answer.get("id") == message["id"]:
+                return True
+        return False
+
+    # --- one POST, in the order a message travels -----------------------------------------------
+
+    def _post(self, message: dict, session: str | None, deadline: float, about: About,
+              fresh: bool = False) -> "int | type[SessionExpired] | _Refused":
+        """One POST; returns the status after the answer was read and delivered, SessionExpired, or
+        the 401 or 403 that refused it.
+        A kept-alive connection the server closed before the request went out whole is given up, and
+        the request sent once more on a new one (`fresh`); never one the server may have read."""
+        body = self.body(message)
+        connection, reused = self._take(deadline, fresh)
+        guard, kept = Cutoff(connection, deadline), False
+        try:
+            with guard:
+                sent = self.request_headers(session, about)
+                try:
+                    connection.request("POST", self.path(), body, sent)
+                except OSError:
+                    if reused and not guard.expired:
+                        raise _Closed from None
+                    raise
+                response = connection.getresponse()
+                if response.status >= 400:
+                    return self._refused(message, session, response, sent)
+                self._read_answer(message, response, deadline, about)
+            kept = self._pool.keep(connection, response)
+            return response.status
+        except _Closed:
+            return self._post(message, session, deadline, about, fresh=True)
+        except (OSError, http.client.HTTPException, ValueError, TransportError) as e:
+            if guard.expired or isinstance(e, TimeoutError):  # the deadline cut the answer short
+                raise Deadline(f"no answer to {_what(message)} in time") from None
+            if isinstance(e, TransportError):
+                raise
+            raise TransportError(f"{_what(message)} to {self.shown_url} failed: {reason_of(e)}{self._hint(0)}") \
+                from None
+        finally:
+            if not kept:
+                connection.close()
+
+    def _refused(self, message: dict, session: str | None, response, sent: dict) -> "int | type[SessionExpired] | _Refused":
+        """An answer of 400 and above: a JSON-RPC error reply, a session forgotten, a login wanted, or an error."""
+        body = read_limited(response, ERROR_BODY_BYTES, "an error")
+        error = _error_reply(message, response.status, body)
+        if error and (error["error"]["code"] == METHOD_NOT_FOUND or not session):
+            # The reply: an unknown method, or (no session to have forgotten) any JSON-RPC error.
+            self.inbox.deliver(error)
+            return response.status
+        if session and (response.status == 404 or (response.status == 400 and b"session" in body.lower())):
+            return SessionExpired  # the server forgot it (the specification says 404; some say 400)
+        if response.status in (401, 403):  # a login is wanted, or more scopes: see send()
+            return _Refused(response.status, response.getheader("WWW-Authenticate"), sent,
+                            self.http_error(message, response, body))
+        raise TransportError(self.http_error(message, response, body))
+
+    def _take(self, deadline: float, fresh: bool) -> tuple[http.client.HTTPConnection, bool]:
+        """(a connection, whether it was kept alive): an idle one the server has not closed, else a new one."""
+        timeout = max(0.001, deadline - time.monotonic())
+        connection = None if fresh else self._pool.take(timeout)
+        return (connection, True) if connection else (self.connection(timeout), False)
+
+    def _read_answer(self, message: dict, response: http.client.HTTPResponse, deadline: float, about: About) -> None:
+        if about.new_session:  # a server without sessions gives none
+            self.session_id = response.getheader("Mcp-Session-Id") or None
+        if "id" not in message or "method" not in message:
+            read_limited(response, ERROR_BODY_BYTES, "an answer to a notification")  # 202, no body
+            return
+        if not response.headers.get("Content-Type", "").startswith("text/event-stream"):
+            if self.delivered(message, self.json_messages(read_limited(response, MAX_MESSAGE_BYTES, "the answer"))):
+                return
+        else:
+            stream = {"id": None, "retry_ms": None}  # where a dropped stream resumes, and when
+            if self.delivered(message, self.sse_messages(response, stream)):
+                return
+            for _ in range(MAX_RESUMES):  # it ended before our reply: come back for the rest, as the server said
+                if stream["id"] is None or not self.stream.resume(message, stream, deadline, about):
+                    break
+                if stream.get("done"):
+                    return
+        raise TransportError(f"{message['method']} to {self.shown_url} failed: "
+                             "the server ended its answer without a reply")
+
+    def _hint(self, status: int) -> str:
+        """What to check, for the statuses a config can cause."""
+        if status == 401:
+            return " (check the entry's headers)" if not self.oauth else ""
+        if status == 403:
+            return (" (the server refuses this client or host; some allow only \"localhost\", not \"127.0.0.1\","
+                    " or the reverse; check the url, then the headers)")
+        if self.url.path.rstrip("/").endswith("/sse"):
+            return (" (a url ending in /sse looks like the old HTTP+SSE transport; use the server's Streamable "
+                    "HTTP endpoint, often /mcp)")
+        return ""
+
+
+def _about_headers(about: About) -> dict[str, str]:
+    """MCP's headers for what the client says of a message: the version; when routed, the method, its
+    target and the arguments a tool asks to see (Mcp-Param-<name>)."""
+    if not about.revision:
+        return {}
+    headers = {"MCP-Protocol-Version": about.revision}
+    if about.routed:
+        headers["Mcp-Method"] = about.method or ""
+        if about.name is not None:
+            headers["Mcp-Name"] = header_value(about.name)
+        headers.update({f"Mcp-Param-{name}": header_value(value) for name, value in about.params.items()})
+    return headers
+
+
+def header_value(text: str) -> str:
+    """A header value as 2026-07-28 writes it: plain printable ASCII as it is, anything else =?base64?...?=."""
+    plain = all(" " <= c <= "~" for c in text) and text == text.strip() \
+        and not (text.startswith("=?base64?") and text.endswith("?="))
+    return text if plain else f"=?base64?{base64.b64encode(text.encode()).decode()}?="
+
+
+def _error_reply(message: dict, status: int, body: bytes) -> dict | None:
+    """A 400 or 404 whose body is a JSON-RPC error, as the reply to this request; else None."""
+    data = loads_or_none(body.decode("utf-8", "replace")) if status in (400, 404) else None
+    error = data.get("error") if isinstance(data, dict) else None
+    if "id" not in message or not isinstance(error, dict) or type(error.get("code")) is not int:
+        return None
+    return {"jsonrpc": "2.0", "id": message["id"], "error": error}
 
 
 class _Refused:

@@ -23,7 +23,8 @@ except ImportError:  # Windows
     fcntl = termios = None
 
 from beyond.waits import SIGNAL_CHECK_S
-from beyond.wire.base import MAX_MESSAGE_BYTES, Inbox, Transport, TransportError, encode, expand
+from beyond.dirs import UnsetVariable, expand
+from beyond.wire.base import MAX_MESSAGE_BYTES, About, Inbox, Transport, TransportError, encode
 
 # Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
 PIPE_BUFFER_BYTES = 65536
@@ -77,14 +78,17 @@ class StdioTransport(Transport):
 
     def start(self) -> None:
         """Spawn the server and start the reader threads; TransportError if it cannot be started."""
-        command = server_command(self.config)
+        try:
+            command, env = server_command(self.config), server_env(self.config)
+        except UnsetVariable as e:
+            raise TransportError(str(e)) from None
         with self._proc_lock:
             if self._stopping:
                 raise TransportError("server stopped")
             try:
                 self.proc = subprocess.Popen(
                     command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    bufsize=PIPE_BUFFER_BYTES, env=server_env(self.config), cwd=self.config.cwd, **server_apart())
+                    bufsize=PIPE_BUFFER_BYTES, env=env, cwd=self.config.cwd, **server_apart())
             except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command or env
                 raise TransportError(_not_started(e, command[0], self.config.cwd)) from None
         os.set_blocking(self.proc.stdin.fileno(), False)  # writes wait in select(), up to a deadline
@@ -95,9 +99,9 @@ class StdioTransport(Transport):
         threading.Thread(target=self._read_stdout, name=f"mcp-{self.name}-stdout", daemon=True).start()
         threading.Thread(target=self._watch_exit, name=f"mcp-{self.name}-exit", daemon=True).start()
 
-    def send(self, message: dict, deadline: float, headers: dict[str, str] | None = None) -> None:
-        """Write one message by `deadline`; TransportError if the server does not take it. A pipe has
-        no headers."""
+    def send(self, message: dict, deadline: float, about: About) -> None:
+        """Write one message by `deadline` (Transport.send; a pipe has no headers, so `about` says nothing
+        here); TransportError if the server does not take it."""
         what = message.get("method", "reply")
         try:
             data = encode(message, "\n")

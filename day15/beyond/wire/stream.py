@@ -1,21 +1,20 @@
 """Beyond the tutorial: what a remote server sends unasked, read from a stream that stays open.
 
-The Listening part of beyond_http.HttpTransport. In revisions up to 2025-11-25 the stream is the
-session's GET stream, opened after the handshake; in 2026-07-28 it is the answer to the client's
-subscriptions/listen request. One thread reads it and hands each message to the client, exactly
-as a line from a stdio server; a stream that drops is opened again once, paced so that a server
-that drops it forever costs almost nothing. A POST's answer stream that ends before its reply is
-come back for the same way (_resumed: GET with Last-Event-ID, after the server's retry time). It
-uses the transport's lock, headers, connection, error text and parsing, and sets the transport's
-_listening and _stream.
+A Stream is held by the HTTP transport (http.py): one per transport, opened and ended through it. In
+revisions up to 2025-11-25 the stream is the session's GET stream, opened after the handshake; in
+2026-07-28 it is the answer to a request whose answer stays open (subscriptions/listen). One
+thread reads it and hands each message to the inbox, exactly as a line from a stdio server; a
+stream that drops is opened again once, paced so that a server that drops it forever costs almost
+nothing. A POST's answer stream that ends before its reply is come back for the same way
+(resume: GET with Last-Event-ID, after the server's retry time). It asks its transport for
+connections, headers, the path, parsed messages and error texts, through the transport's public methods.
 """
 import http.client
-import json
 import threading
 import time
 
 from beyond.waits import SIGNAL_CHECK_S
-from beyond.wire.base import MAX_MESSAGE_BYTES, TransportError
+from beyond.wire.base import MAX_MESSAGE_BYTES, About, TransportError
 from net import ERROR_BODY_BYTES, HEADER_BREAK, Cutoff, read_limited, reason_of
 import sse
 
@@ -36,40 +35,47 @@ DEFAULT_RETRY_MS = 1000
 MAX_RETRY_MS = 10_000
 
 
-class Listening:
-    """Mixed into beyond_http.HttpTransport: the thread that reads the server's stream."""
+class Stream:
+    """The stream of one transport (`transport`: an HttpTransport) that stays open."""
 
-    def listen(self, request: dict | None = None, headers: dict[str, str] | None = None) -> None:
-        """A thread reading what the server sends unasked: the session's GET stream, or in 2026-07-28
-        the answer to `request` (subscriptions/listen); the client's `headers` go with it. A previous
-        stream is closed."""
+    def __init__(self, transport) -> None:
+        self.transport = transport
+        # _lock guards _listening and _cutoff, and is never held across I/O. _listening is set to end
+        # the current stream's thread (stop(), or a new session); _cutoff is that stream's, whose
+        # cut() ends a read in progress.
+        self._lock = threading.Lock()
+        self._listening = threading.Event()
+        self._cutoff: Cutoff | None = None
+
+    def open(self, about: About, request: dict | None = None) -> None:
+        """A thread reading what the server sends unasked: the session's GET stream, or the answer to
+        `request` (about.stays_open); a previous stream is ended. Waits (a little) until it is open."""
         stopped, ready = threading.Event(), threading.Event()
-        self._end_listening(stopped)
-        threading.Thread(target=self._listener, args=(stopped, ready, request, headers or {}),
-                         name=f"mcp-{self.name}-listen", daemon=True).start()
-        ready.wait(min(STREAM_OPEN_WAIT_S, self.config.timeout))  # a change right after start-up is then heard
+        self.end(stopped)
+        threading.Thread(target=self._listener, args=(stopped, ready, request, about),
+                         name=f"mcp-{self.transport.name}-listen", daemon=True).start()
+        ready.wait(min(STREAM_OPEN_WAIT_S, self.transport.config.timeout))  # a change right after start-up is heard
 
-    def _end_listening(self, successor: threading.Event) -> None:
-        """End the current stream's thread (cutting its read) and let `successor` be the current one."""
+    def end(self, successor: threading.Event | None = None) -> None:
+        """End the current stream's thread (cutting its read); `successor` is the next one's, if any."""
         with self._lock:
             self._listening.set()
-            self._listening, stream, self._stream = successor, self._stream, None
-        if stream:
-            stream.cut()
+            self._listening, cutoff, self._cutoff = successor or threading.Event(), self._cutoff, None
+        if cutoff:
+            cutoff.cut()
 
-    def _listener(self, stopped: threading.Event, ready: threading.Event, request: dict | None,
-                  extra: dict[str, str]) -> None:
+    def _listener(self, stopped: threading.Event, ready: threading.Event, request: dict | None, about: About) -> None:
         """Open the stream (`ready` once it is open or will not be) and read it; after a drop, open it
         again once (see REOPEN_INTERVAL_S)."""
         last: dict = {"id": None}  # the last event id the server gave, to resume from
         pause = REOPEN_INTERVAL_S
         while True:
             try:
-                brought = self._read_stream(stopped, last, request, extra, ready)
+                brought = self._read(stopped, last, request, about, ready)
             except (OSError, http.client.HTTPException, ValueError, TransportError) as e:
                 if not stopped.is_set():
-                    self.inbox.log(f"no stream of server messages until the next {'start' if request else 'session'}: "
-                             f"{reason_of(e)}")
+                    self.transport.inbox.log(f"no stream of server messages until the next "
+                                             f"{'start' if request else 'session'}: {reason_of(e)}")
                 return
             finally:
                 ready.set()
@@ -79,80 +85,77 @@ class Listening:
             if stopped.wait(pause):
                 return
 
-    def _read_stream(self, stopped: threading.Event, last: dict, request: dict | None,
-                     extra: dict[str, str], ready: threading.Event) -> int | None:
-        """Open one stream, a GET or the POST of `request` (errors raised), and route its messages as on
-        stdio until it ends (a drop is no error): the number of messages it brought; None if there is
-        no stream to read."""
+    def _read(self, stopped: threading.Event, last: dict, request: dict | None, about: About,
+              ready: threading.Event) -> int | None:
+        """Open one stream, a GET or the POST of `request` (errors raised), and hand on its messages
+        until it ends (a drop is no error): how many were news; None if there is no stream to read."""
+        transport = self.transport
         if request:
-            headers, payload = self._headers(None, extra), json.dumps(request).encode()
+            headers, payload = transport.request_headers(None, about), transport.body(request)
         else:
-            headers = {k: v for k, v in self._headers(self.session_id, extra).items() if k != "Content-Type"}  # no body
-            headers.update({"Accept": "text/event-stream", **({"Last-Event-ID": last["id"]} if last["id"] else {})})
+            headers = transport.stream_headers(last["id"], about)
             payload = None
-        connection = self._connection(self.config.timeout)
-        guard = Cutoff(connection, time.monotonic() + self.config.timeout)  # up to the answer's headers
+        connection = transport.connection(transport.config.timeout)
+        cutoff = Cutoff(connection, time.monotonic() + transport.config.timeout)  # up to the answer's headers
         with self._lock:
             if stopped.is_set():
                 return None
-            self._stream = guard
+            self._cutoff = cutoff
         brought, opened = 0, False
         try:
-            with guard:
-                connection.request("POST" if request else "GET", self._path(), payload, headers)
+            with cutoff:
+                connection.request("POST" if request else "GET", transport.path(), payload, headers)
                 response = connection.getresponse()
             if response.status == 405 and not request:
                 return None
             if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
                 body = read_limited(response, ERROR_BODY_BYTES, "an error") if response.status >= 400 else b""
-                raise TransportError(self._http_error(request or {"method": "GET"}, response, body))
+                raise TransportError(transport.http_error(request or {"method": "GET"}, response, body))
             opened = True
             ready.set()
-            guard.sock.settimeout(None)  # a stream may be quiet for hours; stop() or a new session cuts it
-            for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: self._keep_id(event_id, last)):
-                for message in self._json_messages(data.encode()):
-                    self.inbox.deliver(message)
+            cutoff.sock.settimeout(None)  # a stream may be quiet for hours; stop() or a new session cuts it
+            for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: keep_id(event_id, last)):
+                for message in transport.json_messages(data.encode()):
+                    brought += bool(transport.inbox.deliver(message))
                     if request and "method" not in message and message.get("id") == request["id"]:
-                        return None  # the server ended the subscription: it is not reopened
-                    # What counts is news; the acknowledgement of a subscription opened again is not.
-                    brought += message.get("method") != "notifications/subscriptions/acknowledged"
+                        return None  # the server ended what was asked (the subscription): not reopened
         except (OSError, http.client.HTTPException, ValueError) as e:
             if stopped.is_set():
                 return None  # cut on purpose
             if not opened:
                 raise
-            self.inbox.log(f"the stream of server messages dropped: {reason_of(e)}")
+            transport.inbox.log(f"the stream of server messages dropped: {reason_of(e)}")
         finally:
             connection.close()
         return None if stopped.is_set() else brought
 
-    def _resumed(self, message: dict, stream: dict, deadline: float, extra: dict[str, str]) -> bool:
-        """After the stream's retry time, GET the rest of it from its last event id; False if that cannot be."""
+    def resume(self, message: dict, stream: dict, deadline: float, about: About) -> bool:
+        """After the stream's retry time, GET the rest of a POST's answer from its last event id
+        (stream["id"]); stream["done"] once the reply came. False if that cannot be."""
+        transport = self.transport
         pause = (stream["retry_ms"] if stream["retry_ms"] is not None else DEFAULT_RETRY_MS) / 1000
         if time.monotonic() + pause >= deadline:
             return False
         waited = threading.Event()
         while not waited.wait(min(SIGNAL_CHECK_S, max(0.0, pause))) and pause > SIGNAL_CHECK_S:
             pause -= SIGNAL_CHECK_S  # in short steps: a Ctrl-C or SIGTERM on another thread is still seen
-        headers = {k: v for k, v in self._headers(self.session_id, extra).items() if k != "Content-Type"}
-        headers.update({"Accept": "text/event-stream", "Last-Event-ID": stream["id"]})
-        connection = self._connection(max(0.001, deadline - time.monotonic()))
+        connection = transport.connection(max(0.001, deadline - time.monotonic()))
         try:
             with Cutoff(connection, deadline):
-                connection.request("GET", self._path(), headers=headers)
+                connection.request("GET", transport.path(), headers=transport.stream_headers(stream["id"], about))
                 response = connection.getresponse()
                 if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
                     read_limited(response, ERROR_BODY_BYTES, "an error")
                     return False
-                stream["done"] = self._delivered(message, self._sse_messages(response, stream))
+                stream["done"] = transport.delivered(message, transport.sse_messages(response, stream))
         except (OSError, http.client.HTTPException, ValueError):
             return False
         finally:
             connection.close()
         return True
 
-    @staticmethod
-    def _keep_id(event_id: str, stream: dict) -> None:
-        """Keep an event id to resume from (stream["id"]), unless it is too long or would forge a header."""
-        if len(event_id) <= MAX_EVENT_ID_CHARS and not HEADER_BREAK.search(event_id):
-            stream["id"] = event_id
+
+def keep_id(event_id: str, stream: dict) -> None:
+    """Keep an event id to resume from (stream["id"]), unless it is too long or would forge a header."""
+    if len(event_id) <= MAX_EVENT_ID_CHARS and not HEADER_BREAK.search(event_id):
+        stream["id"] = event_id

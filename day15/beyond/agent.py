@@ -1,0 +1,197 @@
+"""Beyond the tutorial: the agent, the one object index.py builds; it holds the parts and hands each what it needs.
+
+index.py keeps the tutorial's section 4.5 (connect at start-up, the status line, /mcp, /exit, the
+REPL loop) and asks an Agent for the rest: the command line (repl/options.py), the folder and its
+trust (folder/), the console, and the servers: the twin's (mcp.py) with --tutorial, else the full
+client's (servers/), with the handlers of what servers ask (asks/), the approvals and audit log of
+the folder, kept results and tool search. The lesson modules' hooks it uses, each once: permissions'
+set_confirm and set_remember, tools' set_audit and set_long_results, chat's set_tool_choice.
+"""
+import contextlib
+import os
+import sys
+
+import chat
+import mcp
+import permissions
+import tools
+from beyond.asks.handlers import Handlers
+from beyond.auth.login import Screen
+from beyond.console import Console, shown
+from beyond.folder.approvals import Approvals
+from beyond.folder.audit import AuditLog
+from beyond.folder.project import find_project, private_copy
+from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, load_dotenv, servers_to_start, user_config_path
+from beyond.repl import commands, resources, unattended
+from beyond.repl.exits import Orphans, stop_on_signals
+from beyond.repl.options import USAGE, VERSION, UsageError, parse
+from beyond.servers.results import Results
+from beyond.servers.servers import Servers
+from beyond.servers.toolsearch import ToolSearch
+
+BANNER = {
+    False: "client: full (day15/beyond/): hardened, remote servers, the extensions in the README",
+    True: "client: the tutorial's (mcp.py), as section 4.4 builds it: not hardened, and every server "
+          "gets your whole environment (API keys included)",
+}
+
+
+class Agent:
+    """One run of the agent, from its command line. `done` is the exit status when the command line
+    was all there was to do (--help, --version, a usage error)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.done: int | None = None
+        try:
+            self.options = parse(argv)
+        except UsageError as e:
+            print(f"{e}\n{USAGE}", file=sys.stderr)
+            self.done = 2
+            return
+        if self.options.help or self.options.version:
+            print(USAGE if self.options.help else VERSION)
+            self.done = 0
+            return
+        self.tutorial, self.prompt = self.options.tutorial, self.options.prompt
+        self.out = sys.stdout  # where the answer of -p goes; everything else goes to stderr then
+        self._quiet = contextlib.redirect_stdout(sys.stderr) if self.prompt is not None else contextlib.nullcontext()
+        self._quiet.__enter__()
+        for stream in (self.out, sys.stderr):  # what a server or model sent that cannot be encoded: replaced
+            stream.reconfigure(errors="replace")
+        stop_on_signals()  # SIGTERM and SIGHUP leave through index.main's finally
+        self.console = Console()  # every line read from the user, one question at a time
+        if self.prompt is None:
+            self.console.take_signals()
+        self.orphans, self.results, self.search = Orphans(), Results(), ToolSearch()
+        self.root: str | None = None
+        self.project: Project | None = None
+        self.trusted = False
+        self.audit: AuditLog | None = None
+        self.servers = TwinServers(None)  # until prepare() knows which
+
+    def prepare(self) -> bool:
+        """The folder (found upward), its trust, its .env and policies, the built-in tools, and the full
+        agent's parts; False when start-up must stop (a policy file that cannot be used)."""
+        self.root = find_project()
+        project = self.project = Project.read(".")
+        ask = (lambda question: self.console.confirm(question, always=False)) \
+            if self.console.terminal and self.prompt is None else None
+        self.trusted = decide(project, self.options.trust, ask)
+        if self.trusted:
+            load_dotenv(settings=project.dotenv())
+        try:
+            policies = project.policies()
+        except permissions.PolicyError as e:
+            print(f"error: {shown(str(e), one_line=True)}", file=sys.stderr)
+            return False
+        if permissions.POLICY_PATH in project.problems:  # a folder, unreadable: one line, and start-up goes on
+            print(f"warning: {shown(project.problems[permissions.POLICY_PATH], one_line=True)}", file=sys.stderr)
+        untrusted_allows = [] if self.trusted else project.allows()
+        permissions.load_policies(policies={**policies, **dict.fromkeys(untrusted_allows, "ask")})
+        tools.register_builtin_tools()
+        if self.tutorial:
+            self.servers = TwinServers(project if self.trusted else None)
+        else:
+            self._full(self.root or os.getcwd())
+        return True
+
+    def _full(self, folder: str) -> None:
+        """The full agent's parts for this folder, and the lesson hooks they take."""
+        self.orphans.adopt()  # a server's descendant that leaves its process group is still ours to stop
+        approvals = Approvals(folder)
+        permissions.set_remember(approvals.remember)
+        for tool in tools.all_tools():  # the built-ins: an `a` allows them; nothing of theirs to pin
+            approvals.review(tool.name, None)
+        audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool))
+        tools.set_audit(audit.record)
+        asks = Handlers(self.console, model=sampling_model, record=audit.asked, root=folder,
+                        interactive=False if self.prompt is not None else None)
+        self.servers = Servers(asks=asks, screen=Screen(browser=self.options.browser, console=self.console),
+                               approvals=approvals, activity=self.console.activity.tool)
+        tools.set_long_results(self.results.keep)  # a long result is kept whole, read back by pages
+        self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of)
+        self.search.register()  # many MCP tools: a few offered, the others searched
+        chat.set_tool_choice(self.search.choose)
+        if self.prompt is None:
+            permissions.set_confirm(self.console.confirm)  # below what the model wrote, one question at a time
+        else:
+            permissions.set_confirm(lambda question: False, declined=unattended.REFUSED)  # nobody to ask
+
+    def intro(self) -> list[str]:
+        """Which client runs, and where: the lines after the title."""
+        mine = not self.tutorial and os.path.exists(user_config_path())  # the user's own servers
+        where = (f"project: {shown(self.root, one_line=True)}" if self.root else
+                 f"no .geekagent/ in {shown(os.getcwd(), one_line=True)} or its parents"
+                 + ("" if mine else ": built-in tools only"))
+        return [BANNER[self.tutorial], where]
+
+    def connect_mcp_servers(self, line) -> None:
+        """Start the servers: the twin's from the mcp.json bytes the user trusted (a file it cannot read
+        raises, as index.ts stops); the full client's with the user's own servers too, saying at once
+        how many start, then line(status) for each as it is ready (and which file it came from)."""
+        if self.tutorial:
+            return self.servers.connect_mcp_servers()
+        configs, origins = servers_to_start(self.project if self.trusted else None)  # says what it cannot use
+        mixed = any(origin != MCP_CONFIG_PATH for origin in origins.values())
+        self.servers.connect_mcp_servers(
+            configs=configs, echo=self.options.verbose,
+            on_start=lambda count: print(f"starting {count} server{'' if count == 1 else 's'}..."),
+            on_ready=lambda status: print("  " + line(status) + (
+                f"  ({shown(origins[status.server], one_line=True)})" if mixed else "")))
+
+    def commands(self) -> dict:
+        """The REPL's commands beyond the tutorial's /help, /mcp and /exit (repl/commands.py, resources.py)."""
+        return commands.for_client(self.tutorial)
+
+    def account(self, session, arg: str) -> None:
+        """/mcp login or logout <server>."""
+        commands.mcp_account(session, arg)
+
+    def attach(self, session, text: str) -> str:
+        """@server:uri in what the user typed, attached (the tutorial's client has no resources)."""
+        return text if self.tutorial else resources.attach_mentions(session, text)
+
+    def mentions(self, session) -> list[str]:
+        return [] if self.tutorial else resources.mentions(session)
+
+    def run_unattended(self, session) -> int:
+        """-p: the one conversation, its answer (or JSON) on the real stdout; the exit status."""
+        return unattended.run(session, self.prompt, self.options.as_json, self.out)
+
+    def stop(self) -> None:
+        """Every server stopped, and what escaped a server's process group (full agent, Linux)."""
+        if self.done is not None:
+            return
+        try:
+            self.servers.stop_mcp_servers()
+            self.orphans.stop()
+        finally:
+            self._quiet.__exit__(None, None, None)
+
+
+class TwinServers:
+    """The tutorial's client (mcp.py) as the agent's servers: it reads a file, so it gets a private
+    copy of the bytes the user trusted (project None: untrusted, so no server starts)."""
+
+    def __init__(self, project: Project | None) -> None:
+        self.project = project
+
+    def connect_mcp_servers(self) -> None:
+        if self.project is None:
+            return
+        if MCP_CONFIG_PATH in self.project.problems:
+            raise mcp.McpError(self.project.problems[MCP_CONFIG_PATH])
+        with private_copy(self.project.files[MCP_CONFIG_PATH]) as path:
+            mcp.connect_mcp_servers(path)
+
+    def mcp_statuses(self) -> list[mcp.McpStatus]:
+        return mcp.mcp_statuses()
+
+    def stop_mcp_servers(self) -> None:
+        mcp.stop_mcp_servers()
+
+
+def sampling_model(history: list[dict], max_tokens: int) -> tuple[str, str]:
+    """The configured model, without tools, for a server's sampling request: (its text, its name)."""
+    reply = chat.complete(history, offer_tools=False, max_tokens=max_tokens)
+    return chat.text_of(reply.get("content")), chat.model()
