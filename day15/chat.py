@@ -13,6 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 import sse
+from sse import closed, stored, text_of
 from net import (ERROR_BODY_CHARS, RETRY_STATUSES, Cutoff, Retryable, TooBig, connection_for, error_detail,
                  read_limited, retry_after, retrying, transport_error)
 from tools import openai_tools, run_tool
@@ -25,13 +26,6 @@ DEFAULT_MODEL = "gpt-4o-mini"
 HTTP_TIMEOUT_S = 300.0
 # Beyond the tutorial: a reply bigger than this is refused, not held in memory (real replies are KBs).
 MAX_REPLY_BYTES = 64 << 20
-# The API refuses more tools than this in one request; the rest are left out, with a warning.
-MAX_TOOLS = 128
-# Beyond the tutorial: the tool specs of one request take at most this many bytes (about 50,000
-# tokens), so a server with huge descriptions or schemas cannot fill the model's context.
-MAX_TOOL_SPECS_BYTES = 200_000
-# A warning names at most this many of the tools it leaves out.
-NAMES_SHOWN = 20
 # A model that keeps calling tools is stopped after this many rounds, so a loop cannot run forever.
 MAX_ROUNDS = 30
 STOPPED = "stopped after {rounds} rounds of tool calls without an answer"
@@ -77,26 +71,6 @@ def model() -> str:
     return os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL
 
 
-# Beyond the tutorial: the REPL stays usable (/call) before a model is configured.
-def missing_key_hint(repl: bool = True) -> str | None:
-    """A one-line hint when a request to the default endpoint could only fail for lack of a key (in
-    the REPL, with what works without one)."""
-    if os.environ.get("OPENAI_API_KEY") or base_url() != DEFAULT_BASE_URL:
-        return None
-    return ("No OPENAI_API_KEY set: put it in .env or the environment, or point OPENAI_BASE_URL at a "
-            "local server (e.g. http://localhost:11434/v1)." + (" /call works without a model." if repl else ""))
-
-
-# Beyond the tutorial: a key sent over plain http to another machine can be read on the way.
-def plain_http_hint() -> str | None:
-    """A one-line warning when the endpoint is plain http and not this machine."""
-    import urllib.parse
-    parts = urllib.parse.urlsplit(base_url())
-    if parts.scheme != "http" or parts.hostname in ("localhost", "127.0.0.1", "::1"):
-        return None
-    return f"warning: {base_url()} is plain http to another machine: the key and the conversation travel unencrypted."
-
-
 def new_history() -> list[dict]:
     return [{"role": "system", "content": SYSTEM_PROMPT}]
 
@@ -111,7 +85,7 @@ def complete(messages: list[dict], on_text: Callable[[str], None] = lambda text:
     global streaming
     url = f"{base_url()}/chat/completions"
     body = {"model": model(), "messages": messages}
-    specs = _offered(_choose(openai_tools(), messages)) if offer_tools else []  # Beyond the tutorial: none for sampling
+    specs = _choose(openai_tools(), messages) if offer_tools else []  # Beyond the tutorial: none for sampling
     if specs:
         body["tools"] = specs
     if max_tokens is not None:  # Beyond the tutorial: a server's sampling request names its limit
@@ -144,36 +118,14 @@ def _retrying(url: str, data: bytes, headers: dict, on_text, on_usage, on_retry,
         raise ChatError(str(e) + (f" (it asks to wait {e.wait:g} s)" if e.wait else "")) from None
 
 
-# Beyond the tutorial: which of the tools a request offers, given the conversation (the full agent's
-# tool search, beyond_toolsearch.py, offers a few when there are many); all of them by default.
+# Beyond the tutorial: which of the tools a request offers, given the conversation: the agent's
+# (beyond/servers/toolsearch.py) never more than the API takes, and with many a few and a search.
 _choose: Callable[[list[dict], list[dict]], list[dict]] = lambda specs, messages: specs
 
 
 def set_tool_choice(choose: Callable[[list[dict], list[dict]], list[dict]]) -> None:
     global _choose
     _choose = choose
-
-
-# Beyond the tutorial: never more tools than the API takes, nor more bytes of them than the budget;
-# in registration order, so the request's prefix stays the same; say once which ones were left out.
-_left_out_warned: list[str] = []
-
-
-def _offered(specs: list[dict]) -> list[dict]:
-    offered, left_out, size = [], [], 0
-    for spec in specs:
-        spec_size = len(json.dumps(spec))
-        if len(offered) < MAX_TOOLS and size + spec_size <= MAX_TOOL_SPECS_BYTES:
-            offered.append(spec)
-            size += spec_size
-        else:
-            left_out.append(spec["function"]["name"])
-    if left_out and left_out != _left_out_warned:
-        _left_out_warned[:] = left_out
-        more = f" and {len(left_out) - NAMES_SHOWN:,} more" if len(left_out) > NAMES_SHOWN else ""
-        print(f"warning: a request offers at most {MAX_TOOLS} tools and {MAX_TOOL_SPECS_BYTES:,} bytes of them; "
-              f"left out: {', '.join(left_out[:NAMES_SHOWN])}{more}", file=sys.stderr)
-    return offered
 
 
 def _request(url: str, data: bytes, headers: dict, on_text, on_usage, deadline: float) -> dict:
@@ -293,61 +245,24 @@ def run_turn(history: list[dict], user_text: str,
     try:
         for _ in range(MAX_ROUNDS):
             with waiting():
-                message = _normalised(complete(history, on_text, on_usage, on_retry=on_retry), len(history))
+                message = stored(complete(history, on_text, on_usage, on_retry=on_retry), len(history))
             history.append(message)
             if not message.get("tool_calls"):
                 return message["content"] or ""
             history.extend(_run_calls(message["tool_calls"], on_tool))
-        return _close_turn(history, STOPPED.format(rounds=MAX_ROUNDS))
+        return closed(history, STOPPED.format(rounds=MAX_ROUNDS))
     except ChatError as e:
-        _close_turn(history, f"the request failed: {e}")
+        closed(history, f"the request failed: {e}")
         raise
     except KeyboardInterrupt as e:
         partial = getattr(e, "partial", None)
         if partial and partial.get("content"):  # what streamed in before Ctrl-C stays in the conversation
-            history.append(_normalised(partial, len(history)))
-        _close_turn(history, "cancelled by the user")
+            history.append(stored(partial, len(history)))
+        closed(history, "cancelled by the user")
         raise
     except BaseException as e:  # Beyond the tutorial: whatever ends a turn, the history stays valid
-        _close_turn(history, f"the turn failed: {type(e).__name__}")
+        closed(history, f"the turn failed: {type(e).__name__}")
         raise
-
-
-# Beyond the tutorial: what the model sent is stored as the API wants it back, whatever it sent.
-def _normalised(message: dict, turn: int) -> dict:
-    """The assistant message as it is stored and replayed: its text (None only beside calls), and
-    tool calls whose arguments are a JSON string and whose ids are present and unique."""
-    content = text_of(message.get("content"))
-    stored = {"role": "assistant", "content": content or None}
-    calls = message.get("tool_calls")
-    calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
-    seen: set[str] = set()
-    for i, call in enumerate(calls):
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
-        arguments = function.get("arguments")
-        if not isinstance(arguments, str):
-            arguments = json.dumps(arguments if arguments is not None else {})
-        call_id = call.get("id")
-        if not isinstance(call_id, str) or not call_id or call_id in seen:
-            call_id = f"call_{turn}_{i}"
-        seen.add(call_id)
-        calls[i] = {"id": call_id, "type": "function",
-                    "function": {"name": str(function.get("name", "")), "arguments": arguments}}
-    if calls:
-        stored["tool_calls"] = calls
-    else:
-        stored["content"] = content  # text, never null, when there is no call
-    return stored
-
-
-# Beyond the tutorial: some endpoints send content as a list of parts.
-def text_of(content: object) -> str:
-    """A message's text: a string as it is; a list of parts (as some endpoints send) joined; else none."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""
 
 
 def _run_calls(calls: list[dict], on_tool: Callable[[str, str], None]) -> list[dict]:
@@ -379,17 +294,3 @@ def _run_call(call: dict, on_tool: Callable[[str, str], None]) -> str:
     result = run_tool(name, call["function"]["arguments"] or "{}")
     on_tool(name, result)
     return result
-
-
-# Beyond the tutorial: a failed turn is closed, not dropped, so the next request is still valid.
-def _close_turn(history: list[dict], reason: str) -> str:
-    """Answer every unanswered tool call of the last assistant message, then end the turn with a note."""
-    last = next((i for i in range(len(history) - 1, -1, -1) if history[i]["role"] == "assistant"), None)
-    if last is not None:
-        answered = {m.get("tool_call_id") for m in history[last + 1:] if m["role"] == "tool"}
-        for call in history[last].get("tool_calls", []):
-            if call.get("id") not in answered:
-                history.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": f"({reason})"})
-    if history[-1]["role"] != "assistant" or history[-1].get("tool_calls"):
-        history.append({"role": "assistant", "content": f"({reason})"})
-    return f"({reason})"

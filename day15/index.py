@@ -16,7 +16,7 @@ if sys.version_info < (3, 10):  # Beyond the tutorial: one clear line instead of
 import chat
 import tools
 from beyond.agent import Agent
-from beyond.console import shown, style
+from beyond.terminal import shown, style
 from beyond.repl.commands import completer
 
 # The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
@@ -142,9 +142,8 @@ def print_banner(agent: Agent, interactive: bool = True) -> None:
             print("  " + status_lines(status, with_tools=False)[0])
     print(f"MCP  {mcp_line(servers)}" + ("  (their tools are named mcp_<server>_<tool>; /mcp lists them)"
                                          if servers.mcp_statuses() else ""))
-    for hint in (chat.missing_key_hint() if interactive else None, chat.plain_http_hint()):  # -p says it as its error
-        if hint:
-            print(style(hint, "33"))
+    for hint in agent.hints(interactive):  # Beyond the tutorial: no key (-p says it as its error), plain http
+        print(style(hint, "33"))
     if interactive:
         print("Type a message, or /help for commands.")
 
@@ -189,7 +188,7 @@ def handle_line(session: Session, line: str) -> None:
 
 def chat_turn(session: Session, text: str, typed: bool = True) -> None:
     """One turn; `typed` is False for text a server wrote (a prompt), whose @server:uri is never read."""
-    hint = chat.missing_key_hint()
+    hint = session.agent.missing_key()  # Beyond the tutorial: the REPL stays usable without a model
     if hint:
         print(hint)
         return

@@ -32,12 +32,30 @@ RETRY_AFTER_CAP_S = 60.0
 
 def connection_for(url: str, timeout: float):
     """(an http.client connection to url's host whose timeout bounds the connect, the path); ValueError if unusable."""
-    import http.client  # on first use: http.client (with ssl and email) costs more start-up time than the REPL
     import urllib.parse
     parts = urllib.parse.urlsplit(url)
     parts.port  # raises ValueError for a port that is no number or out of range
+    return connection_to(parts, timeout), (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def connection_to(parts, timeout: float):
+    """A new http.client connection to the host of a split URL (https or http); its timeout bounds the connect."""
+    import http.client  # on first use: http.client (with ssl and email) costs more start-up time than the REPL
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    return kind(parts.hostname, parts.port, timeout=timeout), (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return kind(parts.hostname, parts.port, timeout=timeout)
+
+
+def is_this_machine(host: str | None) -> bool:
+    """Whether a host name or address is this machine's own: localhost, or a loopback address."""
+    if not host:
+        return False
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    import ipaddress
+    try:
+        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
 
 
 class Cutoff:
@@ -206,14 +224,23 @@ def reason_of(e: Exception) -> str:
     return getattr(e, "strerror", None) or str(e) or type(e).__name__
 
 
+def html_title(body: bytes) -> str | None:
+    """The title of an HTML page, on one line (empty for a page without one); None when the body is no
+    HTML page. A proxy's or a web server's page says in its title what happened."""
+    text = body.decode("utf-8", "replace")
+    if not HTML_PAGE.match(text):
+        return None
+    import html
+    title = re.search(r"<title[^>]*>(.{0,2000}?)</title", text, re.IGNORECASE | re.DOTALL)
+    return " ".join(html.unescape(title.group(1)).split())[:ERROR_BODY_CHARS] if title else ""
+
+
 def error_detail(body: bytes, fallback: str) -> str:
     """What an HTTP error body says: its JSON error message, an HTML page's title, else its start, else `fallback`."""
-    text = body.decode("utf-8", "replace")
-    if HTML_PAGE.match(text):  # a proxy's or a web server's page: its title says what happened
-        import html
-        title = re.search(r"<title[^>]*>(.{0,2000}?)</title", text, re.IGNORECASE | re.DOTALL)
-        title = " ".join(html.unescape(title.group(1)).split())[:ERROR_BODY_CHARS] if title else ""
+    title = html_title(body)
+    if title is not None:
         return f"an HTML page ({title!r})" if title else "an HTML page without a title"
+    text = body.decode("utf-8", "replace")
     try:
         detail = json.loads(text)["error"]
         detail = detail.get("message", detail) if isinstance(detail, dict) else detail

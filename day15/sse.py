@@ -1,9 +1,11 @@
-"""Server-Sent Events read as they arrive, and a streamed Chat Completion assembled from its chunks.
+"""Server-Sent Events read as they arrive, a streamed Chat Completion assembled from its chunks, and the
+history kept as the API wants it back (every reply stored normalised, a failed turn closed).
 
 A model streams its reply as events (chat.py, as chat.ts does); a remote MCP server may answer a
 request with a stream of them (beyond_http.py). events() is the one reader for both, with a size
 limit per event; StreamedReply turns a model's chunks into one assistant message.
 """
+import json
 import re
 from collections.abc import Callable, Iterator
 
@@ -128,3 +130,54 @@ class StreamedReply:
                  for c in self.calls] if with_calls else []
         return {"role": "assistant", "content": "".join(self.text) or None,
                 **({"tool_calls": calls} if calls else {})}
+
+
+# Beyond the tutorial: what the model sent is stored as the API wants it back, whatever it sent.
+def stored(message: dict, turn: int) -> dict:
+    """The assistant message as it is stored and replayed: its text (None only beside calls), and
+    tool calls whose arguments are a JSON string and whose ids are present and unique."""
+    content = text_of(message.get("content"))
+    stored = {"role": "assistant", "content": content or None}
+    calls = message.get("tool_calls")
+    calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+    seen: set[str] = set()
+    for i, call in enumerate(calls):
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments if arguments is not None else {})
+        call_id = call.get("id")
+        if not isinstance(call_id, str) or not call_id or call_id in seen:
+            call_id = f"call_{turn}_{i}"
+        seen.add(call_id)
+        calls[i] = {"id": call_id, "type": "function",
+                    "function": {"name": str(function.get("name", "")), "arguments": arguments}}
+    if calls:
+        stored["tool_calls"] = calls
+    else:
+        stored["content"] = content  # text, never null, when there is no call
+    return stored
+
+
+# Beyond the tutorial: some endpoints send content as a list of parts.
+def text_of(content: object) -> str:
+    """A message's text: a string as it is; a list of parts (as some endpoints send) joined; else none."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+# Beyond the tutorial: a failed turn is closed, not dropped, so the next request is still valid.
+def closed(history: list[dict], reason: str) -> str:
+    """Answer every unanswered tool call of the last assistant message, then end the turn with a note."""
+    last = next((i for i in range(len(history) - 1, -1, -1) if history[i]["role"] == "assistant"), None)
+    if last is not None:
+        answered = {m.get("tool_call_id") for m in history[last + 1:] if m["role"] == "tool"}
+        for call in history[last].get("tool_calls", []):
+            if call.get("id") not in answered:
+                history.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": f"({reason})"})
+    if history[-1]["role"] != "assistant" or history[-1].get("tool_calls"):
+        history.append({"role": "assistant", "content": f"({reason})"})
+    return f"({reason})"

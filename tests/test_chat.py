@@ -7,6 +7,7 @@ import pytest
 
 import beyond.folder.trust as beyond_trust
 import chat
+from beyond.repl.model import missing_key_hint
 import net
 import permissions
 import tools
@@ -203,6 +204,6 @@ def test_missing_key_hint_only_for_default_endpoint(monkeypatch):
     """No key and the default URL: a hint; a local base URL needs no key."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    assert "OPENAI_API_KEY" in chat.missing_key_hint()
+    assert "OPENAI_API_KEY" in missing_key_hint()
     monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
-    assert chat.missing_key_hint() is None
+    assert missing_key_hint() is None

@@ -12,6 +12,7 @@ import pytest
 
 import beyond_mcp
 from beyond.servers import registry
+from beyond.servers.toolsearch import MAX_TOOL_SPECS_BYTES, NAMES_SHOWN, Offered
 import chat
 import permissions
 import tools
@@ -207,7 +208,7 @@ def test_at_most_128_tools_are_offered(capfd):
     for i in range(130):
         tools.register_tool(tools.Tool(f"t{i:03d}", "", {"type": "object"}, lambda args: ""))
         permissions.set_policy(f"t{i:03d}", "ask")
-    assert len(chat._offered(tools.openai_tools())) == 128
+    assert len(Offered()(tools.openai_tools())) == 128
     assert "left out: t128, t129" in capfd.readouterr().err
 
 
@@ -217,9 +218,9 @@ def test_tool_specs_are_bounded_in_bytes(capfd):
     for i in range(100):
         tools.register_tool(tools.Tool(f"t{i:03d}", "x" * 5000, {"type": "object"}, lambda args: ""))
         permissions.set_policy(f"t{i:03d}", "ask")
-    offered = chat._offered(tools.openai_tools())
-    assert 0 < len(json.dumps(offered)) <= chat.MAX_TOOL_SPECS_BYTES and offered[0]["function"]["name"] == "t000"
-    assert f"and {100 - len(offered) - chat.NAMES_SHOWN:,} more" in capfd.readouterr().err
+    offered = Offered()(tools.openai_tools())
+    assert 0 < len(json.dumps(offered)) <= MAX_TOOL_SPECS_BYTES and offered[0]["function"]["name"] == "t000"
+    assert f"and {100 - len(offered) - NAMES_SHOWN:,} more" in capfd.readouterr().err
 
 
 def test_tools_a_model_endpoint_would_refuse_are_left_out(tmp_path):

@@ -5,6 +5,7 @@ import json
 import pytest
 
 import beyond.client.revisions as beyond_modern
+from beyond.client.schema import mirrored
 from mcp import McpError
 from conftest import agent_env, fake, run_agent, wait_until, workdir
 from fakes.http_server import FakeHttpMcp
@@ -186,7 +187,7 @@ def test_arguments_a_tool_wants_in_headers(started, capfd):
 ])
 def test_header_annotations_that_cannot_be_followed(schema, problem):
     with pytest.raises(ValueError, match=problem):
-        beyond_modern.mirrored(schema)
+        mirrored(schema)
 
 
 def test_modern_list_changes_are_heard_through_a_subscription(started):

@@ -46,7 +46,7 @@ def test_150_tools_offer_a_few_and_a_search_loads_the_one_needed(tmp_path, endpo
     assert chat.run_turn(history, "weather?") == "it rains"
     first, second, third = (offered(r) for r in fake_model.requests[:3])
     assert first == ["mcp_a_tool007", "mcp_b_tool001", beyond_toolsearch.NAME]
-    assert len(json.dumps(fake_model.requests[0]["tools"])) <= chat.MAX_TOOL_SPECS_BYTES
+    assert len(json.dumps(fake_model.requests[0]["tools"])) <= beyond_toolsearch.MAX_TOOL_SPECS_BYTES
     assert second[:3] == first and second[3] == "mcp_b_forecast_weather"
     spec = next(s for s in fake_model.requests[1]["tools"] if s["function"]["name"] == "mcp_b_forecast_weather")
     assert spec["function"]["parameters"] == {"type": "object", "properties": {"text": {"type": "string"}}}

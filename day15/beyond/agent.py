@@ -17,17 +17,19 @@ import permissions
 import tools
 from beyond.asks.handlers import Handlers
 from beyond.auth.login import Screen
-from beyond.console import Console, shown
+from beyond.console import Console
+from beyond.terminal import shown
 from beyond.folder.approvals import Approvals
 from beyond.folder.audit import AuditLog
 from beyond.folder.project import find_project, private_copy
 from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, load_dotenv, servers_to_start, user_config_path
 from beyond.repl import commands, resources, unattended
 from beyond.repl.exits import Orphans, stop_on_signals
+from beyond.repl.model import missing_key_hint, plain_http_hint, sampling_model
 from beyond.repl.options import USAGE, VERSION, UsageError, parse
 from beyond.servers.results import Results
 from beyond.servers.servers import Servers
-from beyond.servers.toolsearch import ToolSearch
+from beyond.servers.toolsearch import Offered, ToolSearch
 
 BANNER = {
     False: "client: full (day15/beyond/): hardened, remote servers, the extensions in the README",
@@ -91,6 +93,8 @@ class Agent:
         tools.register_builtin_tools()
         if self.tutorial:
             self.servers = TwinServers(project if self.trusted else None)
+            offered = Offered()  # never more tools than the API takes
+            chat.set_tool_choice(lambda specs, messages: offered(specs))
         else:
             self._full(self.root or os.getcwd())
         return True
@@ -154,6 +158,13 @@ class Agent:
     def mentions(self, session) -> list[str]:
         return [] if self.tutorial else resources.mentions(session)
 
+    def hints(self, interactive: bool) -> list[str]:
+        """What the banner warns of: no key (the REPL's hint; -p says it as its error), plain http."""
+        return [hint for hint in (missing_key_hint() if interactive else None, plain_http_hint()) if hint]
+
+    def missing_key(self) -> str | None:
+        return missing_key_hint()
+
     def run_unattended(self, session) -> int:
         """-p: the one conversation, its answer (or JSON) on the real stdout; the exit status."""
         return unattended.run(session, self.prompt, self.options.as_json, self.out)
@@ -189,9 +200,3 @@ class TwinServers:
 
     def stop_mcp_servers(self) -> None:
         mcp.stop_mcp_servers()
-
-
-def sampling_model(history: list[dict], max_tokens: int) -> tuple[str, str]:
-    """The configured model, without tools, for a server's sampling request: (its text, its name)."""
-    reply = chat.complete(history, offer_tools=False, max_tokens=max_tokens)
-    return chat.text_of(reply.get("content")), chat.model()

@@ -91,6 +91,11 @@ def _leaves(value: object, path: str, depth: int = 0):
         yield path or "(value)", value
 
 
+def fit(text: str, width: int) -> str:
+    """At most `width` characters, ending in "..." when cut (a line on a terminal of that width)."""
+    return text if len(text) <= width else text[:max(width - 3, 0)] + "..."
+
+
 def squeeze(text: str, limit: int) -> str:
     """At most about `limit` characters: the head and the tail, and the length between them."""
     if len(text) <= limit:

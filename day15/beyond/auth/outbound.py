@@ -17,6 +17,9 @@ import re
 import socket
 import urllib.parse
 
+from beyond.text import clean, shorten
+from net import is_this_machine
+
 # How near an address is, from this machine outward; a login may fetch nothing nearer than its server.
 LOOPBACK, PRIVATE, PUBLIC = 0, 1, 2
 NEVER = -1
@@ -81,7 +84,7 @@ class Outbound:
         """A page for the browser (the authorization endpoint): returned when it may be opened, else Refused."""
         parts = self._parts(url, field)
         host = parts.hostname or ""
-        local = _is_local_name(host)
+        local = is_this_machine(host)
         if parts.scheme != "https" and not (parts.scheme == "http" and (
                 local or (self.allow_insecure and host.lower() == self.server_host))):
             raise Refused(f"{field} {_shown(url)} is not an https URL; no login page is opened")
@@ -106,7 +109,7 @@ class Outbound:
 
     def _insecure_ok(self, host: str) -> bool:
         """Plain http: to this machine for a server on it, or to the server's own host when its entry allows it."""
-        return (_is_local_name(host) and self.server_kind() == LOOPBACK) or \
+        return (is_this_machine(host) and self.server_kind() == LOOPBACK) or \
             (self.allow_insecure and host.lower() == self.server_host)
 
     @staticmethod
@@ -135,13 +138,6 @@ def _pinned(host: str, port: int, address: str, timeout: float, tls: bool):
             self.sock = context.wrap_socket(sock, server_hostname=self.host) if tls else sock
     context = ssl.create_default_context() if tls else None
     return Pinned(host, port, timeout=timeout, **({"context": context} if tls else {}))
-
-
-def _is_local_name(host: str | None) -> bool:
-    try:
-        return host is not None and (host.lower() == "localhost" or kind_of(host.strip("[]")) == LOOPBACK)
-    except ValueError:
-        return False
 
 
 def page_host(url: str) -> str | None:
@@ -187,5 +183,4 @@ def _plain_ipv4(host: str) -> bool:
 
 def _shown(value: object) -> str:
     """A URL in an error: made visible and bounded (it is the server's word)."""
-    text = "".join(c if c.isprintable() and c != "\\" else repr(c)[1:-1] for c in str(value))
-    return repr(text if len(text) <= 200 else text[:200] + "...")
+    return repr(shorten(clean(str(value), one_line=True), 200))

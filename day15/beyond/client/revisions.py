@@ -13,10 +13,10 @@ request, the HTTP headers MCP asks for). It asks the client for requests and a n
 sets the client's capabilities.
 """
 import json
-import re
 import threading
 
 from beyond.client.asked import AskRefused
+from beyond.client.schema import mirrored, param_values
 from beyond.text import shorten
 from beyond.wire.base import About
 from mcp import McpError
@@ -43,9 +43,6 @@ INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")
 PROBE_TIMEOUT_S = 5.0
 # HTTP: the request parameter each method's Mcp-Name header repeats.
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-# HTTP: a tool may ask for arguments to be repeated as Mcp-Param-<name> headers ("x-mcp-header" on a
-# string, integer or boolean property); the name must be an HTTP token.
-HEADER_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 class Revisions:
@@ -257,55 +254,3 @@ class Revisions:
         if kind != "complete":
             raise McpError(f"{method}: the server answered with an unknown resultType {shorten(json.dumps(kind), 80)}",
                            self.name)
-
-
-def mirrored(schema: object) -> list[tuple[tuple[str, ...], str]]:
-    """(property path, header name) of every x-mcp-header in a tool's inputSchema; ValueError says
-    why the tool cannot be used (a clash, a name that is no header, a property that is not a plain
-    value or not reached through "properties" alone)."""
-    found: list[tuple[tuple[str, ...], str]] = []
-
-    def walk(node: object, path: tuple[str, ...] | None) -> None:  # path None: not reached through properties
-        if isinstance(node, list):
-            for item in node:
-                walk(item, None)
-        if not isinstance(node, dict):
-            return
-        if "x-mcp-header" in node:
-            name = node["x-mcp-header"]
-            if not path:
-                raise ValueError("x-mcp-header on something other than a property reached through \"properties\"")
-            if not isinstance(name, str) or not HEADER_TOKEN.fullmatch(name):
-                raise ValueError(f"x-mcp-header {shorten(json.dumps(name), 40)} is not a header name")
-            if node.get("type") not in ("string", "integer", "boolean"):
-                raise ValueError(f"x-mcp-header {name} is on a property that is not a string, integer or boolean")
-            found.append((path, name))
-        for key, value in node.items():
-            if key == "properties" and isinstance(value, dict) and path is not None:
-                for prop, sub in value.items():
-                    walk(sub, path + (prop,))
-            elif key != "x-mcp-header":
-                walk(value, None)
-
-    try:
-        walk(schema, ())
-    except RecursionError:
-        raise ValueError("inputSchema nested too deep to read") from None
-    names = [name.lower() for _, name in found]
-    if len(set(names)) != len(names):
-        raise ValueError("two properties share one x-mcp-header name")
-    return found
-
-
-def param_values(schema: object, arguments: object) -> dict[str, str]:
-    """The arguments a tool asks to see as Mcp-Param-<name> headers: name -> value as text, each present one."""
-    values = {}
-    for path, name in mirrored(schema):
-        value = arguments
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        if isinstance(value, bool):
-            values[name] = "true" if value else "false"
-        elif isinstance(value, (int, str)):
-            values[name] = str(value)
-    return values

@@ -1,4 +1,5 @@
-"""Beyond the tutorial: a small JSON Schema check for a tool's structuredContent against its outputSchema.
+"""Beyond the tutorial: a tool's schemas: its structuredContent checked against its outputSchema, and
+the arguments its inputSchema asks to see in headers (x-mcp-header).
 
 The specification says clients should validate structured results. This checks what tools use:
 type (one or a list; integer is a number without a fraction, never a boolean), enum, const,
@@ -7,6 +8,12 @@ itself ("#/$defs/x", "#/definitions/x", "#"). Other keywords are ignored, nothin
 a schema that would take more than MAX_STEPS checks (or nest deeper than MAX_DEPTH) stops being
 checked there: a server's schema cannot make the client work without end.
 """
+import json
+import re
+
+from beyond.text import fit, shorten
+
+# A schema is checked at most this many steps and this deep; past that what was checked stands.
 MAX_STEPS = 100_000
 MAX_DEPTH = 64
 
@@ -132,6 +139,63 @@ def _kind(value: object) -> str:
 
 
 def _short(value: object) -> str:
-    import json
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return fit(json.dumps(value, ensure_ascii=False), 60)
+
+
+# --- x-mcp-header: a tool asks for arguments to be repeated in headers (2026-07-28, over HTTP) ----
+
+# HTTP: a tool may ask for arguments to be repeated as Mcp-Param-<name> headers ("x-mcp-header" on a
+# string, integer or boolean property); the name must be an HTTP token.
+HEADER_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def mirrored(schema: object) -> list[tuple[tuple[str, ...], str]]:
+    """(property path, header name) of every x-mcp-header in a tool's inputSchema; ValueError says
+    why the tool cannot be used (a clash, a name that is no header, a property that is not a plain
+    value or not reached through "properties" alone)."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(node: object, path: tuple[str, ...] | None) -> None:  # path None: not reached through properties
+        if isinstance(node, list):
+            for item in node:
+                walk(item, None)
+        if not isinstance(node, dict):
+            return
+        if "x-mcp-header" in node:
+            name = node["x-mcp-header"]
+            if not path:
+                raise ValueError("x-mcp-header on something other than a property reached through \"properties\"")
+            if not isinstance(name, str) or not HEADER_TOKEN.fullmatch(name):
+                raise ValueError(f"x-mcp-header {shorten(json.dumps(name), 40)} is not a header name")
+            if node.get("type") not in ("string", "integer", "boolean"):
+                raise ValueError(f"x-mcp-header {name} is on a property that is not a string, integer or boolean")
+            found.append((path, name))
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict) and path is not None:
+                for prop, sub in value.items():
+                    walk(sub, path + (prop,))
+            elif key != "x-mcp-header":
+                walk(value, None)
+
+    try:
+        walk(schema, ())
+    except RecursionError:
+        raise ValueError("inputSchema nested too deep to read") from None
+    names = [name.lower() for _, name in found]
+    if len(set(names)) != len(names):
+        raise ValueError("two properties share one x-mcp-header name")
+    return found
+
+
+def param_values(schema: object, arguments: object) -> dict[str, str]:
+    """The arguments a tool asks to see as Mcp-Param-<name> headers: name -> value as text, each present one."""
+    values = {}
+    for path, name in mirrored(schema):
+        value = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, bool):
+            values[name] = "true" if value else "false"
+        elif isinstance(value, (int, str)):
+            values[name] = str(value)
+    return values

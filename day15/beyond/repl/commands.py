@@ -11,7 +11,7 @@ from beyond.servers.toolsearch import NAME as TOOL_SEARCH
 import chat
 import permissions
 import tools
-from beyond.console import shown
+from beyond.terminal import shown
 
 
 def mcp_account(session, arg: str) -> None:

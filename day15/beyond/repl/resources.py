@@ -7,7 +7,7 @@ model reads through mcp_<server>_read_resource (beyond_mcp.py), which asks like 
 """
 import re
 
-from beyond.console import shown
+from beyond.terminal import shown
 from mcp import McpError
 from tools import MAX_RESULT_CHARS, cut
 

@@ -15,7 +15,8 @@ import sys
 import chat
 import permissions
 import tools
-from beyond.console import shown
+from beyond.terminal import shown
+from beyond.repl.model import missing_key_hint
 from beyond.repl.resources import attach_mentions
 
 # A tool line on stderr shows this much of the result, as the REPL's does.
@@ -27,7 +28,7 @@ REFUSED = ("not run: {name} needs the user's approval and this run has nobody to
 
 def run(session, prompt: str, as_json: bool, out) -> int:
     """One conversation to its end; the answer (or the JSON object) on `out`; the exit status."""
-    hint = chat.missing_key_hint(repl=False)
+    hint = missing_key_hint(repl=False)
     if hint:
         print(f"error: {hint}", file=sys.stderr)
         return 1

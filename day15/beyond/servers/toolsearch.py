@@ -1,20 +1,21 @@
 """Beyond the tutorial: with many MCP tools the model gets a few, and searches for the others.
 
 Five real servers already give a model 40 tool specs in every request, and an API takes 128 at most.
-Past MAX_MCP_TOOLS MCP tools (or chat.MAX_TOOL_SPECS_BYTES of specs), a request offers the agent's
+Past MAX_MCP_TOOLS MCP tools (or MAX_TOOL_SPECS_BYTES of specs), a request offers the agent's
 own tools, the MCP tools that are always loaded (allowed by GeekAgent.json or by an `a`, or named in
 their entry's "alwaysLoad": [...] or all of them with "alwaysLoad": true), then tool_search, then
 what the searches of this conversation loaded, in the order they loaded it: the request's prefix
 stays the same from turn to turn. What a search loaded is read from the conversation itself (the
-first line of each tool_search result), so /reset forgets it. chat.py asks choose() for the specs.
+first line of each tool_search result), so /reset forgets it. chat.py asks ToolSearch.choose() for
+the specs; a search gives each matching server's best tool before any server's second.
 """
 import json
 import re
+import sys
 from collections.abc import Callable
 
 import permissions
 from beyond.text import shorten
-from chat import MAX_TOOL_SPECS_BYTES
 from tools import Tool, all_tools, get_tool, register_tool
 
 NAME = "tool_search"
@@ -25,6 +26,39 @@ MATCHES = 5
 SHOWN_DESCRIPTION_CHARS = 300
 LOADED = "Loaded for this conversation: "
 
+# The API refuses more tools than this in one request; the rest are left out, with a warning.
+MAX_TOOLS = 128
+# The tool specs of one request take at most this many bytes (about 50,000 tokens), so a server with
+# huge descriptions or schemas cannot fill the model's context.
+MAX_TOOL_SPECS_BYTES = 200_000
+# A warning names at most this many of the tools it leaves out.
+NAMES_SHOWN = 20
+
+
+class Offered:
+    """Never more tools than the API takes, nor more bytes of them than the budget; in registration
+    order, so the request's prefix stays the same; one warning, each time the tools left out change."""
+
+    def __init__(self) -> None:
+        self.warned: list[str] = []  # what was left out when a warning last said so
+
+    def __call__(self, specs: list[dict]) -> list[dict]:
+        offered, left_out, size = [], [], 0
+        for spec in specs:
+            spec_size = len(json.dumps(spec))
+            if len(offered) < MAX_TOOLS and size + spec_size <= MAX_TOOL_SPECS_BYTES:
+                offered.append(spec)
+                size += spec_size
+            else:
+                left_out.append(spec["function"]["name"])
+        if left_out and left_out != self.warned:
+            self.warned = left_out
+            more = f" and {len(left_out) - NAMES_SHOWN:,} more" if len(left_out) > NAMES_SHOWN else ""
+            print(f"warning: a request offers at most {MAX_TOOLS} tools and {MAX_TOOL_SPECS_BYTES:,} bytes of them; "
+                  f"left out: {', '.join(left_out[:NAMES_SHOWN])}{more}", file=sys.stderr)
+        return offered
+
+
 class ToolSearch:
     """tool_search for one agent: always_loaded() names the MCP tools their entries always load
     (Servers.always_loaded), server_of(tool) the server a tool comes from, so one server cannot take
@@ -33,6 +67,7 @@ class ToolSearch:
     def __init__(self, always_loaded: Callable[[], set[str]] = set,
                  server_of: Callable[[str], str] = lambda name: name) -> None:
         self.always_loaded, self.server_of = always_loaded, server_of
+        self.offered = Offered()
 
     def register(self) -> None:
         """Register tool_search (allowed unless GeekAgent.json says otherwise: it only reads the tool list)."""
@@ -46,8 +81,8 @@ class ToolSearch:
 
     def choose(self, specs: list[dict], messages: list[dict]) -> list[dict]:
         """The specs one request offers (chat.py's hook): all of them while they are few, else the
-        loaded ones and tool_search."""
-        return choose(specs, messages, self.always_loaded())
+        loaded ones and tool_search; never more than the API takes."""
+        return self.offered(choose(specs, messages, self.always_loaded()))
 
     def search(self, args: dict) -> str:
         return search(args, self.server_of)

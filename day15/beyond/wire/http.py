@@ -12,7 +12,6 @@ are built here from what the client says of each message (base.About): the versi
 """
 import base64
 import http.client
-import re
 import time
 import urllib.parse
 
@@ -21,22 +20,18 @@ from beyond.auth.login import Screen
 from beyond.auth.provider import MAX_STEP_UPS, OAuth
 from beyond.dirs import UnsetVariable, expand
 from beyond.text import loads_or_none, shorten
-from beyond.wire.base import (MAX_MESSAGE_BYTES, METHOD_NOT_FOUND, About, Deadline, Inbox, SessionExpired, Transport,
+from beyond.wire.base import (METHOD_NOT_FOUND, About, Deadline, Inbox, SessionExpired, Transport,
                               TransportError, encode)
-from beyond.wire.stream import MAX_RESUMES, MAX_RETRY_MS, Stream, keep_id
-from net import ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, error_detail, read_limited, reason_of
+from beyond.wire.stream import Stream
+from net import (ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, connection_to, error_detail, html_title,
+                 is_this_machine, read_limited, reason_of)
 from permissions import URL_PASSWORD
-import sse
 
-# Plain http is allowed only to this machine unless the entry says "allowInsecure": true.
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 # stop() sends DELETE to end the session; a server that does not answer quickly is left alone.
 DELETE_TIMEOUT_S = 2.0
 # A notification or our answer to a server's request (a ping) gets this long: the client passes
 # "now" as its deadline for those (one try, never wait), but over HTTP one try is a whole POST.
 ANSWER_TIMEOUT_S = 2.0
-# The title of an HTML error page, which says more in one line than the page's source.
-HTML_TITLE = re.compile(rb"<title[^>]*>(.{0,300}?)</title>", re.IGNORECASE | re.DOTALL)
 # Connections kept alive for the next POST (each POST takes one for itself, so threads never share
 # one): as many as callers usually run at once; a new connection costs about 350 µs, a reused none.
 MAX_IDLE_CONNECTIONS = 8
@@ -83,7 +78,7 @@ class HttpTransport(Transport):
         if self.url.username is not None:  # user:password@ means Basic authorization; it is never shown
             pair = f"{urllib.parse.unquote(self.url.username)}:{urllib.parse.unquote(self.url.password or '')}"
             self.headers.setdefault("Authorization", "Basic " + base64.b64encode(pair.encode()).decode())
-        if self.url.scheme == "http" and self.url.hostname not in LOCAL_HOSTS and not self.config.allow_insecure:
+        if self.url.scheme == "http" and not is_this_machine(self.url.hostname) and not self.config.allow_insecure:
             raise TransportError(f"plain http to {self.url.hostname} would send everything unencrypted; "
                                  "use https, or add \"allowInsecure\": true to the entry")
         if "authorization" not in {k.lower() for k in self.headers}:
@@ -156,12 +151,11 @@ class HttpTransport(Transport):
         finally:
             connection.close()
 
-    # --- what the stream (stream.py) asks of its transport ----------------------------------------
+    # --- what the stream (stream.py) asks of its transport ---------------------------------------
 
     def connection(self, timeout: float) -> http.client.HTTPConnection:
         """A new connection; its timeout bounds the connect, the caller's Cutoff all the rest."""
-        kind = http.client.HTTPSConnection if self.url.scheme == "https" else http.client.HTTPConnection
-        return kind(self.url.hostname, self.url.port, timeout=timeout)
+        return connection_to(self.url, timeout)
 
     def path(self) -> str:
         return (self.url.path or "/") + (f"?{self.url.query}" if self.url.query else "")
@@ -193,40 +187,13 @@ class HttpTransport(Transport):
 
     def http_error(self, message: dict, response: http.client.HTTPResponse, body: bytes) -> str:
         """One line: HTTP status and the JSON-RPC error's message (or an HTML page's title), and a hint."""
-        title = HTML_TITLE.search(body)
-        if title or body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html")):
-            page = " ".join(title.group(1).decode("utf-8", "replace").split()) if title else "an HTML page"
-            detail = f"{response.reason} ({shorten(page, 120)})"
+        title = html_title(body)
+        if title is not None:
+            detail = f"{response.reason} ({shorten(title or 'an HTML page', 120)})"
         else:
             detail = error_detail(body, response.reason)
         return (f"{_what(message)} to {self.shown_url} failed: HTTP {response.status}: {detail}"
                 f"{self._hint(response.status)}")
-
-    def json_messages(self, body: bytes) -> list[dict]:
-        """A JSON body: one message, or a batch of them; anything else is reported, not dropped."""
-        try:
-            data = loads_or_none(body.decode())  # JSON over HTTP is UTF-8
-        except UnicodeDecodeError:
-            data = None
-        if data is None:
-            self.inbox.log(f"skipped an answer that is no JSON-RPC message: {shorten(body.decode('utf-8', 'replace'))}")
-            return []
-        return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
-
-    def sse_messages(self, response: http.client.HTTPResponse, stream: dict):
-        """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the
-        limit. `stream` keeps the last event id and the retry time the server gave."""
-        for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: keep_id(event_id, stream),
-                               lambda ms: stream.__setitem__("retry_ms", min(ms, MAX_RETRY_MS))):
-            yield from self.json_messages(data.encode())
-
-    def delivered(self, message: dict, answers) -> bool:
-        """Hand each message to the inbox; True once our reply was among them (the rest is not ours to wait for)."""
-        for answer in answers:
-            self.inbox.deliver(answer)
-            if "method" not in answer and answer.get("id") == message["id"]:
-                return True
-        return False
 
     # --- one POST, in the order a message travels -----------------------------------------------
 
@@ -251,7 +218,7 @@ class HttpTransport(Transport):
                 response = connection.getresponse()
                 if response.status >= 400:
                     return self._refused(message, session, response, sent)
-                self._read_answer(message, response, deadline, about)
+                self.stream.answer(message, response, deadline, about)
             kept = self._pool.keep(connection, response)
             return response.status
         except _Closed:
@@ -287,27 +254,6 @@ class HttpTransport(Transport):
         timeout = max(0.001, deadline - time.monotonic())
         connection = None if fresh else self._pool.take(timeout)
         return (connection, True) if connection else (self.connection(timeout), False)
-
-    def _read_answer(self, message: dict, response: http.client.HTTPResponse, deadline: float, about: About) -> None:
-        if about.new_session:  # a server without sessions gives none
-            self.session_id = response.getheader("Mcp-Session-Id") or None
-        if "id" not in message or "method" not in message:
-            read_limited(response, ERROR_BODY_BYTES, "an answer to a notification")  # 202, no body
-            return
-        if not response.headers.get("Content-Type", "").startswith("text/event-stream"):
-            if self.delivered(message, self.json_messages(read_limited(response, MAX_MESSAGE_BYTES, "the answer"))):
-                return
-        else:
-            stream = {"id": None, "retry_ms": None}  # where a dropped stream resumes, and when
-            if self.delivered(message, self.sse_messages(response, stream)):
-                return
-            for _ in range(MAX_RESUMES):  # it ended before our reply: come back for the rest, as the server said
-                if stream["id"] is None or not self.stream.resume(message, stream, deadline, about):
-                    break
-                if stream.get("done"):
-                    return
-        raise TransportError(f"{message['method']} to {self.shown_url} failed: "
-                             "the server ended its answer without a reply")
 
     def _hint(self, status: int) -> str:
         """What to check, for the statuses a config can cause."""

@@ -12,19 +12,13 @@ import re
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 
-try:
-    import fcntl
-    import termios
-except ImportError:  # Windows
-    fcntl = termios = None
-
 from beyond.waits import SIGNAL_CHECK_S
-from beyond.dirs import UnsetVariable, expand
+from beyond.dirs import UnsetVariable
 from beyond.wire.base import MAX_MESSAGE_BYTES, About, Inbox, Transport, TransportError, encode
+from beyond.wire.process import not_started, server_apart, server_command, server_env, signal_group, wait_group
 
 # Pipes are read in steps of one pipe's capacity, so a 10 MB reply takes 160 reads, not 1,200.
 PIPE_BUFFER_BYTES = 65536
@@ -45,13 +39,6 @@ KILL_WAIT_S = 0.5
 # A server that has exited while a child of its holds stdout open has ended all the same: after its
 # exit, what it wrote is read for this long before the session ends.
 EXIT_DRAIN_S = 0.5
-
-# A server inherits only these variables (the official SDKs' list) plus its config `env`, so
-# secrets such as OPENAI_API_KEY never reach third-party code unasked.
-SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
-SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
-                    "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME",
-                    "USERPROFILE", "PROGRAMFILES")
 
 
 class StdioTransport(Transport):
@@ -90,7 +77,7 @@ class StdioTransport(Transport):
                     command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     bufsize=PIPE_BUFFER_BYTES, env=env, cwd=self.config.cwd, **server_apart())
             except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command or env
-                raise TransportError(_not_started(e, command[0], self.config.cwd)) from None
+                raise TransportError(not_started(e, command[0], self.config.cwd)) from None
         os.set_blocking(self.proc.stdin.fileno(), False)  # writes wait in select(), up to a deadline
         # stderr first: the stdout thread joins it to report the server's last words.
         self._stderr_thread = threading.Thread(target=self._drain_stderr, name=f"mcp-{self.name}-stderr",
@@ -229,11 +216,11 @@ class StdioTransport(Transport):
         if proc is None:
             return  # nothing spawned, and start() will not spawn any more
         closed = self._close_stdin(proc)  # the polite way first, unless a writer is stuck on it
-        if not (closed and _wait_group(proc, CLOSE_GRACE_S)):
-            _signal_group(proc, signal.SIGTERM)
-            if not _wait_group(proc, TERM_GRACE_S):
-                _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
-                _wait_group(proc, KILL_WAIT_S)
+        if not (closed and wait_group(proc, CLOSE_GRACE_S)):
+            signal_group(proc, signal.SIGTERM)
+            if not wait_group(proc, TERM_GRACE_S):
+                signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+                wait_group(proc, KILL_WAIT_S)
         self._close_stdin(proc)
 
     def _close_stdin(self, proc: subprocess.Popen) -> bool:
@@ -249,103 +236,7 @@ class StdioTransport(Transport):
         return True
 
 
-def server_command(config) -> list[str]:
-    """command and args with variables expanded."""
-    return [expand(part, "command/args") for part in [config.command, *config.args]]
-
-
-def server_env(config) -> dict[str, str]:
-    """The safe part of the agent's environment plus the config's env (expanded)."""
-    names = SAFE_ENV_WINDOWS if sys.platform == "win32" else SAFE_ENV_POSIX
-    env = {name: os.environ[name] for name in names if name in os.environ}
-    env.update({key: expand(value, f"env.{key}") for key, value in config.env.items()})
-    return env
-
-
-def server_apart() -> dict:
-    """How a server is kept apart from the agent's terminal: a process group of its own (stop() reaches
-    the children of launchers such as npx, and Ctrl-C stays ours) and no controlling terminal (it
-    cannot open /dev/tty to prompt or read keys). A session of its own gives both, but Linux schedules
-    each session as a group of its own (autogroup), which halves a busy server's share of a CPU
-    against the agent's threads; so on Linux the server stays in the agent's session and gives up
-    the terminal before it runs (TIOCNOTTY), when the agent has one."""
-    if not sys.platform.startswith("linux") or sys.version_info < (3, 11):  # process_group is 3.11's
-        return {"start_new_session": True}
-    try:
-        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
-    except OSError:  # no controlling terminal: nothing to give up, and the spawn stays a fast vfork
-        return {"process_group": 0}
-    return {"process_group": 0, "preexec_fn": _give_up_terminal}
-
-
-def _give_up_terminal() -> None:
-    """In the child, before exec: leave the controlling terminal (a process that leads no session
-    only drops it for itself). C calls only, on modules imported beforehand. If the terminal cannot
-    be left, the error ends the spawn: that server fails to start rather than run with it."""
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return  # no terminal to leave
-    try:
-        fcntl.ioctl(fd, termios.TIOCNOTTY)
-    finally:
-        os.close(fd)
-
-
-
-def _not_started(error: Exception, program: str, cwd: str | None) -> str:
-    """Why a server could not be spawned, blaming what is wrong: a missing cwd is not a missing program."""
-    if cwd and not os.path.isdir(cwd):
-        return f"cannot start server: its \"cwd\" {cwd!r} is not a folder; fix \"cwd\" in .geekagent/mcp.json"
-    return f"cannot start server: {getattr(error, 'strerror', None) or error} ({program})"
-
-
 def _mb(size: int) -> str:
     return f"{size / (1 << 20):g} MB"
 
 
-def _wait_group(proc: subprocess.Popen, timeout: float) -> bool:
-    """Wait until the server and every process in its group are gone; False on timeout."""
-    deadline = time.monotonic() + timeout
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        return False
-    while _group_alive(proc):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)  # orphans in the group are not our children, so there is nothing to wait on
-    return True
-
-
-def _group_alive(proc: subprocess.Popen) -> bool:
-    """True while a process of the server's group runs (zombies nobody reaps do not count)."""
-    if os.path.isdir("/proc"):
-        return any(_running_in_group(entry.path, proc.pid) for entry in os.scandir("/proc")
-                   if entry.name.isdigit())
-    if not hasattr(os, "killpg"):
-        return False
-    try:
-        os.killpg(proc.pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
-def _running_in_group(proc_dir: str, pgid: int) -> bool:
-    try:
-        with open(f"{proc_dir}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()  # after "pid (comm)": state ppid pgrp ...
-    except (OSError, IndexError):
-        return False  # the process ended while we looked
-    return int(fields[2]) == pgid and fields[0] != b"Z"
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        if hasattr(os, "killpg"):
-            os.killpg(proc.pid, sig)
-        else:
-            proc.send_signal(sig)
-    except (ProcessLookupError, PermissionError):
-        pass  # already gone

@@ -1,6 +1,7 @@
-"""Beyond the tutorial: what a remote server sends unasked, read from a stream that stays open.
+"""Beyond the tutorial: what comes back from a remote server: answers, and a stream that stays open.
 
-A Stream is held by the HTTP transport (http.py): one per transport, opened and ended through it. In
+A Stream is held by the HTTP transport (http.py): one per transport. It reads each POST's answer
+(one JSON body, or Server-Sent Events) into the inbox, and the stream that stays open. In
 revisions up to 2025-11-25 the stream is the session's GET stream, opened after the handshake; in
 2026-07-28 it is the answer to a request whose answer stays open (subscriptions/listen). One
 thread reads it and hands each message to the inbox, exactly as a line from a stdio server; a
@@ -14,6 +15,7 @@ import threading
 import time
 
 from beyond.waits import SIGNAL_CHECK_S
+from beyond.text import loads_or_none, shorten
 from beyond.wire.base import MAX_MESSAGE_BYTES, About, TransportError
 from net import ERROR_BODY_BYTES, HEADER_BREAK, Cutoff, read_limited, reason_of
 import sse
@@ -115,7 +117,7 @@ class Stream:
             ready.set()
             cutoff.sock.settimeout(None)  # a stream may be quiet for hours; stop() or a new session cuts it
             for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: keep_id(event_id, last)):
-                for message in transport.json_messages(data.encode()):
+                for message in self.messages(data.encode()):
                     brought += bool(transport.inbox.deliver(message))
                     if request and "method" not in message and message.get("id") == request["id"]:
                         return None  # the server ended what was asked (the subscription): not reopened
@@ -147,12 +149,63 @@ class Stream:
                 if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
                     read_limited(response, ERROR_BODY_BYTES, "an error")
                     return False
-                stream["done"] = transport.delivered(message, transport.sse_messages(response, stream))
+                stream["done"] = self.delivered(message, self.events(response, stream))
         except (OSError, http.client.HTTPException, ValueError):
             return False
         finally:
             connection.close()
         return True
+
+    def answer(self, message: dict, response: http.client.HTTPResponse, deadline: float, about: About) -> None:
+        """The answer of a POST (its status was not an error): the session it opens, its messages handed to the
+        inbox, a stream of them resumed if it ends before the reply; TransportError if no reply came."""
+        transport = self.transport
+        if about.new_session:  # a server without sessions gives none
+            transport.session_id = response.getheader("Mcp-Session-Id") or None
+        if "id" not in message or "method" not in message:
+            read_limited(response, ERROR_BODY_BYTES, "an answer to a notification")  # 202, no body
+            return
+        if not response.headers.get("Content-Type", "").startswith("text/event-stream"):
+            if self.delivered(message, self.messages(read_limited(response, MAX_MESSAGE_BYTES, "the answer"))):
+                return
+        else:
+            stream = {"id": None, "retry_ms": None}  # where a dropped stream resumes, and when
+            if self.delivered(message, self.events(response, stream)):
+                return
+            for _ in range(MAX_RESUMES):  # it ended before our reply: come back for the rest, as the server said
+                if stream["id"] is None or not self.resume(message, stream, deadline, about):
+                    break
+                if stream.get("done"):
+                    return
+        raise TransportError(f"{message['method']} to {transport.shown_url} failed: "
+                             "the server ended its answer without a reply")
+
+    def messages(self, body: bytes) -> list[dict]:
+        """A JSON body: one message, or a batch of them; anything else is reported, not dropped."""
+        try:
+            data = loads_or_none(body.decode())  # JSON over HTTP is UTF-8
+        except UnicodeDecodeError:
+            data = None
+        if data is None:
+            text = shorten(body.decode("utf-8", "replace"))
+            self.transport.inbox.log(f"skipped an answer that is no JSON-RPC message: {text}")
+            return []
+        return [m for m in (data if isinstance(data, list) else [data]) if isinstance(m, dict)]
+
+    def events(self, response: http.client.HTTPResponse, stream: dict):
+        """Yield the JSON messages of a Server-Sent Events stream, event by event; no event over the
+        limit. `stream` keeps the last event id and the retry time the server gave."""
+        for data in sse.events(response, MAX_MESSAGE_BYTES, lambda event_id: keep_id(event_id, stream),
+                               lambda ms: stream.__setitem__("retry_ms", min(ms, MAX_RETRY_MS))):
+            yield from self.messages(data.encode())
+
+    def delivered(self, message: dict, answers) -> bool:
+        """Hand each message to the inbox; True once our reply was among them (the rest is not ours to wait for)."""
+        for answer in answers:
+            self.transport.inbox.deliver(answer)
+            if "method" not in answer and answer.get("id") == message["id"]:
+                return True
+        return False
 
 
 def keep_id(event_id: str, stream: dict) -> None:

@@ -1,0 +1,293 @@
+"""Beyond the tutorial: the request path of the full client, through the twin's hooks (mcp.py).
+
+Every request runs the twin's _request, each with a Waiter that carries its Call: the deadline the
+hooks write and wait by, which progress pushes out. Here: per-server timeouts and the
+cancellation of what is given up on; for 2026-07-28, _meta on every request, one retry in a
+version both sides speak, the rounds of input_required; a transport that fails becomes this
+server's McpError, a session forgotten is initialized again; and every message the transport
+reads, routed (a reply to its waiter, anything else to the FromServer). session.py's McpClient
+adds the public operations on top.
+"""
+import json
+import queue
+import sys
+import time
+
+import mcp
+from beyond.client.asked import Asks, NoAsks
+from beyond.client.content import parse_message
+from beyond.client.from_server import FromServer
+from beyond.client.link import Link
+from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
+from beyond.text import clean, shorten
+from beyond.waits import Call, wait_for
+from beyond.wire.base import About, Deadline, SessionExpired, TransportError, kind_for
+from mcp import McpError
+from permissions import mask_secrets
+
+# These requests (what start-up asks) wait startupTimeout; the others timeout.
+STARTUP_METHODS = ("initialize", "server/discover", "tools/list", "resources/list", "resources/templates/list")
+
+
+class ReplyError(McpError):
+    """An error reply of the server: its message and code, and its data (for -32022, the versions it speaks)."""
+
+    def __init__(self, message: str, server: str, code: int | None, data: object = None) -> None:
+        super().__init__(message, server, code)
+        self.data = data
+
+
+class Waiter(queue.SimpleQueue):
+    """The reply slot of one request (the twin's _waiter), with its Call: the deadline the hooks write
+    and wait by, and where its progress goes."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: Call) -> None:
+        super().__init__()
+        self.call = call
+
+
+class Requests(mcp.McpClient):
+    """The twin's client with the request path of the full one; its parts: what the server sends
+    unasked (FromServer), the revision spoken (Revisions), the transport and its restarts (Link)."""
+
+    def __init__(self, name: str, cfg, echo: bool = False, asks: Asks | None = None, screen=None,
+                 transport=None) -> None:
+        super().__init__(name, cfg)
+        self.tools: list[dict] = []  # as last listed (revisions name a call's mirrored arguments from them)
+        self.capabilities: dict = {}  # what the server declared in its handshake (or server/discover)
+        self.asks = asks or NoAsks()
+        self.screen = screen  # where a login meets the user, for a transport that logs in
+        # What makes its transport: Kind(name, config, inbox); the entry's kind (wire/base.py) unless given.
+        self.transport_kind = transport or kind_for(self.cfg)
+        self.closed = False  # stop() was called: never restart
+        self.login = False  # whether a remote server that asks for a login gets one (start(login=True))
+        self._skipped_lines = 0  # lines from the server that were no JSON-RPC message
+        self.from_server = FromServer(self, echo)
+        self.revisions = Revisions(name, self.cfg, self._request, self._notify, self.from_server.said,
+                                   self.reconnect, self.asks.capabilities)
+        self.link = Link(self)  # the transport, and how it is replaced
+
+    # --- connecting; what the link and the revisions ask of it --------------------------------------
+
+    def connect(self) -> None:
+        """A new transport (the link's), started; what it could not do is this server's McpError."""
+        try:
+            self.link.connect(self.login)
+        except TransportError as e:
+            raise McpError(str(e), self.name) from None
+
+    def reconnect(self) -> None:
+        """A stdio server that exited (on a probe it did not understand) is started again."""
+        self.link.reconnect_if_dead()
+
+    def listen(self) -> None:
+        """Open the stream of what the server sends unasked, where the transport has one (before
+        2026-07-28: Streamable HTTP's GET stream; 2026-07-28 subscribes instead)."""
+        if not self.revisions.modern:
+            self.link.transport.listen(About(self.revision))
+
+    def open_stream(self, request: dict) -> None:
+        """Send a request whose answer stays open (2026-07-28's subscriptions/listen), which no one waits for."""
+        about = self.revisions.about(request, self.tools)
+        self._transmit(request, time.monotonic() + self.cfg.timeout,
+                       About(about.revision, about.routed, about.method, about.name, stays_open=True))
+
+    def renew(self) -> None:
+        """The server forgot our session: initialize again, and listen again."""
+        self.capabilities = self.revisions.handshake()
+        self.listen()
+
+    def new_request_id(self) -> int:
+        with self._lock:
+            request_id, self._next_id = self._next_id, self._next_id + 1
+        return request_id
+
+    # --- the twin's hooks and helpers, overridden, in the order a message travels -------------------
+
+    def _request(self, method: str, params: dict, timeout: float | None = None, call: Call | None = None) -> dict:
+        """The twin's _request, given the server's own timeouts (or `timeout`, or a `call` made
+        already) and, for a 2026-07-28 server, _meta on every request, one retry in another version
+        when it refuses this one, and the rounds of an input_required answer (each a new request,
+        all within the one call's deadline). The hooks below cancel what we give up on."""
+        if call is None:
+            call = Call(timeout or (self.cfg.startup_timeout if method in STARTUP_METHODS else self.cfg.timeout))
+        revisions = self.revisions
+        result = self._exchange(method, params, call)
+        for _ in range(MAX_INPUT_ROUNDS):
+            params = revisions.retry_params(method, params, result, self._answer) if "resultType" in result else None
+            if params is None:
+                break
+            result = self._exchange(method, params, call)
+        if "resultType" in result:  # absent, as from earlier revisions: complete
+            revisions.result_kind(method, result)
+        return result
+
+    def _answer(self, method: str, params: object) -> dict:
+        """What the handlers answer one request of the server's (AskRefused for an error answer)."""
+        return self.asks.answer(self.name, self.cfg, method, params)
+
+    def _exchange(self, method: str, params: dict, call: Call) -> dict:
+        """One request through the twin's _request (in a version both sides speak)."""
+        revisions = self.revisions
+        if self._dead:  # the twin says only why; this names the request too
+            raise McpError(f"{method} failed: {self._dead}", self.name)
+        try:
+            return super()._request(method, revisions.with_meta(params), Waiter(call))
+        except ReplyError as e:
+            revisions.switch_version(method, e)  # raises unless a version both sides speak was found
+            return super()._request(method, revisions.with_meta(params), Waiter(call))
+
+    def _send(self, message: dict, waiter: Waiter | None = None) -> None:
+        """The twin's writing hook: through the transport, by the request's deadline (a notification:
+        by its timeout). Unlike the twin's, a failed write is an error the caller sees."""
+        call = waiter.call if waiter is not None else None
+        deadline = call.deadline if call else time.monotonic() + self.cfg.timeout
+        for attempt in (1, 2):
+            try:
+                return self._transmit(message, deadline, self.revisions.about(message, self.tools))
+            except SessionExpired as e:
+                if attempt == 2 or message.get("method") in (None, "initialize"):
+                    raise McpError(f"{e}{' even after a new initialize' if attempt == 2 else ''}", self.name) from None
+                self.link.renew_session(e.session)  # the server forgot our session: initialize again, once
+            except Deadline as e:
+                if call is None:
+                    raise McpError(str(e), self.name) from None
+                self._cancel(message["id"], message["method"], f"no reply within {call.timeout:g} s")
+                raise McpError(f"no reply to {message['method']} within {call.timeout:g} s", self.name) from None
+            except TransportError as e:
+                raise McpError(str(e), self.name) from None
+
+    def send_message(self, message: dict, deadline: float) -> None:
+        """One message through the transport by the deadline (now: one try, as answers and cancels are)."""
+        try:
+            self._transmit(message, deadline, self.revisions.about(message, self.tools))
+        except TransportError as e:
+            raise McpError(str(e), self.name) from None
+
+    def _transmit(self, message: dict, deadline: float, about: About) -> None:
+        transport = self.link.transport
+        if transport is None or self._dead:
+            raise McpError(f"{message.get('method', 'reply')} failed: {self._dead or 'not started'}", self.name)
+        transport.send(message, deadline, about)
+
+    def _wait(self, request_id: int, method: str, waiter: Waiter) -> object:
+        """The twin's timer hook: until the call's deadline, which progress may push out; what we give
+        up on (the deadline, Ctrl-C) is cancelled; an error reply is named by its request."""
+        call = waiter.call
+        try:
+            reply = wait_for(waiter, call)
+        except queue.Empty:
+            with self._lock:  # from now on a late reply finds no waiter and is _reply's to handle
+                self._pending.pop(request_id, None)
+            try:
+                reply = waiter.get_nowait()  # one that came while the wait was ending is still taken
+            except queue.Empty:
+                self._cancel(request_id, method, f"no reply within {call.timeout:g} s")
+                raise McpError(f"no reply to {method} within {call.timeout:g} s", self.name) from None
+        except KeyboardInterrupt:
+            self._cancel(request_id, method, "cancelled by the user")
+            raise
+        if isinstance(reply, McpError):
+            code = "" if reply.code is None else f" (code {reply.code})"
+            return ReplyError(f"{method} failed: {reply}{code}", self.name, reply.code, getattr(reply, "data", None))
+        return reply
+
+    def _cancel(self, request_id: int, method: str, reason: str) -> None:
+        """Tell the server to stop working on a request we gave up on."""
+        if method in ("initialize", "server/discover"):
+            return  # the specification forbids cancelling the handshake; a probe is left alone as well
+        transport = self.link.transport
+        if self.revisions.modern and transport is not None and transport.answers_apart:
+            return  # in 2026-07-28 a request's own answer stream, closed, is the cancel
+        try:
+            self.send_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": request_id, "reason": reason}}, time.monotonic())
+        except McpError:
+            pass  # the server is gone or not reading, so there is nothing left to cancel
+
+    # --- what the transport's inbox hands on (link.py) ------------------------------------------
+
+    def accept(self, line: bytes | dict) -> bool:
+        """One message the transport read: a line (stdio) or parsed already (HTTP); True when news."""
+        return self._accept(line)
+
+    def _accept(self, line: bytes | dict) -> bool:
+        """The twin's, for every message: a reply, a server request or a notification; whatever goes
+        wrong is reported, never dropped silently, so the reader lives on."""
+        if isinstance(line, dict):
+            message = line
+        else:
+            message, complaint = parse_message(line)
+            if complaint:
+                self._skipped(complaint)
+            if message is None:
+                return False
+        try:
+            if "method" in message:
+                return self.from_server.handle(message)
+            self._reply(message)
+        except Exception as e:  # a message we cannot handle is reported; the reader thread must live on
+            self.log(f"could not handle a message ({type(e).__name__}: {e}): {shorten(json.dumps(message))}")
+        return True
+
+    def _skipped(self, complaint: str) -> None:
+        """A line that is no message: the first is said on stderr, the rest kept for /logs (all with --verbose)."""
+        self._skipped_lines += 1
+        if self._skipped_lines == 1 or self.from_server.echo:
+            self.log(complaint + ("" if self.from_server.echo else " (more such lines go to /logs)"))
+        else:
+            self.from_server.tail.append(clean(complaint, one_line=True))
+
+    def _reply(self, message: dict) -> None:
+        """A reply goes to its waiter, through the twin's _settle; our ids are ints: true, 1.0 or "1"
+        is no reply to request 1."""
+        request_id = message.get("id")
+        if type(request_id) is int and request_id == self.revisions.listen_id:
+            return self.revisions.unsubscribed(message)
+        if "error" in message:
+            error = message["error"] if isinstance(message["error"], dict) else {"message": str(message["error"])}
+            code = error.get("code") if type(error.get("code")) is int else None
+            outcome = ReplyError(shorten(str(error.get("message", "unknown error")), 2000), self.name, code,
+                                 error.get("data"))
+        elif not isinstance(message.get("result"), dict):
+            outcome = McpError(f"the reply's result is not an object: {shorten(json.dumps(message.get('result')), 80)}",
+                               self.name)
+        else:
+            outcome = message["result"]
+        if type(request_id) is int and self._settle(request_id, outcome):
+            return
+        if isinstance(outcome, dict) and "supportedVersions" in outcome:  # a probe's late answer: not lost
+            return self.revisions.late_discovery(outcome)
+        self.log(f"dropped a reply to unknown or expired request id {shorten(repr(request_id), 80)}")
+
+    def end(self, reason: str) -> None:
+        """The connection is gone for good: every waiter fails with the reason (the first one kept)."""
+        self._mark_dead(reason)
+
+    def reject(self, request_id: int, reason: str) -> None:
+        """The reply to this request was discarded (over the message limit): its waiter fails with why."""
+        self._settle(request_id, McpError(reason, self.name))
+
+    @property
+    def dead_reason(self) -> str | None:
+        return self._dead
+
+    def revive(self) -> None:
+        """Forget the last death: the link is starting the server again."""
+        with self._lock:
+            self._dead = None
+
+    def _shutdown(self, reason: str) -> None:
+        """Fail the waiters, then stop the transport (for stdio: the process group)."""
+        self._mark_dead(reason)
+        self.link.retire()
+
+    def log(self, text: str) -> None:
+        """Report on our stderr with the server's prefix: secrets masked, control characters made
+        visible, one line (so a server cannot forge a line of another's, or the prompt)."""
+        try:
+            print(f"[mcp:{self.name}] {clean(mask_secrets(text), one_line=True)}", file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass  # our own stderr is closed: there is nowhere left to report to
