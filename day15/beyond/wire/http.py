@@ -19,10 +19,10 @@ from beyond.auth.errors import AuthError, LoginNeeded
 from beyond.auth.login import Screen
 from beyond.auth.provider import MAX_STEP_UPS, OAuth
 from beyond.dirs import UnsetVariable, expand
-from beyond.text import loads_or_none, shorten
+from beyond.text import shorten
 from beyond.wire.base import (METHOD_NOT_FOUND, About, Deadline, Inbox, SessionExpired, Transport,
                               TransportError, encode)
-from beyond.wire.stream import Stream
+from beyond.wire.stream import Stream, error_reply
 from net import (ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, connection_to, error_detail, html_title,
                  is_this_machine, read_limited, reason_of)
 from permissions import URL_PASSWORD
@@ -237,7 +237,7 @@ class HttpTransport(Transport):
     def _refused(self, message: dict, session: str | None, response, sent: dict) -> "int | type[SessionExpired] | _Refused":
         """An answer of 400 and above: a JSON-RPC error reply, a session forgotten, a login wanted, or an error."""
         body = read_limited(response, ERROR_BODY_BYTES, "an error")
-        error = _error_reply(message, response.status, body)
+        error = error_reply(message, response.status, body)
         if error and (error["error"]["code"] == METHOD_NOT_FOUND or not session):
             # The reply: an unknown method, or (no session to have forgotten) any JSON-RPC error.
             self.inbox.deliver(error)
@@ -287,15 +287,6 @@ def header_value(text: str) -> str:
     plain = all(" " <= c <= "~" for c in text) and text == text.strip() \
         and not (text.startswith("=?base64?") and text.endswith("?="))
     return text if plain else f"=?base64?{base64.b64encode(text.encode()).decode()}?="
-
-
-def _error_reply(message: dict, status: int, body: bytes) -> dict | None:
-    """A 400 or 404 whose body is a JSON-RPC error, as the reply to this request; else None."""
-    data = loads_or_none(body.decode("utf-8", "replace")) if status in (400, 404) else None
-    error = data.get("error") if isinstance(data, dict) else None
-    if "id" not in message or not isinstance(error, dict) or type(error.get("code")) is not int:
-        return None
-    return {"jsonrpc": "2.0", "id": message["id"], "error": error}
 
 
 class _Refused:

@@ -212,3 +212,12 @@ def keep_id(event_id: str, stream: dict) -> None:
     """Keep an event id to resume from (stream["id"]), unless it is too long or would forge a header."""
     if len(event_id) <= MAX_EVENT_ID_CHARS and not HEADER_BREAK.search(event_id):
         stream["id"] = event_id
+
+
+def error_reply(message: dict, status: int, body: bytes) -> dict | None:
+    """A 400 or 404 whose body is a JSON-RPC error, as the reply to this request; else None."""
+    data = loads_or_none(body.decode("utf-8", "replace")) if status in (400, 404) else None
+    error = data.get("error") if isinstance(data, dict) else None
+    if "id" not in message or not isinstance(error, dict) or type(error.get("code")) is not int:
+        return None
+    return {"jsonrpc": "2.0", "id": message["id"], "error": error}
