@@ -66,7 +66,7 @@ def main() -> int:
             client.read_resource("file:///path/to/file%20name.txt")
         for name, arguments in calls(scenario, tools, context):
             try:
-                # As the agent calls (beyond_registry.py): asking for progress.
+                # As the agent calls (beyond/servers/registry.py): asking for progress.
                 print(name, "->", client.call_tool(name, arguments, on_progress=lambda text: print("progress:", text))[:200])
             except beyond_mcp.McpError as e:
                 print(name, "failed:", e)

@@ -62,7 +62,7 @@ def own_user_dirs(tmp_path_factory, monkeypatch):
 @pytest.fixture(autouse=True)
 def clean_state():
     """Every test starts with an empty registry, default policies and no servers."""
-    _empty_registry()
+    empty_registry()
     permissions.load_policies(str(ROOT / "tests" / "no-such-policy-file.json"))  # the defaults alone
     permissions.set_confirm(permissions.ask_on_stdin)
     permissions.set_remember(None)
@@ -70,10 +70,10 @@ def clean_state():
     yield
     mcp.stop_mcp_servers()
     beyond_mcp.stop_mcp_servers()
-    _empty_registry()
+    empty_registry()
 
 
-def _empty_registry() -> None:
+def empty_registry() -> None:
     for tool in tools.all_tools():
         tools.unregister_tool(tool.name)
 

@@ -111,17 +111,17 @@ class HttpFloor:
 
 
 def ours_over_http(url: str):
-    import beyond.servers.servers as beyond_mcp
-    return beyond_mcp.McpClient("bench-http", {"url": url, "type": "http", "timeout": PHASE_TIMEOUT_S})
+    from beyond.client.session import McpClient
+    return McpClient("bench-http", {"url": url, "type": "http", "timeout": PHASE_TIMEOUT_S})
 
 
 def ours():
-    import beyond.servers.servers as beyond_mcp
-    return beyond_mcp.McpClient("bench", {"command": ECHO[0], "args": ECHO[1:], "timeout": PHASE_TIMEOUT_S})
+    from beyond.client.session import McpClient
+    return McpClient("bench", {"command": ECHO[0], "args": ECHO[1:], "timeout": PHASE_TIMEOUT_S})
 
 
 class AskingProgress:
-    """The full client called as the agent calls it (beyond_registry.py): every call asks for progress
+    """The full client called as the agent calls it (beyond/servers/registry.py): every call asks for progress
     (a progress token the server parses and the client tracks)."""
 
     def __init__(self) -> None:

@@ -1,4 +1,4 @@
-"""What a login opens and fetches (beyond_outbound.py), against remote servers simulated as remote hosts.
+"""What a login opens and fetches (beyond/auth/outbound.py), against remote servers simulated as remote hosts.
 
 Names such as mcp.evil.test resolve to public-looking addresses (tests/fakes/remote_hosts.py) and
 are served from this machine over TLS with a throw-away CA (SSL_CERT_FILE), so the client sees real

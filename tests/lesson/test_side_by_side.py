@@ -14,7 +14,7 @@ import pytest
 import mcp
 import permissions
 import tools
-from conftest import connect, demo, echo_from_threads, fake, pid_alive, wait_until, write_config
+from conftest import connect, demo, echo_from_threads, empty_registry, fake, pid_alive, wait_until, write_config
 from fakes.http_server import FakeHttpMcp
 
 
@@ -72,7 +72,7 @@ def test_tool_list_changes(tmp_path):
     # The notification came before the reply on the same pipe, so the twin has read it by now.
     assert tools.get_tool("mcp_fake_extra") is None and tools.get_tool("mcp_fake_child_pid")
     mcp.stop_mcp_servers()
-    tools._registry.clear()
+    empty_registry()
     connect(tmp_path, {"fake": fake("normal")})
     assert tools.run_tool("mcp_fake_change_tools", "{}") == "changed"
     assert wait_until(lambda: tools.get_tool("mcp_fake_extra") is not None)
@@ -114,7 +114,7 @@ def test_long_and_colliding_names(tmp_path):
     assert "already registered" in status.error
     assert len(tools.get_tool("mcp_fake_" + "a" * 70).name) == 79  # the API refuses names over 64
     mcp.stop_mcp_servers()
-    tools._registry.clear()
+    empty_registry()
     names = connect(tmp_path, {"fake": fake("long_names")})["fake"].tools
     assert len(set(names)) == 5 and all(len(n) <= 64 for n in names)
 
@@ -215,7 +215,7 @@ def test_disabled_entry(tmp_path):
     """The twin starts an entry marked "disabled": true; the full client skips it."""
     assert connect_twin(tmp_path, {"off": fake("normal", disabled=True)})["off"].tools
     mcp.stop_mcp_servers()
-    tools._registry.clear()
+    empty_registry()
     status = connect(tmp_path, {"off": fake("normal", disabled=True)})["off"]
     assert status.disabled and status.tools == []
 
@@ -232,7 +232,7 @@ def test_pending_call_fails_when_the_server_dies(twin):
     with pytest.raises(mcp.McpError, match="exited"):
         client.call_tool("crash", {})
     with pytest.raises(mcp.McpError, match="exited"):
-        client._request("tools/list", {})
+        client.call_tool("echo", {"text": "later"})
 
 
 def test_missing_command(twin):
@@ -257,7 +257,7 @@ def test_tools_that_need_tasks(tmp_path):
     /mcp says why; "optional" is called plainly. The twin registers all of them."""
     assert {"mcp_t_research", "mcp_t_maybe_task"} <= set(connect_twin(tmp_path, {"t": fake("tasks")})["t"].tools)
     mcp.stop_mcp_servers()
-    tools._registry.clear()
+    empty_registry()
     status = connect(tmp_path, {"t": fake("tasks")})["t"]
     assert "mcp_t_research" not in status.tools and status.needs_tasks == ["research"]
     assert "mcp_t_maybe_task" in status.tools
@@ -268,7 +268,7 @@ def test_resources_and_prompts(tmp_path):
     its resources to the model (through a tool that asks) and its prompts to the user."""
     assert "mcp_ctx_read_resource" not in connect_twin(tmp_path, {"ctx": fake("context")})["ctx"].tools
     mcp.stop_mcp_servers()
-    tools._registry.clear()
+    empty_registry()
     status = connect(tmp_path, {"ctx": fake("context")})["ctx"]
     assert "mcp_ctx_read_resource" in status.tools and permissions.policy_for("mcp_ctx_read_resource") == "ask"
     assert [p["name"] for p in status.client.list_prompts()] == ["review"]

@@ -5,11 +5,16 @@ import threading
 
 import pytest
 
-import beyond.wire.stream as beyond_listen
-from conftest import agent_env, demo, echo_from_threads, run_agent, unhung, wait_until, workdir
+import beyond_mcp
+from beyond.wire import stream
+from beyond_mcp import McpClient
+from conftest import demo, echo_from_threads
+from conftest import unhung
+from conftest import agent_env, connect, run_agent, wait_until, workdir
 from fakes.http_server import FakeHttpMcp
-from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
-from beyond_mcp import McpClient, McpError
+from fakes.openai_server import answer_from_tools
+from fakes.openai_server import FakeOpenAI, tool_calls
+from mcp import McpError
 
 
 @pytest.fixture
@@ -99,7 +104,8 @@ def test_silent_server_times_out_and_is_cancelled(remote):
     with pytest.raises(McpError, match="no reply to tools/call within 0.5 s"):
         unhung(client.call_tool, "echo", {"text": "x"})
     assert server.wait_for(lambda: server.cancelled)
-    assert server.cancelled[0]["requestId"] == 3
+    (call,) = [m for _, m in server.posts if m.get("method") == "tools/call"]
+    assert server.cancelled[0]["requestId"] == call["id"]
 
 
 def test_server_error_names_url_and_status(remote):
@@ -233,7 +239,7 @@ def test_get_stream_brings_what_the_server_sends_unasked(remote):
 def test_dropped_stream_is_reopened_once_from_the_last_event(remote, monkeypatch, capfd):
     """A stream the server ends is opened again with Last-Event-ID (never an id that would forge a header);
     when that reopening fails, no more tries."""
-    monkeypatch.setattr(beyond_listen, "REOPEN_INTERVAL_S", 0.05)
+    monkeypatch.setattr(stream, "REOPEN_INTERVAL_S", 0.05)
     server, client = remote("push")
     assert server.wait_for(lambda: server.streams_opened == 1)
     server.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "first"}}, event_id="ev-7")
@@ -252,7 +258,7 @@ def test_dropped_stream_is_reopened_once_from_the_last_event(remote, monkeypatch
 
 def test_a_stream_that_ends_at_once_is_reopened_ever_more_slowly(remote, monkeypatch):
     """A server that ends every stream at once, bringing nothing, sees the pause before each reopening double."""
-    monkeypatch.setattr(beyond_listen, "REOPEN_INTERVAL_S", 0.05)
+    monkeypatch.setattr(stream, "REOPEN_INTERVAL_S", 0.05)
     server, client = remote("push")
     assert server.wait_for(lambda: server.streams_opened == 1)
     server.close_streams_at_once = True
@@ -327,3 +333,26 @@ def test_an_idle_connection_the_server_closed_is_not_taken():
     pool.close()
     server_a.close()
     kept_open.close()
+
+
+def test_trickling_remote_answer_ends_at_the_deadline():
+    """A remote MCP server that trickles an event stream without a newline: the call fails at its timeout."""
+    from fakes.http_server import FakeHttpMcp
+    with FakeHttpMcp("trickle") as server:
+        client = beyond_mcp.McpClient("remote", {"url": server.url, "timeout": 1})
+        client.start()
+        with pytest.raises(McpError, match="no reply to tools/call within 1 s"):  # a per-read timeout: never
+            unhung(client.call_tool, "echo", {"text": "x"})
+        client.stop()
+
+
+def test_url_credentials_are_sent_as_basic_and_never_shown(tmp_path):
+    """user:password@ in a remote URL becomes an Authorization header and is masked in every message."""
+    from fakes.http_server import FakeHttpMcp
+    with FakeHttpMcp("unauthorized") as server:
+        good = server.url.replace("http://", "http://agent:good-pw@")
+        status = connect(tmp_path, {"r": {"url": good}})["r"]
+        assert status.error is None and status.tools == ["mcp_r_echo"]
+        beyond_mcp.stop_mcp_servers()
+        bad = connect(tmp_path, {"r": {"url": server.url.replace("http://", "http://agent:wrong-pw@")}})["r"]
+    assert "HTTP 401" in bad.error and "wrong-pw" not in bad.error and "[REDACTED]" in bad.error

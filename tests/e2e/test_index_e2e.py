@@ -10,10 +10,10 @@ import time
 import pytest
 
 import net
-
-from conftest import (FAKES, INDEX, ROOT, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent,
-                      wait_for_output, workdir)
-from fakes.openai_server import FakeOpenAI, Hang, HttpError, answer, answer_from_tools, tool_calls
+from conftest import FAKES, ROOT, assert_no_process_left, demo, processes_in, wait_for_output
+from conftest import INDEX, agent_env, fake, run_agent, workdir
+from fakes.openai_server import Hang, HttpError, answer_from_tools
+from fakes.openai_server import FakeOpenAI, answer, tool_calls
 
 SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
 # Tutorial section 5's checks run in both modes: the full agent and the twin of the tutorial's client.
@@ -251,3 +251,22 @@ def test_call_suggests_the_tool_that_was_meant(tmp_path):
     cwd = workdir(tmp_path, {"demo": demo()})
     done = run_agent(cwd, ["/call mcp_demo_wordcount {}", "/exit"], agent_env(key=None))
     assert "no tool mcp_demo_wordcount; did you mean mcp_demo_word_count?" in done.stdout
+
+
+def test_denied_tools_are_not_offered_but_listed(tmp_path):
+    """A denied tool is left out of the model's tools (even from an entry whose tools are all always
+    loaded, past the count where the others wait for tool_search); /tools still lists it as deny."""
+    cwd = workdir(tmp_path, {"fake": fake("normal", alwaysLoad=True)}, {"mcp_fake_echo": "deny"})
+    with FakeOpenAI([answer("ok")]) as model:
+        done = run_agent(cwd, ["hi", "/tools", "/exit"], agent_env(model.base_url))
+    offered = [t["function"]["name"] for t in model.requests[0]["tools"]]
+    assert "mcp_fake_echo" not in offered and "mcp_fake_hang" in offered
+    assert "deny   mcp_fake_echo" in done.stdout
+
+
+def test_config_errors_are_shown_cleaned(tmp_path):
+    """A policy key carrying escape sequences (the folder's GeekAgent.json) is shown, not obeyed, in the error."""
+    (tmp_path / ".geekagent").mkdir()
+    (tmp_path / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": {"x\x1b[2J": "maybe"}}))
+    done = run_agent(tmp_path, ["/exit"], agent_env(key=None))
+    assert done.returncode == 1 and "\x1b" not in done.stderr and "\\x1b[2J" in done.stderr

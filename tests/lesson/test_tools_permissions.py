@@ -1,4 +1,6 @@
 """The registry, run_tool, the built-in tools and the policy file."""
+
+
 import json
 import os
 
@@ -164,3 +166,32 @@ def test_read_pages_long_files(tmp_path):
     first = tools.run_tool("read", '{"path": "long.txt"}')
     assert first.splitlines()[0] == "0" and "more follows; call read with offset 200" in first
     assert tools.run_tool("read", '{"path": "long.txt", "offset": 400}').splitlines()[-1] == "449"
+
+
+SECRETS = (".env", ".env.local", "deploy/server.pem", "id_ed25519", ".ssh/config", ".aws/credentials",
+           ".docker/config.json", ".kube/config", ".pgpass", ".git/config", "credentials.json", ".bash_history")
+
+
+@pytest.mark.parametrize("path", SECRETS + ("link-to-env", "hard-link-to-env", "hard-link-to-home-key"))
+def test_read_asks_for_secret_looking_files(tmp_path, monkeypatch, path):
+    """read is allowed, yet a secret-looking file (or a link, or a hard link, to one) is read only after a yes."""
+    for name in SECRETS:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("DATABASE_URL=postgres://admin:hunter2@db/x\n")
+    os.symlink(tmp_path / ".env", tmp_path / "link-to-env")
+    os.link(tmp_path / ".env", tmp_path / "hard-link-to-env")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("postgres://admin:hunter2@db/x\n")
+    os.link(home / ".ssh" / "id_ed25519", tmp_path / "hard-link-to-home-key")
+    monkeypatch.setenv("HOME", str(home))
+    tools.register_builtin_tools(str(tmp_path))
+    asked = []
+    permissions.set_confirm(lambda prompt: asked.append(prompt) or False)
+    assert tools.run_tool("read", json.dumps({"path": path})) == "call cancelled: the user declined read."
+    assert "looks like a file of secrets" in asked[0]
+    permissions.set_confirm(lambda prompt: True)
+    assert "hunter2" not in tools.run_tool("read", json.dumps({"path": path}))  # and a URL password is masked
+    (tmp_path / "notes.txt").write_text("plain")
+    asked.clear()
+    assert tools.run_tool("read", '{"path": "notes.txt"}') == "plain"

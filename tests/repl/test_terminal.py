@@ -3,8 +3,10 @@ import json
 import re
 import sys
 
-from conftest import INDEX, agent_env, demo, fake, run_agent, run_in_pty, workdir
-from fakes.openai_server import FakeOpenAI, HttpError, answer
+from conftest import demo
+from conftest import INDEX, agent_env, fake, run_agent, run_in_pty, workdir
+from fakes.openai_server import HttpError
+from fakes.openai_server import FakeOpenAI, answer, tool_calls
 
 def pty_env(tmp_path, base_url=None) -> dict:
     return {**agent_env(base_url, key=None if base_url is None else "sk-test"), "NO_COLOR": "1", "TERM": "xterm",
@@ -47,8 +49,8 @@ def test_tab_completes_a_resource_mention(tmp_path):
 
 def test_tab_after_a_whole_server_mention_completes_its_uri():
     """With "@ctx:" typed, Tab goes on to the server's one URI (not "@ctx:" itself again)."""
-    import beyond.repl.commands as beyond_commands
-    complete = beyond_commands.completer([], list, lambda: ["@ctx:", "@ctx:demo://a", "@other:"])
+    from beyond.repl import commands
+    complete = commands.completer([], list, lambda: ["@ctx:", "@ctx:demo://a", "@other:"])
     assert complete("@ctx:", "what is @ctx:") == ["@ctx:demo://a"]
     assert complete("@", "what is @") == ["@ctx:", "@ctx:demo://a", "@other:"]
 
@@ -57,11 +59,11 @@ def test_a_uri_with_control_characters_is_never_offered_by_tab():
     """A server's URIs go to readline as completions: one with an escape sequence, a newline, a bidi
     override or a space is left out (readline would print it raw), as are templates."""
     from types import SimpleNamespace
-    import beyond.repl.resources as beyond_resources
+    from beyond.repl import resources
     uris = ["demo://ok", "demo://\x1b]52;c;aGk=\x07x", "demo://a\nb", "demo://\u202eevil", "demo://a b", "demo://{day}"]
     status = SimpleNamespace(server="ctx", client=SimpleNamespace(listed=uris))
     session = SimpleNamespace(servers=SimpleNamespace(mcp_statuses=lambda: [status]))
-    assert beyond_resources.mentions(session) == ["@ctx:", "@ctx:demo://ok"]
+    assert resources.mentions(session) == ["@ctx:", "@ctx:demo://ok"]
 
 
 def test_a_server_cannot_reach_the_agents_terminal(tmp_path):
@@ -163,3 +165,26 @@ def test_a_line_from_a_server_goes_above_the_prompt(tmp_path):
         ("> ", "/call mcp_fake_say_later {}\r"), ("scheduled", "half"),
         ("said later\r\n> half", "\x15/exit\r")])  # keys typed before the redraw would race it
     assert re.search(r"\r\x1b\[K\[mcp:fake\] said later\r\n> half", screen), repr(screen[-300:])
+
+
+def test_plain_http_to_another_host_is_warned(tmp_path):
+    """OPENAI_BASE_URL over plain http to another machine: one warning line at start-up."""
+    cwd = workdir(tmp_path, {})
+    done = run_agent(cwd, ["/exit"], agent_env("http://model.example/v1"))
+    assert "is plain http to another machine" in done.stdout
+    done = run_agent(cwd, ["/exit"], agent_env("http://127.0.0.1:9/v1"))
+    assert "plain http" not in done.stdout
+
+
+def test_control_sequences_never_reach_the_terminal(tmp_path):
+    """Escapes in a tool name, a result, a log notification, stderr and the model's answer are shown, not obeyed."""
+    (tmp_path / "names.json").write_text(json.dumps(["dice\x1b[2K\r", "x" * 1_000_000, "escapes"]))
+    cwd = workdir(tmp_path / "agent", {"evil": fake("named", f"@{tmp_path / 'names.json'}")})
+    script = [tool_calls(("mcp_evil_escapes", {"text": "t"})), answer("done \x1b]52;c;aGk=\x07 \x1b[8mhidden")]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["/call mcp_evil_dice_x1b", "/mcp", "go", "y", "/exit"], agent_env(model.base_url),
+                         args=("--verbose",))
+    out = done.stdout + done.stderr
+    assert "\x1b" not in out and "\x9b" not in out and "\x07" not in out
+    assert "\\x1b]52;c;aGk=\\x07" in out and "forged line\\nsecond line" in out and "\\x1b[8mhidden stderr" in out
+    assert max(len(line) for line in out.splitlines()) < 2000  # the 1 MB name is bounded everywhere

@@ -4,16 +4,19 @@ from types import SimpleNamespace
 
 import pytest
 
-import beyond.servers.toolsearch as beyond_toolsearch
 import chat
 import permissions
+import tools
+from beyond.servers import toolsearch
+from beyond.servers.toolsearch import MAX_TOOL_SPECS_BYTES, NAMES_SHOWN, Offered
 from conftest import connect, fake
-from fakes.openai_server import answer, tool_calls
+from fakes.openai_server import tool_calls
+from fakes.openai_server import answer
 
 
 @pytest.fixture
 def searching(monkeypatch, servers):
-    search = beyond_toolsearch.ToolSearch(servers.always_loaded, servers.server_of)
+    search = toolsearch.ToolSearch(servers.always_loaded, servers.server_of)
     monkeypatch.setattr(chat, "_choose", search.choose)
     search.register()
     permissions.set_confirm(lambda question: True)  # the MCP tools ask; the user says yes
@@ -39,14 +42,14 @@ def test_150_tools_offer_a_few_and_a_search_loads_the_one_needed(tmp_path, endpo
     connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", a)),
                        "b": fake("named", names_file(tmp_path, "b", b), alwaysLoad=["tool001"])}, searching.servers)
     permissions.set_policy("mcp_a_tool007", "allow")
-    fake_model = endpoint(tool_calls((beyond_toolsearch.NAME, {"query": "weather forecast"})),
+    fake_model = endpoint(tool_calls((toolsearch.NAME, {"query": "weather forecast"})),
                           tool_calls(("mcp_b_forecast_weather", {"text": "rain at noon"})), answer("it rains"),
                           answer("still here"))
     history = chat.new_history()
     assert chat.run_turn(history, "weather?") == "it rains"
     first, second, third = (offered(r) for r in fake_model.requests[:3])
-    assert first == ["mcp_a_tool007", "mcp_b_tool001", beyond_toolsearch.NAME]
-    assert len(json.dumps(fake_model.requests[0]["tools"])) <= beyond_toolsearch.MAX_TOOL_SPECS_BYTES
+    assert first == ["mcp_a_tool007", "mcp_b_tool001", toolsearch.NAME]
+    assert len(json.dumps(fake_model.requests[0]["tools"])) <= toolsearch.MAX_TOOL_SPECS_BYTES
     assert second[:3] == first and second[3] == "mcp_b_forecast_weather"
     spec = next(s for s in fake_model.requests[1]["tools"] if s["function"]["name"] == "mcp_b_forecast_weather")
     assert spec["function"]["parameters"] == {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -71,9 +74,9 @@ def test_a_new_conversation_forgets_what_was_loaded(tmp_path, searching):
 
 
 def test_few_tools_are_all_offered_without_a_search(tmp_path, searching):
-    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(beyond_toolsearch.MAX_MCP_TOOLS)]))}, searching.servers)
+    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(toolsearch.MAX_MCP_TOOLS)]))}, searching.servers)
     names = [s["function"]["name"] for s in searching.choose(chat.openai_tools(), chat.new_history())]
-    assert names == [f"mcp_a_t{i}" for i in range(beyond_toolsearch.MAX_MCP_TOOLS)]
+    assert names == [f"mcp_a_t{i}" for i in range(toolsearch.MAX_MCP_TOOLS)]
 
 
 def test_a_search_finds_by_words_and_never_a_denied_tool(tmp_path, searching):
@@ -89,12 +92,12 @@ def test_a_search_finds_by_words_and_never_a_denied_tool(tmp_path, searching):
 def test_the_tools_command_says_which_tools_wait_for_a_search(tmp_path, searching, capsys):
     import types
 
-    import beyond.repl.commands as beyond_commands
+    from beyond.repl import commands
     connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(45)]))}, searching.servers)
     permissions.set_policy("mcp_a_t3", "allow")
     permissions.set_policy("mcp_a_t4", "deny")
     session = types.SimpleNamespace(history=chat.new_history(), agent=types.SimpleNamespace(search=searching))
-    beyond_commands.cmd_tools(session, "")
+    commands.cmd_tools(session, "")
     lines = {line.split()[1]: line for line in capsys.readouterr().out.splitlines()}
     assert "not loaded" not in lines["mcp_a_t3"] and "not loaded" not in lines["mcp_a_t4"]
     assert lines["mcp_a_t5"].endswith("(not loaded: tool_search finds it)") and "not loaded" not in lines["tool_search"]
@@ -107,6 +110,26 @@ def test_one_servers_stuffed_tools_cannot_take_every_match(tmp_path, searching):
     connect(tmp_path, {"spam": fake("named", names_file(tmp_path, "spam", spam + [f"pad{i}" for i in range(40)])),
                        "github": fake("named", names_file(tmp_path, "github", ["create_issue"]))}, searching.servers)
     found = searching.search({"query": "open a github issue"}).split("\n", 1)[0]
-    loaded = found.removeprefix(beyond_toolsearch.LOADED).split(", ")
-    assert len(loaded) == beyond_toolsearch.MATCHES and loaded[1] == "mcp_github_create_issue"
+    loaded = found.removeprefix(toolsearch.LOADED).split(", ")
+    assert len(loaded) == toolsearch.MATCHES and loaded[1] == "mcp_github_create_issue"
     assert loaded[0].startswith("mcp_spam_open_github_issue_now_")
+
+
+def test_at_most_128_tools_are_offered(capfd):
+    """130 tools: the request carries 128 and a warning names the two left out."""
+    for i in range(130):
+        tools.register_tool(tools.Tool(f"t{i:03d}", "", {"type": "object"}, lambda args: ""))
+        permissions.set_policy(f"t{i:03d}", "ask")
+    assert len(Offered()(tools.openai_tools())) == 128
+    assert "left out: t128, t129" in capfd.readouterr().err
+
+
+def test_tool_specs_are_bounded_in_bytes(capfd):
+    """100 tools with 5,000-character descriptions: the request carries what fits in the byte budget,
+    in registration order, and one warning says how many were left out."""
+    for i in range(100):
+        tools.register_tool(tools.Tool(f"t{i:03d}", "x" * 5000, {"type": "object"}, lambda args: ""))
+        permissions.set_policy(f"t{i:03d}", "ask")
+    offered = Offered()(tools.openai_tools())
+    assert 0 < len(json.dumps(offered)) <= MAX_TOOL_SPECS_BYTES and offered[0]["function"]["name"] == "t000"
+    assert f"and {100 - len(offered) - NAMES_SHOWN:,} more" in capfd.readouterr().err

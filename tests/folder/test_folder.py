@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-import beyond.folder.project as beyond_folder
 import beyond.folder.trust as beyond_trust
+from beyond.folder import project
 from conftest import INDEX, ROOT, agent_env, demo, fake, run_agent, run_in_pty, workdir
 
 
@@ -46,8 +46,8 @@ def test_a_folder_that_is_a_link_is_not_written_through(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     os.symlink(elsewhere, tmp_path / "logs")
-    with pytest.raises(beyond_folder.FolderError, match="is a link"):
-        beyond_folder.append_inside(str(tmp_path / "logs" / "audit.jsonl"), "{}\n")
+    with pytest.raises(project.FolderError, match="is a link"):
+        project.append_inside(str(tmp_path / "logs" / "audit.jsonl"), "{}\n")
     assert list(elsewhere.iterdir()) == []
 
 
@@ -70,8 +70,8 @@ def test_a_hard_link_is_not_written_to(tmp_path):
     """A log that is another name of a file (a hard link planted in a shared folder) is not appended to."""
     (tmp_path / "profile").write_text("# rc\n")
     os.link(tmp_path / "profile", tmp_path / "audit.jsonl")
-    with pytest.raises(beyond_folder.FolderError, match="not a regular file of yours alone"):
-        beyond_folder.append_inside(str(tmp_path / "audit.jsonl"), "{}\n")
+    with pytest.raises(project.FolderError, match="not a regular file of yours alone"):
+        project.append_inside(str(tmp_path / "audit.jsonl"), "{}\n")
     assert (tmp_path / "profile").read_text() == "# rc\n"
 
 
@@ -79,7 +79,7 @@ def test_the_audit_log_is_rotated(tmp_path):
     """Past its limit the log becomes audit.jsonl.1 (one old file) and a new one starts."""
     path = str(tmp_path / "audit.jsonl")
     for i in range(30):
-        beyond_folder.append_inside(path, f'{{"n": {i}, "pad": "{"x" * 80}"}}\n', limit=1000)
+        project.append_inside(path, f'{{"n": {i}, "pad": "{"x" * 80}"}}\n', limit=1000)
     assert os.path.getsize(path) <= 1000 and os.path.getsize(path + ".1") <= 1000
     assert sorted(os.listdir(tmp_path)) == ["audit.jsonl", "audit.jsonl.1"]
     assert json.loads(open(path).read().splitlines()[-1])["n"] == 29
@@ -119,7 +119,7 @@ def test_a_group_writable_folder_of_ours_is_adopted(tmp_path):
     cwd = workdir(tmp_path / "mine", {})
     os.chmod(cwd, 0o775)
     os.chmod(cwd / ".geekagent", 0o775)
-    assert beyond_folder.not_ours(str(cwd)) is None
+    assert project.not_ours(str(cwd)) is None
 
 
 # --- the trust question shows what runs ---------------------------------------------------------------

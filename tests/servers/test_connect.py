@@ -6,9 +6,9 @@ import sys
 import pytest
 
 import beyond_mcp
-from beyond.servers import registry
 import permissions
 import tools
+from beyond.servers import registry
 from conftest import agent_env, demo, run_agent, workdir, write_config
 
 

@@ -1,12 +1,13 @@
 """The full McpClient against the demo server and scripted fake servers, as real subprocesses."""
+import json
 import re
 import threading
 import time
 
 import pytest
 
-from conftest import demo, fake, group_alive, pid_alive, wait_until
 from beyond_mcp import McpClient, McpError
+from conftest import demo, fake, group_alive, pid_alive, wait_until
 
 
 def test_demo_handshake_lists_both_tools(started):
@@ -65,8 +66,9 @@ def test_stderr_flood_during_initialize_does_not_deadlock(started, capfd):
     client = started(fake("stderr_flood", timeout=10))
     assert client.call_tool("echo", {"text": "after the flood"}) == "after the flood"
     client.stop()
-    client.link.transport._stderr_thread.join(10)  # the drain thread reads the rest of the flood, then ends
-    assert list(client.from_server.tail)[-1] == "log line 019999 of the flood" and len(client.from_server.tail) == 200
+    # the drain thread reads the rest of the flood after stop()
+    assert wait_until(lambda: list(client.from_server.tail)[-1] == "log line 019999 of the flood")
+    assert len(client.from_server.tail) == 200
     assert "of the flood" not in capfd.readouterr().err
 
 
@@ -138,9 +140,9 @@ def test_stop_is_idempotent_and_fails_pending_calls(started):
             errors.append(str(e))
     caller = threading.Thread(target=call)
     caller.start()
-    deadline = time.monotonic() + 5
-    while not client._pending and time.monotonic() < deadline:
-        time.sleep(0.01)
+    def hang_arrived():
+        return any((r["params"] or {}).get("name") == "hang" for r in json.loads(client.call_tool("requests_seen", {})))
+    assert wait_until(hang_arrived)
     client.stop()
     client.stop()
     caller.join(5)

@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-import beyond.client.revisions as beyond_modern
+from beyond.client import revisions
 from beyond.client.schema import mirrored
-from mcp import McpError
 from conftest import agent_env, fake, run_agent, wait_until, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
+from mcp import McpError
 
 META = "io.modelcontextprotocol/"
 
@@ -81,7 +81,7 @@ def test_auto_finds_a_modern_server(started):
 
 def test_unsupported_version_is_retried_in_one_both_speak(started, monkeypatch):
     """-32022: a version both sides speak is picked and the request sent again, once; none: both lists named."""
-    monkeypatch.setattr(beyond_modern, "MODERN_VERSIONS", ("2026-07-28", "2027-01-01"))
+    monkeypatch.setattr(revisions, "MODERN_VERSIONS", ("2026-07-28", "2027-01-01"))
     client = started(fake("modern", protocol="2026-07-28"))
     assert client.revision == "2026-07-28"
     discovers = [r for r in seen(client) if r["method"] == "server/discover"]

@@ -1,4 +1,4 @@
-"""The one owner of the terminal (beyond_console.py), on a pseudo-terminal: a server's question that
+"""The one owner of the terminal (beyond/console.py), on a pseudo-terminal: a server's question that
 comes while the prompt or another question has the terminal, Ctrl-C in a form, and what is kept."""
 import json
 import re

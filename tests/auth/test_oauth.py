@@ -1,4 +1,4 @@
-"""Logging in to a protected remote server (beyond_oauth.py), against tests/fakes/oauth_server.py.
+"""Logging in to a protected remote server (beyond/auth/provider.py), against tests/fakes/oauth_server.py.
 
 BROWSER is tests/conformance_browser.py: it follows the authorization server's redirect to the
 client's own callback, as a person's browser would after they approve.

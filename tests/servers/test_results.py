@@ -1,5 +1,5 @@
-"""Big results kept whole and read back by pages (beyond_results.py); structuredContent checked
-against the tool's outputSchema (beyond_schema.py)."""
+"""Big results kept whole and read back by pages (beyond/servers/results.py); structuredContent checked
+against the tool's outputSchema (beyond/client/schema.py)."""
 import json
 import os
 import re
@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-import beyond.servers.results as beyond_results
 import beyond.client.schema as beyond_schema
+import beyond.servers.results as beyond_results
 import chat
 import permissions
 import tools

@@ -5,10 +5,10 @@ import threading
 
 import pytest
 
-from beyond.servers import registry
 import chat
 import permissions
 import tools
+from beyond.servers import registry
 from fakes.openai_server import answer, check_request, tool_calls
 
 

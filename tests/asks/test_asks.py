@@ -166,11 +166,11 @@ def test_what_a_server_writes_into_a_question_is_shown_not_obeyed(monkeypatch, c
 def test_the_login_url_is_shown_cleaned(capsys, monkeypatch):
     """The authorization endpoint is the authorization server's string: shown with escapes made visible."""
     import queue
-    import beyond.auth.login as beyond_login
+    from beyond.auth import login
     replies = queue.SimpleQueue()
     replies.put({"state": "s", "code": "c"})
-    beyond_login._code_from_user("remote\x1b[31m", "https://auth.example/authorize?\x1b[2J&state=s", replies, "s",
-                                 beyond_login.Screen(browser=False))
+    login._code_from_user("remote\x1b[31m", "https://auth.example/authorize?\x1b[2J&state=s", replies, "s",
+                                 login.Screen(browser=False))
     shown = capsys.readouterr().out
     assert "\x1b" not in shown and "https://auth.example/authorize?" in shown
 

@@ -1,0 +1,55 @@
+"""A server that stops (beyond/client/link.py): restarted once per crash, a few times a session, never after stop()."""
+import pytest
+
+from conftest import fake
+from mcp import McpError
+
+
+def test_crashed_server_restarts_once_at_next_call(started, capfd):
+    """After a crash, the next call starts the server again and succeeds; the user is told."""
+    client = started(fake("normal"))
+    with pytest.raises(McpError, match="server exited"):
+        client.call_tool("crash", {})
+    assert client.call_tool("echo", {"text": "back"}) == "back"
+    assert "restarted the server (it had stopped: server exited (code 3)" in capfd.readouterr().err
+
+
+def test_failed_restart_reports_both_errors(started, tmp_path):
+    """If the restart fails too, the error names the death and the restart failure."""
+    client = started(fake("normal"))
+    with pytest.raises(McpError):
+        client.call_tool("crash", {})
+    client.cfg.command = str(tmp_path / "gone")
+    with pytest.raises(McpError, match=r"server exited \(code 3\).*restarting it failed: .*cannot start server"):
+        client.call_tool("echo", {"text": "x"})
+
+
+def test_stopped_server_is_not_restarted(started):
+    """stop() is final: a later call fails without starting anything."""
+    client = started(fake("normal"))
+    client.stop()
+    with pytest.raises(McpError, match="server stopped"):
+        client.call_tool("echo", {"text": "x"})
+    assert client.link.transport.proc.returncode is not None
+
+
+def test_restart_is_once_per_death_and_bounded(started, tmp_path):
+    """A failed restart is not tried again at every call; a server that keeps dying is restarted at most 3 times."""
+    client = started(fake("normal"))
+    for _ in range(3):
+        with pytest.raises(McpError, match="server exited"):
+            client.call_tool("crash", {})
+        assert client.call_tool("echo", {"text": "back"}) == "back"  # restarted
+    with pytest.raises(McpError, match="server exited"):
+        client.call_tool("crash", {})
+    with pytest.raises(McpError, match="not restarted: it stopped 4 times"):
+        client.call_tool("echo", {"text": "again"})
+    runs = tmp_path / "runs"
+    flaky = started(fake("normal"), "flaky")
+    with pytest.raises(McpError):
+        flaky.call_tool("crash", {})
+    flaky.cfg.command, flaky.cfg.args = "sh", ["-c", f"echo run >> {runs}; exit 5"]
+    for _ in range(3):
+        with pytest.raises(McpError, match=r"restarting it failed: .*code 5"):
+            flaky.call_tool("echo", {"text": "x"})
+    assert runs.read_text() == "run\n"  # one restart, not one per call
