@@ -1,7 +1,7 @@
 """One HTTP request with a deadline for the whole exchange and a size limit (http.client, stdlib only).
 
 The TypeScript agent has fetch; Python's urllib follows redirects (with the key) and bounds each
-read, not the exchange. This module is what chat.py (the model) and beyond_http.py (remote MCP
+read, not the exchange. This module is what chat.py (the model) and beyond/wire/http.py (remote MCP
 servers) share: Cutoff, read_limited, and one-line error texts.
 """
 import contextlib

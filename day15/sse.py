@@ -2,7 +2,7 @@
 history kept as the API wants it back (every reply stored normalised, a failed turn closed).
 
 A model streams its reply as events (chat.py, as chat.ts does); a remote MCP server may answer a
-request with a stream of them (beyond_http.py). events() is the one reader for both, with a size
+request with a stream of them (beyond/wire/http.py). events() is the one reader for both, with a size
 limit per event; StreamedReply turns a model's chunks into one assistant message.
 """
 import json

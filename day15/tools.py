@@ -74,7 +74,7 @@ MAX_RESULT_CHARS = 100_000
 
 
 # Beyond the tutorial: how a longer result is shortened: cut here; the full agent keeps it whole
-# and lets the model read it back (beyond_results.py).
+# and lets the model read it back (beyond/servers/results.py).
 _long_result: Callable[[str, str], str] = lambda name, text: cut(text, MAX_RESULT_CHARS)
 
 

@@ -24,10 +24,6 @@ class Call:
         self.latest, self.on_progress = self.deadline + (cap - 1) * timeout, on_progress
 
 
-class Calls(threading.local):
-    current: Call | None = None  # the request this thread is making
-
-
 def wait_for(waiter: queue.SimpleQueue, call: Call) -> object:
     """waiter.get() until call.deadline (queue.Empty then), which progress may push out meanwhile,
     in steps short enough to notice signals."""

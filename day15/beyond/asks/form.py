@@ -1,4 +1,4 @@
-"""Beyond the tutorial: the terminal form a server's elicitation is answered with (beyond_asks.py).
+"""Beyond the tutorial: the terminal form a server's elicitation is answered with (asks/handlers.py).
 
 The flat schema MCP allows: string (with minLength, maxLength and the formats email, uri, date and
 date-time), number and integer (minimum, maximum), boolean, a single choice (enum with enumNames,

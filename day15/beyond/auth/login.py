@@ -1,6 +1,6 @@
 """Beyond the tutorial: the login itself, where the user is: a browser, or a URL to open elsewhere.
 
-beyond_oauth.py finds the authorization server and the client; here the authorization code is
+auth/provider.py finds the authorization server and the client; here the authorization code is
 fetched with PKCE S256 and a state, and exchanged for tokens. The code comes back to a listener on
 127.0.0.1 (a random port, or the entry's "oauth": {"callbackPort"}, for a fixed redirect or
 `ssh -L`). Where the user is, the login's Screen says: whether a browser may be opened (--no-browser

@@ -1,4 +1,4 @@
-"""Beyond the tutorial: what the OAuth login (beyond_oauth.py) asks of servers: metadata and requests.
+"""Beyond the tutorial: what the OAuth login (auth/provider.py) asks of servers: metadata and requests.
 
 A server's protected resource metadata (RFC 9728: the challenge's resource_metadata, else the
 path-based, else the root well-known URL), checked to name this server; its authorization server's
@@ -21,7 +21,7 @@ MAX_DOCUMENT_BYTES = 1 << 20
 
 
 class NotAllowed(AuthError):
-    """A URL of the login that may not be fetched (beyond_outbound.py): the login fails there, it never
+    """A URL of the login that may not be fetched (auth/outbound.py): the login fails there, it never
     goes on to the next place to look."""
 
 
@@ -35,7 +35,7 @@ def canonical(url: str) -> str:
 
 def discover(outbound, url: str, found: dict) -> tuple[dict, dict]:
     """(protected resource metadata, authorization server metadata), both checked; every URL fetched
-    passes `outbound` (beyond_outbound.Outbound)."""
+    passes `outbound` (outbound.py's Outbound)."""
     parts = urllib.parse.urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}"
     path = parts.path.rstrip("/")

@@ -1,13 +1,13 @@
 """Beyond the tutorial: a remote server that answers 401 is logged in to with OAuth 2.1, as MCP has it.
 
 Tutorial section 3.1 names "OAuth / Bearer Token" and section 6 leaves it out. The HTTP transport
-(beyond_http.py) holds one OAuth per server and asks it for the Authorization header of every
-request. On a 401 the server's metadata names its authorization server (beyond_authserver.py, which
+(wire/http.py) holds one OAuth per server and asks it for the Authorization header of every
+request. On a 401 the server's metadata names its authorization server (auth/metadata.py, which
 checks both documents). The client is the entry's own ("oauth": {"clientId"}), a client ID metadata
 document ("clientMetadataUrl") where the server takes one, or registered (RFC 7591) once per
-issuer. The login itself (beyond_login.py) asks for the challenge's scopes, else the entry's, else
+issuer. The login itself (auth/login.py) asks for the challenge's scopes, else the entry's, else
 scopes_supported (plus offline_access where offered), with `resource` (RFC 8707) in both requests.
-Tokens (beyond_tokens.py) are refreshed before they expire and on a 401, one refresh at a time for
+Tokens (auth/tokens.py) are refreshed before they expire and on a 401, one refresh at a time for
 all callers and agents; a 403 insufficient_scope logs in again with the union of scopes, a few
 times at most; a server that moved to another authorization server is registered there anew. No
 token is ever put in a URL, a log line or an error.
@@ -73,7 +73,7 @@ class OAuth:
                  allow_insecure: bool = False, screen: Screen | None = None) -> None:
         self.name, self.url, self.settings, self.log = name, url, settings, log
         self.screen = screen or Screen()  # where a login meets the user (login.py)
-        self.outbound = Outbound(url, allow_insecure)  # where its login may go (beyond_outbound.py)
+        self.outbound = Outbound(url, allow_insecure)  # where its login may go (auth/outbound.py)
         self.store = store or TokenStore()
         self.login_allowed = False  # set by the client that may open a login (start(login=True), /mcp login)
         self.scopes: set[str] = set()  # what the last login asked for; step-ups add to it

@@ -16,7 +16,7 @@ import threading
 from beyond.dirs import state_dir
 from beyond.auth.errors import AuthError
 
-# oauth.json is small: a few clients and tokens (each answer is bounded: beyond_oauth.MAX_TOKEN_CHARS).
+# oauth.json is small: a few clients and tokens (each answer is bounded: provider.MAX_TOKEN_CHARS).
 # A bigger one is not ours to read, and a change that would make it bigger is refused, not written.
 MAX_STORE_BYTES = 4 << 20
 

@@ -3,7 +3,7 @@
 The tutorial's connect_mcp_servers (mcp.py) reads mcpServers as it is. Here each entry is checked
 before anything starts (an error names the file and the key), and Claude Desktop's and Claude
 Code's extra keys are understood. `${VAR}` is expanded, and a server gets only a safe part of the
-agent's environment plus its own `env`, when it starts (beyond_base.py).
+agent's environment plus its own `env`, when it starts (wire/process.py).
 """
 import difflib
 import json
@@ -22,7 +22,7 @@ STARTUP_TIMEOUT_S = 30.0   # "startupTimeout": initialize and tools/list
 # larger numbers overflow the waits they are given to.
 MAX_TIMEOUT_S = 3600.0
 # "protocol": the handshake of revisions up to 2025-11-25 ("legacy"), the stateless 2026-07-28
-# revision only, or "auto": a probe that picks (beyond_modern.py).
+# revision only, or "auto": a probe that picks (client/revisions.py).
 PROTOCOLS = ("legacy", "2026-07-28", "auto")
 # The keys of an entry this client reads.
 ENTRY_KEYS = ("command", "args", "env", "timeout", "startupTimeout", "cwd", "disabled", "type", "url", "headers",
@@ -38,7 +38,7 @@ OAUTH_KEYS = {
     "callbackPort": (lambda v: type(v) is int and 0 < v < 65536, "a port number (1-65535)"),
 }
 
-# The "oauth" values ${VAR} is expanded in when they are used (beyond_oauth.py).
+# The "oauth" values ${VAR} is expanded in when they are used (auth/provider.py).
 EXPANDED_OAUTH = ("clientSecret",)
 
 
@@ -49,14 +49,14 @@ class ServerConfig(McpServerConfig):
     startup_timeout: float = STARTUP_TIMEOUT_S   # seconds for initialize and for tools/list
     cwd: str | None = None              # Claude Desktop's working directory for the server
     disabled: bool = False              # Claude Desktop's switch: configured, not started
-    kind: str = "stdio"                 # "type": "stdio", or "http" for a remote server (beyond_http.py)
+    kind: str = "stdio"                 # "type": "stdio", or "http" for a remote server (wire/http.py)
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     allow_insecure: bool = False        # plain http to another host, only when the entry says so
     protocol: str = "legacy"            # one of PROTOCOLS
-    oauth: dict = field(default_factory=dict)  # a remote server's login (beyond_oauth.py): OAUTH_KEYS
+    oauth: dict = field(default_factory=dict)  # a remote server's login (auth/provider.py): OAUTH_KEYS
     elicitation: str = "decline"        # without a terminal, a form is declined, or accepted with its "defaults"
-    always_load: bool | list = False    # tools offered even when the rest wait for tool_search (beyond_toolsearch.py)
+    always_load: bool | list = False    # tools offered even when the rest wait for tool_search (servers/toolsearch.py)
     problem: str | None = None          # what is wrong with the entry (file and key): shown, not started
 
 
@@ -172,7 +172,7 @@ def _seconds(value: object) -> bool:
 
 def expanded(config: ServerConfig) -> list[tuple[str, str]]:
     """(where, the value as written) of every value of an entry in which ${VAR} is expanded when the
-    server starts or logs in: what the trust question names the variables of (beyond_trust.py). A key
+    server starts or logs in: what the trust question names the variables of (folder/trust.py). A key
     added later that expands a value belongs here in the same change."""
     values = [("command", config.command)] + [(f"args[{i}]", arg) for i, arg in enumerate(config.args)]
     values += [(f"env {key}", value) for key, value in config.env.items()] + [("url", config.url or "")]

@@ -1,6 +1,6 @@
 """Beyond the tutorial: what a server sends on its own, which the tutorial's client ignores.
 
-The full client (beyond_client.McpClient) holds one FromServer per server: the server's requests
+The full client (session.py's McpClient) holds one FromServer per server: the server's requests
 are answered (ping and roots at once, a question for the user on a thread of its own, -32601 for
 the rest) at most ANSWERS_PER_S a second, written by one answers thread with the server's timeout
 to take them, so a server that stops reading never blocks the reader and one that floods costs
@@ -32,7 +32,7 @@ RELIST_INTERVAL_CAP_S = 300.0
 ANSWERS_PER_S = 20.0
 # The server's own words (stderr lines and log notifications) kept for /logs and for its errors.
 TAIL_LINES = 200
-# The requests of a server's that beyond_asks.py answers, and JSON-RPC codes of answers we cannot give.
+# The requests of a server's that asks/handlers.py answers, and JSON-RPC codes of answers we cannot give.
 ASKED_METHODS = ("elicitation/create", "sampling/createMessage")
 BUSY, INTERNAL_ERROR = -32000, -32603
 # A request whose id is longer than this is not answered (an id is a counter or a short string; a
@@ -86,7 +86,7 @@ class FromServer:
 
     def _answer(self, message: dict) -> None:
         """ping gets {} and roots/list its roots at once; elicitation and sampling their answers
-        (beyond_asks.py; one question of this server at a time, on a thread of its own, as the user may
+        (asks/handlers.py; one question of this server at a time, on a thread of its own, as the user may
         take a while); any other method -32601, so a server never waits on us (within ANSWERS_PER_S)."""
         method = shorten(str(message["method"]), 100)
         if len(json.dumps(message["id"])) > MAX_ID_CHARS:

@@ -1,7 +1,7 @@
 """Beyond the tutorial: the full client's link to its server: the transport it talks through, and how it is kept.
 
 The tutorial's client spawns its server once; when it exits, every later call fails. Here the link
-makes the transport the entry asks for (beyond_base.Transport: stdio or Streamable HTTP) with an
+makes the transport the entry asks for (wire/base.py: Transport, stdio or Streamable HTTP) with an
 inbox of its own, and replaces it when the server must be started again: after a crash, by the next
 call (once per crash, MAX_RESTARTS in a session), or after a 2026-07-28 probe a stdio server exited
 on. A session an HTTP server forgot is initialized again, once for all the threads that found it so.
@@ -49,7 +49,7 @@ def _ignore(message: bytes | dict) -> bool:
 
 
 class Link:
-    """The transport of one client (beyond_client.McpClient) and its replacements."""
+    """The transport of one client (session.py's McpClient) and its replacements."""
 
     def __init__(self, client) -> None:
         self.client = client

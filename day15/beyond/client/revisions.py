@@ -7,7 +7,7 @@ server has; there are no sessions, and a server sends no requests of its own. A 
 "protocol" in mcp.json picks: "legacy" (the handshake: the default), "2026-07-28" (this revision
 only), or "auto" (a server/discover probe, and the handshake when it finds no modern server).
 
-The full client (beyond_client.McpClient) holds one Revisions per server: the revision spoken, the
+The full client (session.py's McpClient) holds one Revisions per server: the revision spoken, the
 handshake or the probe that agrees on it, and what differs between revisions (the _meta of a
 request, the HTTP headers MCP asks for). It asks the client for requests and a new connection, and
 sets the client's capabilities.
@@ -29,7 +29,7 @@ CLIENT_INFO = {"name": "geekagent-day15-python", "version": "0.1.0"}
 PROTOCOL_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 # The stateless revisions this client speaks, oldest first (it declares the newest); an entry's
-# "protocol" names one of them (beyond_config.PROTOCOLS).
+# "protocol" names one of them (config.py: PROTOCOLS).
 MODERN_VERSIONS = ("2026-07-28",)
 # Keys of params._meta reserved by MCP; protocolVersion and clientCapabilities are required.
 META = "io.modelcontextprotocol/"

@@ -4,7 +4,7 @@ The MCP specification says clients SHOULD log tool usage for audit; the tutorial
 tools.run_tool reports each call here (set by index.py): when, which server and tool, the
 arguments (masked, bounded), what was decided, how long it took, how it ended and how much it
 returned. Writing never fails a call: a failure is one warning. The file is written without
-following links and rotated (beyond_folder.py). /audit shows the last entries.
+following links and rotated (folder/project.py). /audit shows the last entries.
 """
 import json
 import os
@@ -39,7 +39,7 @@ class AuditLog:
                     "outcome": outcome, "result_chars": size})
 
     def asked(self, entry: dict) -> None:
-        """What a server asked of the user (beyond_asks.py): the kind, server, fields or mode, the action; never values."""
+        """What a server asked of the user (asks/handlers.py): the kind, server, fields or mode, the action; never values."""
         self.write({key: shorten(clean(str(value), one_line=True), AUDIT_NAME_CHARS) if isinstance(value, str) else value
                     for key, value in entry.items()})
 

@@ -1,7 +1,7 @@
 """Beyond the tutorial: the REPL's commands that index.ts does not have (its own are /mcp and /exit,
 with /help listing them), one small function each: /tools, /call, /logs, /history, /last, /audit and
 /reset, and /mcp login and /mcp logout. index.py puts them in its command table beside the
-tutorial's; resources and prompts are beyond_resources.py's. Each takes the REPL's session and the
+tutorial's; resources and prompts are repl/resources.py's. Each takes the REPL's session and the
 rest of the line.
 """
 import difflib

@@ -4,7 +4,7 @@
 trust included: without --trust an untrusted folder's servers do not start), then runs one
 conversation and leaves. Nobody is asked anything: a tool runs only if GeekAgent.json (or an
 earlier `a`) allows it; an `ask` tool is refused with a note the model reads, and what servers ask
-is declined (beyond_asks.py). The answer alone goes to stdout, everything else to stderr; with
+is declined (asks/handlers.py). The answer alone goes to stdout, everything else to stderr; with
 `--json`, one object: {"answer", "tool_calls": [{"name", "arguments", "outcome"}], "usage"}.
 An @server:uri in the prompt is attached as in the REPL. Exit status: 0 answered, 1 the model or
 the run failed, 2 a usage error (index.py), 130 Ctrl-C.

@@ -1,4 +1,4 @@
-"""Beyond the tutorial: the stdio transport of the full client (beyond_client.py).
+"""Beyond the tutorial: the stdio transport of the full client (client/session.py).
 
 The tutorial's client (mcp.py) spawns the server with the agent's environment and kill()s it.
 Here the server runs in its own process group without the terminal, with a safe environment;
