@@ -14,10 +14,7 @@ if sys.version_info < (3, 10):  # Beyond the tutorial: one clear line instead of
     sys.exit(f"GeekAgent Day 15 needs Python 3.10 or newer; this is {sys.version.split()[0]}.")
 
 import chat
-import tools
-from beyond.agent import Agent
-from beyond.terminal import shown, style
-from beyond.repl.commands import completer
+from beyond.agent import Agent, shown, style
 
 # The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
 TOOL_LINE_CHARS = 80
@@ -155,9 +152,7 @@ def _s(count: int) -> str:
 def repl(session: Session) -> None:
     console = session.console
     # Beyond the tutorial: keys, history and completion (the console's; commands, tools and @ mentions).
-    console.start_repl(completer([name for name, f in session.commands.items() if f.__doc__],
-                                 lambda: [t.name for t in tools.all_tools()], lambda: session.agent.mentions(session)),
-                       ctrl_c_clears=not session.ctrl_c_leaves)
+    console.start_repl(session.agent.completer(session), ctrl_c_clears=not session.ctrl_c_leaves)
     try:
         while session.running:
             message = console.read_message()

@@ -18,7 +18,6 @@ import tools
 from beyond.asks.handlers import Handlers
 from beyond.auth.login import Screen
 from beyond.console import Console
-from beyond.terminal import shown
 from beyond.folder.approvals import Approvals
 from beyond.folder.audit import AuditLog
 from beyond.folder.project import find_project, private_copy
@@ -30,6 +29,9 @@ from beyond.repl.options import USAGE, VERSION, UsageError, parse
 from beyond.servers.results import Results
 from beyond.servers.servers import Servers
 from beyond.servers.toolsearch import Offered, ToolSearch
+from beyond.terminal import shown, style  # index.py's too: it reaches the product through this module only
+
+__all__ = ["Agent", "shown", "style"]
 
 BANNER = {
     False: "client: full (day15/beyond/): hardened, remote servers, the extensions in the README",
@@ -157,6 +159,11 @@ class Agent:
 
     def mentions(self, session) -> list[str]:
         return [] if self.tutorial else resources.mentions(session)
+
+    def completer(self, session):
+        """Tab completion at the prompt: the documented commands, tool names, @ mentions."""
+        return commands.completer([name for name, f in session.commands.items() if f.__doc__],
+                                  lambda: [t.name for t in tools.all_tools()], lambda: self.mentions(session))
 
     def hints(self, interactive: bool) -> list[str]:
         """What the banner warns of: no key (the REPL's hint; -p says it as its error), plain http."""

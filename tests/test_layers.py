@@ -1,0 +1,161 @@
+"""The arrows between the parts (DESIGN.md, "Layout"): every import in day15/, function-level ones
+too, read with ast, must point the way the design draws. Drawn as a ladder, a part imports only parts
+on lower rungs; the lesson never imports the product; index.py reaches it only through beyond.agent."""
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+LESSON = {"chat", "tools", "permissions", "mcp", "net", "sse"}  # the tutorial's modules, under every part
+# The rungs, top first; a part may import the parts below its own rung, and the lesson modules.
+LADDER = [
+    {"entry"},                                         # day15/beyond_mcp.py, the published entry
+    {"face"},                                          # beyond/__init__.py
+    {"agent"},
+    {"repl"},
+    {"servers"},
+    {"folder", "asks"},
+    {"client"},
+    {"wire"},                                          # wire/http.py logs in: auth is below it
+    {"auth", "console"},                               # what auth shares with wire comes from below
+    {"bottom"},                                        # text.py, waits.py, dirs.py: nothing of ours
+]
+RUNG = {part: level for level, parts in enumerate(LADDER) for part in parts}
+# Forbidden though the ladder would allow it: the client is handed its asks, log and folder.
+SIDEWAYS = {("client", "console")}
+
+
+def part_of(module: str) -> str | None:
+    """The part a module belongs to; None for what is not ours (the standard library)."""
+    names = module.split(".")
+    if names[0] in ("index", "demo_server"):
+        return names[0]
+    if names[0] in LESSON:
+        return "lesson"
+    if names[0] == "beyond_mcp":
+        return "entry"
+    if names[0] != "beyond":
+        return None
+    if len(names) == 1:
+        return "face"
+    if names[1] in ("text", "waits", "dirs"):
+        return "bottom"
+    if names[1] in ("console", "terminal"):  # terminal.py is the console's drawing
+        return "console"
+    return names[1]
+
+
+def module_name(path: Path, root: Path) -> str:
+    names = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(names[:-1] if names[-1] == "__init__" else names)
+
+
+def imports_of(path: Path, root: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import in the file, at any depth, relative ones resolved, and
+    importlib.import_module / __import__ of a constant name."""
+    here = module_name(path, root).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:  # `from beyond.servers import registry` imports a module
+                sub = f"{base}.{alias.name}"
+                is_module = (root / Path(*sub.split("."))).with_suffix(".py").exists() or \
+                    (root / Path(*sub.split(".")) / "__init__.py").exists()
+                found.append((node.lineno, sub if is_module else base))
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and \
+                isinstance(node.args[0].value, str) and \
+                getattr(node.func, "attr", getattr(node.func, "id", None)) in ("import_module", "__import__"):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def wrong_way(root: Path) -> list[str]:
+    """Every import under root that points a way the design forbids, as 'file:line: a -> b (why)';
+    then every two parts that import each other."""
+    complaints, arrows = [], {}
+    for path in sorted(root.rglob("*.py")):
+        source = module_name(path, root)
+        mine = part_of(source)
+        for line, target in imports_of(path, root):
+            theirs = part_of(target)
+            if theirs is None or theirs == mine:
+                continue
+            arrows.setdefault((mine, theirs), f"{source} -> {target}")
+            why = None
+            if mine == "demo_server":
+                why = "the demo server is a program of its own: it imports nothing of the project"
+            elif mine == "lesson" and theirs != "lesson":
+                why = "the lesson never imports the product"
+            elif mine == "index":
+                why = None if theirs == "lesson" or target == "beyond.agent" else "index.py reaches the product through beyond.agent only"
+            elif theirs in ("index", "demo_server"):
+                why = "nothing imports a program"
+            elif theirs == "lesson":
+                why = "the bottom imports nothing of ours" if mine == "bottom" else None
+            elif (mine, theirs) in SIDEWAYS:
+                why = f"{mine} is handed what it needs of {theirs}"
+            elif RUNG[theirs] <= RUNG[mine]:
+                why = f"{mine} is on rung {RUNG[mine]}, {theirs} on rung {RUNG[theirs]}: arrows point down"
+            if why:
+                complaints.append(f"{path.relative_to(root)}:{line}: {source} -> {target} ({why})")
+    for (a, b), example in arrows.items():
+        if a < b and (b, a) in arrows:
+            complaints.append(f"{a} and {b} import each other: {example}; {arrows[(b, a)]}")
+    return complaints
+
+
+def test_every_import_points_the_way_the_design_draws():
+    assert wrong_way(ROOT / "day15") == []
+
+
+def test_every_module_of_ours_has_a_part():
+    """A new top-level file or folder is placed on the ladder, not silently left out of the check."""
+    day15 = ROOT / "day15"
+    for path in day15.rglob("*.py"):
+        part = part_of(module_name(path, day15))
+        assert part in RUNG or part in ("index", "demo_server", "lesson"), f"{path}: no rung for {part!r}"
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_the_check_finds_a_wrong_way_import_at_any_depth(tmp_path):
+    """A copy of the arrows' shape with imports the design forbids: each is found, by file and line."""
+    root = write(tmp_path, {
+        "tools.py": "import os\n",
+        "mcp.py": "def later():\n    from beyond.client import session\n",      # the lesson into the product
+        "beyond/__init__.py": "",
+        "beyond/text.py": "import tools\n",                                     # the bottom into the lesson
+        "beyond/client/__init__.py": "",
+        "beyond/client/session.py": "import tools\nfrom beyond.console import Console\n",
+        "beyond/wire/__init__.py": "",
+        "beyond/wire/stdio.py": "import importlib\nimportlib.import_module('beyond.client.session')\n",
+        "beyond/wire/http.py": "from beyond.auth import login\n",             # allowed: the HTTP transport logs in
+        "beyond/auth/__init__.py": "",
+        "beyond/auth/login.py": "from ..wire import http\n",                   # upward, and a pair
+        "beyond/console.py": "from beyond.text import clean\n",
+        "beyond/repl/__init__.py": "",
+        "beyond/repl/commands.py": "",
+        "index.py": "from beyond.repl import commands\n",
+    })
+    found = wrong_way(root)
+    assert [c.split(" (")[0] for c in found] == [
+        "beyond/auth/login.py:1: beyond.auth.login -> beyond.wire.http",
+        "beyond/client/session.py:2: beyond.client.session -> beyond.console",
+        "beyond/text.py:1: beyond.text -> tools",
+        "beyond/wire/stdio.py:2: beyond.wire.stdio -> beyond.client.session",
+        "index.py:1: index -> beyond.repl.commands",
+        "mcp.py:2: mcp -> beyond.client.session",
+        "auth and wire import each other: beyond.auth.login -> beyond.wire.http; beyond.wire.http -> beyond.auth.login",
+        "client and lesson import each other: beyond.client.session -> tools; mcp -> beyond.client.session",
+    ]
