@@ -1,14 +1,16 @@
 """make test: the suite in a few pytest processes at once, then one closing line for all of them.
 
 The tests mostly wait (on subprocesses, sockets and terminals), so a few processes side by side
-finish in a fraction of the time one takes. Tests are dealt out one by one in collection order into
-one share per process, so each share gets its part of every file's slow tests (and each process
-imports the suite once: a pytest start costs about a second of CPU). Each process has its own
-temporary folder and no cache; its output is printed whole when it ends. Exit status: 0 only when
-every share passed. `python tests/parallel.py [pytest args...]`; TEST_PROCESSES sets how many run
-at once (default 6).
+finish in a fraction of the time one takes. Every process collects the same tests and takes the
+next one not yet taken whenever it is free (this module is also their pytest plugin: a counter in
+a locked file says which test is next), so slow tests spread over the processes whatever their
+order, and each process imports the suite once (a pytest start costs about a second of CPU). Each
+process has its own temporary folder and no cache; its output is printed whole when it ends.
+Exit status: 0 only when every process passed. `python tests/parallel.py [pytest args...]`;
+TEST_PROCESSES sets how many run at once (default 6).
 """
 import compileall
+import fcntl
 import os
 import re
 import subprocess
@@ -21,8 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # Six keep a 2-core machine busy while most tests wait (about 24 s here, 4: about 28 s), with room
 # for their servers.
 PROCESSES = int(os.environ.get("TEST_PROCESSES", "6"))
-# Shares per process: more would balance the run, but each costs a pytest start (a second of CPU).
-SHARES_PER_PROCESS = 1
+# Set in the processes this starts: the file whose counter names the next test to take, and how
+# many tests the runner collected (a process that collected others stops at once).
+QUEUE, EXPECTED = "GEEKAGENT_TEST_QUEUE", "GEEKAGENT_TEST_COUNT"
 # The whole run is bounded: a process still running after this is killed and counts as failed.
 RUN_LIMIT_S = 600
 COUNTS = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)")
@@ -42,26 +45,27 @@ def main(args: list[str]) -> int:
     began = time.monotonic()
     # The suite starts Python hundreds of times (the agent, fake servers): with bytecode cached, as
     # a user runs it, each start skips compiling the project (sandboxes often switch caching off).
-    # Compiled once here, so the six processes do not all compile the same files.
+    # Compiled once here, so the processes do not all compile the same files.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     for folder in ("day15", "tests"):
         compileall.compile_dir(ROOT / folder, quiet=1)
-    options = [a for a in args if a.startswith("-")]
-    ids = collect(args or ["tests"])
-    count = PROCESSES * SHARES_PER_PROCESS
-    waiting = [ids[i::count] for i in range(count) if ids[i::count]]
+    args = args or ["tests"]
+    ids = collect(args)
     totals: dict[str, int] = {}
     failed = False
     with tempfile.TemporaryDirectory(prefix="geekagent-tests-") as base:
+        Path(base, "next").write_text("0")
+        env = {**os.environ, QUEUE: f"{base}/next", EXPECTED: str(len(ids)),
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "tests"), os.environ.get("PYTHONPATH")]))}
         running: list[subprocess.Popen] = []
-        while waiting or running:
-            while waiting and len(running) < PROCESSES:
-                share, name = waiting.pop(0), f"{base}/s{len(waiting)}"
-                with open(f"{name}.out", "w") as out:  # a file, not a pipe: a long report never blocks it
-                    running.append(subprocess.Popen(
-                        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={name}",
-                         *options, *share], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT))
-                running[-1].output = f"{name}.out"
+        for number in range(min(PROCESSES, len(ids))):
+            name = f"{base}/p{number}"
+            with open(f"{name}.out", "w") as out:  # a file, not a pipe: a long report never blocks it
+                running.append(subprocess.Popen(
+                    [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "parallel",
+                     f"--basetemp={name}", *args], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT))
+            running[-1].output = f"{name}.out"
+        while running:
             done = _first_done(running, began)
             running.remove(done)
             with open(done.output, encoding="utf-8", errors="replace") as out:
@@ -71,12 +75,45 @@ def main(args: list[str]) -> int:
             for number, word in COUNTS.findall(last):
                 key = "errors" if word.startswith("error") else word
                 totals[key] = totals.get(key, 0) + int(number)
-            failed |= done.returncode != 0
+            failed |= done.returncode not in (0, 5)  # 5: this process found no test left to take
     summary = ", ".join(f"{totals.get(k, 0)} {k}" for k in ("passed", "failed"))
     extra = "".join(f", {n} {k}" for k, n in totals.items() if k not in ("passed", "failed") and n)
-    print(f"{len(ids)} tests in {count} shares, {PROCESSES} at a time, {time.monotonic() - began:.1f} s")
+    print(f"{len(ids)} tests, {min(PROCESSES, len(ids))} processes, {time.monotonic() - began:.1f} s")
     print(f"{summary}{extra}")  # the plain closing line, alone
-    return 1 if failed or not totals.get("passed") else 0
+    ran = sum(totals.get(k, 0) for k in ("passed", "failed", "skipped", "xfailed", "xpassed"))
+    return 1 if failed or not totals.get("passed") or ran != len(ids) else 0
+
+
+def _take(path: str) -> int:
+    """The index of the next test no process has taken, counted in a file under a lock."""
+    with open(path, "r+") as counter:
+        fcntl.flock(counter, fcntl.LOCK_EX)
+        index = int(counter.read() or 0)
+        counter.seek(0)
+        counter.write(str(index + 1))
+        counter.truncate()
+        return index
+
+
+def pytest_runtestloop(session):
+    """In a process this module started: run the tests it takes, one at a time, until none is left.
+    The test after the current one is taken before it runs, so pytest tears down only the fixtures
+    the next test does not share."""
+    path = os.environ.get(QUEUE)
+    if not path or session.config.option.collectonly:
+        return None  # pytest's own loop
+    items = session.items
+    if str(len(items)) != os.environ.get(EXPECTED):
+        raise session.Failed(f"this process collected {len(items)} tests, the runner {os.environ.get(EXPECTED)}")
+    index = _take(path)
+    while index < len(items):
+        following = _take(path)
+        nextitem = items[following] if following < len(items) else None
+        items[index].config.hook.pytest_runtest_protocol(item=items[index], nextitem=nextitem)
+        if session.shouldfail or session.shouldstop:
+            raise session.Interrupted(str(session.shouldfail or session.shouldstop))
+        index = following
+    return True
 
 
 def _first_done(running: list[subprocess.Popen], began: float) -> subprocess.Popen:
