@@ -40,6 +40,26 @@ def started():
 
 
 @pytest.fixture
+def remote():
+    """A fake remote server in a mode, and a started client for it; both stopped afterwards."""
+    opened = []
+
+    from fakes.http_server import FakeHttpMcp
+
+    def start(mode: str, **entry):
+        server = FakeHttpMcp(mode).__enter__()
+        client = beyond_mcp.McpClient("remote", {"url": server.url, "type": "http", **entry})
+        opened.append((server, client))
+        client.start()
+        return server, client
+
+    yield start
+    for server, client in opened:
+        client.stop()
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture
 def servers():
     """A set of servers of the full agent's (beyond/servers/servers.py), stopped after the test."""
     from beyond.asks.handlers import Handlers

@@ -93,7 +93,8 @@ def wrong_way(root: Path) -> list[str]:
             elif mine == "lesson" and theirs != "lesson":
                 why = "the lesson never imports the product"
             elif mine == "index":
-                why = None if theirs == "lesson" or target == "beyond.agent" else "index.py reaches the product through beyond.agent only"
+                if theirs != "lesson" and target != "beyond.agent":
+                    why = "index.py reaches the product through beyond.agent only"
             elif theirs in ("index", "demo_server"):
                 why = "nothing imports a program"
             elif theirs == "lesson":
@@ -159,3 +160,14 @@ def test_the_check_finds_a_wrong_way_import_at_any_depth(tmp_path):
         "auth and wire import each other: beyond.auth.login -> beyond.wire.http; beyond.wire.http -> beyond.auth.login",
         "client and lesson import each other: beyond.client.session -> tools; mcp -> beyond.client.session",
     ]
+
+
+def test_every_folder_names_each_of_its_files():
+    """The map of the product is the tree: each folder's docstring has a line for every file in it."""
+    beyond = ROOT / "day15" / "beyond"
+    for init in [beyond / "__init__.py", *beyond.glob("*/__init__.py")]:
+        listed = ast.get_docstring(ast.parse(init.read_text()))
+        for path in init.parent.iterdir():
+            if path.name != "__init__.py" and (path.suffix == ".py" or (path / "__init__.py").exists()):
+                name = path.name + ("/" if path.is_dir() else "")
+                assert name in listed, f"{init.relative_to(ROOT)} does not name {name}"

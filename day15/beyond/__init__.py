@@ -10,7 +10,7 @@ holds the arrows):
   client/     one MCP session over the twin (mcp.py): revisions, what a server sends unasked, restarts
   auth/       OAuth for remote servers: discovery, the login, tokens, where a login may go
   wire/       bytes in, messages out, knowing no MCP: stdio and Streamable HTTP
-  console.py  the one owner of the terminal
+  console.py  the one owner of the terminal (terminal.py draws the activity line and the answer)
   text.py, waits.py, dirs.py   the bottom: text made safe to show, deadlines and waits, the XDG folders
 
 The public face, for scripts: McpClient(name, entry).start(login=...), call_tool, stop, McpError,

@@ -1,4 +1,5 @@
-"""The entries of mcp.json (beyond/client/config.py): what real configs say, and values that would break a wait or a request."""
+"""The entries of mcp.json (beyond/client/config.py): what real configs say, and values that would break a
+wait or a request."""
 import pytest
 
 import permissions

@@ -1,4 +1,5 @@
-"""What a server answers, as text (beyond/client/content.py): content of every kind, lines parsed as JSON reads them, lists within bounds."""
+"""What a server answers, as text (beyond/client/content.py): content of every kind, lines parsed as JSON
+reads them, lists within bounds."""
 import json
 
 import pytest

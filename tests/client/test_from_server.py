@@ -1,4 +1,5 @@
-"""What a server sends unasked (beyond/client/from_server.py): its requests answered, bounded in rate; its log lines; list changes followed, spaced out."""
+"""What a server sends unasked (beyond/client/from_server.py): its requests answered, bounded in rate; its
+log lines; list changes followed, spaced out."""
 import json
 import math
 import threading

@@ -1,4 +1,5 @@
-"""The full client's requests (beyond/client/session.py, requests.py): pages, timeouts and cancellation, replies matched by id and shape."""
+"""The full client's requests (beyond/client/session.py, requests.py): pages, timeouts and cancellation,
+replies matched by id and shape."""
 import json
 
 import pytest

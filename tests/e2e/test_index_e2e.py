@@ -10,10 +10,8 @@ import time
 import pytest
 
 import net
-from conftest import FAKES, ROOT, assert_no_process_left, demo, processes_in, wait_for_output
-from conftest import INDEX, agent_env, fake, run_agent, workdir
-from fakes.openai_server import Hang, HttpError, answer_from_tools
-from fakes.openai_server import FakeOpenAI, answer, tool_calls
+from conftest import agent_env, assert_no_process_left, demo, fake, FAKES, INDEX, processes_in, ROOT, run_agent, wait_for_output, workdir
+from fakes.openai_server import answer, answer_from_tools, FakeOpenAI, Hang, HttpError, tool_calls
 
 SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
 # Tutorial section 5's checks run in both modes: the full agent and the twin of the tutorial's client.

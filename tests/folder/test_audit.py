@@ -1,4 +1,5 @@
-"""The audit log (beyond/folder/audit.py): one JSON line per tool call, masked and bounded; a failure to write is one warning."""
+"""The audit log (beyond/folder/audit.py): one JSON line per tool call, masked and bounded; a failure to
+write is one warning."""
 import json
 
 import tools

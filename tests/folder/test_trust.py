@@ -1,4 +1,5 @@
-"""Folder trust (beyond/folder/trust.py): a folder's config runs only once trusted; the question shows what runs; .env parsed."""
+"""Folder trust (beyond/folder/trust.py): a folder's config runs only once trusted; the question shows what
+runs; .env parsed."""
 import json
 import sys
 

@@ -1,4 +1,5 @@
-"""The lesson modules' limits (tools.py, chat.py): results and reads bounded, the chat request bounded in time and size, any turn closed validly."""
+"""The lesson modules' limits (tools.py, chat.py): results and reads bounded, the chat request bounded in
+time and size, any turn closed validly."""
 import threading
 
 import pytest

@@ -3,10 +3,8 @@ import json
 import re
 import sys
 
-from conftest import demo
-from conftest import INDEX, agent_env, fake, run_agent, run_in_pty, workdir
-from fakes.openai_server import HttpError
-from fakes.openai_server import FakeOpenAI, answer, tool_calls
+from conftest import agent_env, demo, fake, INDEX, run_agent, run_in_pty, workdir
+from fakes.openai_server import answer, FakeOpenAI, HttpError, tool_calls
 
 def pty_env(tmp_path, base_url=None) -> dict:
     return {**agent_env(base_url, key=None if base_url is None else "sk-test"), "NO_COLOR": "1", "TERM": "xterm",

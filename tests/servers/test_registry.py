@@ -1,4 +1,5 @@
-"""A server's tools as registry tools (beyond/servers/registry.py): names, collisions, prompts that show and mask, list changes."""
+"""A server's tools as registry tools (beyond/servers/registry.py): names, collisions, prompts that show and
+mask, list changes."""
 import json
 
 import beyond_mcp

@@ -10,8 +10,7 @@ import tools
 from beyond.servers import toolsearch
 from beyond.servers.toolsearch import MAX_TOOL_SPECS_BYTES, NAMES_SHOWN, Offered
 from conftest import connect, fake
-from fakes.openai_server import tool_calls
-from fakes.openai_server import answer
+from fakes.openai_server import answer, tool_calls
 
 
 @pytest.fixture

@@ -1,38 +1,15 @@
 """The Streamable HTTP transport against a scripted server on 127.0.0.1, and end to end."""
 import json
 import re
-import threading
 
 import pytest
 
 import beyond_mcp
-from beyond.wire import stream
 from beyond_mcp import McpClient
-from conftest import demo, echo_from_threads
-from conftest import unhung
-from conftest import agent_env, connect, run_agent, wait_until, workdir
+from conftest import agent_env, connect, demo, echo_from_threads, run_agent, unhung, workdir
 from fakes.http_server import FakeHttpMcp
-from fakes.openai_server import answer_from_tools
-from fakes.openai_server import FakeOpenAI, tool_calls
+from fakes.openai_server import answer_from_tools, FakeOpenAI, tool_calls
 from mcp import McpError
-
-
-@pytest.fixture
-def remote():
-    """A fake remote server in a mode, and a started client for it; both stopped afterwards."""
-    opened = []
-
-    def start(mode: str, **entry):
-        server = FakeHttpMcp(mode).__enter__()
-        client = McpClient("remote", {"url": server.url, "type": "http", **entry})
-        opened.append((server, client))
-        client.start()
-        return server, client
-
-    yield start
-    for server, client in opened:
-        client.stop()
-        server.__exit__(None, None, None)
 
 
 def test_json_answers_and_session_headers(remote):
@@ -69,21 +46,6 @@ def test_a_session_forgotten_under_many_callers_is_renewed_by_one(remote):
     server.sessions.clear()
     assert echo_from_threads(client) == {i: str(i) for i in range(8)}
     assert [m.get("method") for _, m in server.posts].count("initialize") == 2
-
-
-def test_an_answer_stream_that_ends_early_is_resumed_from_its_last_event(remote):
-    """The server ends its SSE answer after a priming event (id ev-1, retry 50 ms): the client comes back
-    with GET and Last-Event-ID and gets the reply there."""
-    server, client = remote("resume")
-    assert client.call_tool("echo", {"text": "later"}) == "later (resumed)"
-    assert [h.get("last-event-id") for _, h in server.gets if h.get("last-event-id")] == ["ev-1"]
-
-
-def test_an_answer_stream_without_event_ids_that_ends_early_fails_the_call(remote):
-    server, client = remote("resume_without_ids")
-    with pytest.raises(McpError, match="the server ended its answer without a reply"):
-        client.call_tool("echo", {"text": "lost"})
-    assert not [h for _, h in server.gets if h.get("last-event-id")]
 
 
 def test_unauthorized_is_clear_and_headers_expand(monkeypatch):
@@ -201,92 +163,6 @@ def test_old_sse_url_gets_a_hint():
     """A url ending in /sse that fails points at the old HTTP+SSE transport."""
     with pytest.raises(McpError, match="looks like the old HTTP\\+SSE transport"):
         McpClient("remote", {"url": "http://127.0.0.1:9/sse"}).start()
-
-
-def test_priming_events_are_skipped_silently(remote, capfd):
-    """Every event comes after an id-only priming event; nothing is reported for them."""
-    server, client = remote("sse")
-    assert client.call_tool("echo", {"text": "streamed"}).startswith("streamed")
-    assert "not JSON" not in capfd.readouterr().err
-
-
-def listening() -> bool:
-    """Whether a GET stream's thread is running (in this test process)."""
-    return any(t.name.endswith("-listen") for t in threading.enumerate())
-
-
-def test_get_stream_brings_what_the_server_sends_unasked(remote):
-    """After the handshake a GET stream opens (start-up waits for it, so nothing said right after is
-    lost); its log line, ping and tool-list change are handled as on stdio; stop() closes it before DELETE."""
-    server, client = remote("push")
-    assert server.streams_opened == 1
-    headers = server.gets[0][1]
-    assert headers["accept"] == "text/event-stream" and headers["mcp-session-id"] in server.sessions
-    assert headers["mcp-protocol-version"] == "2025-11-25" and "last-event-id" not in headers
-    server.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "from afar"}})
-    server.push({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"})
-    server.tools.append({"name": "late", "description": "Added at run time."})
-    server.push({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-    assert server.wait_for(lambda: server.client_replies.get("srv-1", {}).get("result") == {})
-    assert wait_until(lambda: [t["name"] for t in client.tools] == ["echo", "late"])
-    assert client.call_tool("late", {"text": "callable"}) == "callable"
-    assert "info: from afar" in client.from_server.tail
-    client.stop()
-    assert server.wait_for(lambda: server.streams_closed_by_client == 1) and len(server.deletes) == 1
-    assert wait_until(lambda: not listening())
-
-
-def test_dropped_stream_is_reopened_once_from_the_last_event(remote, monkeypatch, capfd):
-    """A stream the server ends is opened again with Last-Event-ID (never an id that would forge a header);
-    when that reopening fails, no more tries."""
-    monkeypatch.setattr(stream, "REOPEN_INTERVAL_S", 0.05)
-    server, client = remote("push")
-    assert server.wait_for(lambda: server.streams_opened == 1)
-    server.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "first"}}, event_id="ev-7")
-    server.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "second"}},
-                event_id="evil\x00X-Injected: 1")  # a CR or LF ends the line; a NUL would cut the header: not kept
-    server.drop()
-    assert server.wait_for(lambda: server.streams_opened == 2)
-    assert server.gets[1][1]["last-event-id"] == "ev-7" and "x-injected" not in server.gets[1][1]
-    server.get_status = 500
-    server.drop()
-    assert wait_until(lambda: not listening())
-    assert len(server.gets) == 3
-    assert "no stream of server messages until the next session: GET to" in capfd.readouterr().err
-    assert client.call_tool("echo", {"text": "still fine"}) == "still fine"
-
-
-def test_a_stream_that_ends_at_once_is_reopened_ever_more_slowly(remote, monkeypatch):
-    """A server that ends every stream at once, bringing nothing, sees the pause before each reopening double."""
-    monkeypatch.setattr(stream, "REOPEN_INTERVAL_S", 0.05)
-    server, client = remote("push")
-    assert server.wait_for(lambda: server.streams_opened == 1)
-    server.close_streams_at_once = True
-    server.drop()
-    assert server.wait_for(lambda: len(server.gets) >= 4)
-    times = [t for t, _ in server.gets]
-    gaps = [later - earlier for earlier, later in zip(times[1:], times[2:])]
-    assert all(gap >= 0.05 * 2 ** (i + 2) for i, gap in enumerate(gaps[:2])), gaps  # 0.2 s, then 0.4 s
-
-
-def test_a_new_session_gets_a_new_stream(remote):
-    """After the server forgot the session, the renewed one opens its own stream and the old one is closed."""
-    server, client = remote("push")
-    assert server.wait_for(lambda: server.streams_opened == 1)
-    old = server.gets[0][1]["mcp-session-id"]
-    server.sessions.clear()
-    assert client.call_tool("echo", {"text": "again"}) == "again"
-    assert server.wait_for(lambda: server.streams_opened == 2 and server.streams_closed_by_client == 1)
-    assert server.gets[-1][1]["mcp-session-id"] not in (old, None)
-
-
-def test_no_stream_is_fine(remote, capfd):
-    """A server answering the GET with 405 has no stream: nothing is reported, nothing keeps running."""
-    server, client = remote("json")
-    assert server.wait_for(lambda: len(server.gets) == 1)
-    assert wait_until(lambda: not listening())
-    assert client.call_tool("echo", {"text": "x"}) == "x"
-    assert "stream" not in capfd.readouterr().err
 
 
 def test_calls_reuse_a_kept_alive_connection(remote):

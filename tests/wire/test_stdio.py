@@ -1,4 +1,5 @@
-"""The stdio transport (beyond/wire/stdio.py, process.py): a safe environment, writes by their deadline, lines within the limit, messages as JSON writes them."""
+"""The stdio transport (beyond/wire/stdio.py, process.py): a safe environment, writes by their deadline,
+lines within the limit, messages as JSON writes them."""
 import json
 import math
 

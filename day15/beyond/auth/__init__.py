@@ -5,4 +5,5 @@
   login.py     the login itself: PKCE, state, the browser or a pasted address, iss
   tokens.py    the logins file, locked across agents
   outbound.py  where a login may go: the one check for every URL a login opens or fetches
+  errors.py    AuthError, and LoginNeeded, which reaches the caller as itself
 """

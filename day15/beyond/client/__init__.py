@@ -1,9 +1,12 @@
 """One MCP session over the tutorial's client (mcp.py), through the twin's hooks.
 
-  session.py      McpClient: timeouts and cancellation, progress, pagination, strict replies
+  session.py      McpClient, the public operations: tools, resources, prompts, progress, pagination
+  requests.py     the request path through the twin's hooks: timeouts, cancellation, strict replies
   revisions.py    the handshake, the 2026-07-28 revision without one, and "auto"
   from_server.py  what a server sends unasked: its requests, log lines, progress, list changes
   link.py         the transport of a session, restarted after a crash, renewed when a server forgot it
+  asked.py        what a server may ask, as the client sees it: the handlers it is given (Asks)
+  content.py      what a server answers, as text: content of every kind, messages parsed, lists paged
   config.py       the entries of mcp.json, checked
-  schema.py       a tool's structured result checked against its outputSchema
+  schema.py       a tool's structured result checked against its outputSchema; x-mcp-header
 """

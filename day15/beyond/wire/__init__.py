@@ -1,7 +1,8 @@
 """Bytes in, messages out: the transports, which know no MCP.
 
   base.py    the Transport every kind is, the inbox it reports into, its errors, the message limit
-  stdio.py   a server as a subprocess: its own process group, a safe environment, stderr drained
+  stdio.py   a server as a subprocess: its lines, its stderr drained, its exit noticed
+  process.py starting and stopping it: its own process group, a safe environment, SIGTERM, SIGKILL
   http.py    Streamable HTTP: one POST per message, kept-alive connections, its headers
   stream.py  the stream that stays open (the GET stream, or subscriptions/listen), read by one thread
 """
