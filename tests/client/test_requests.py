@@ -7,6 +7,7 @@ import pytest
 
 from beyond.client.asked import AskRefused
 from beyond.client.revisions import CLIENT_INFO, MAX_INPUT_ROUNDS, META, PROTOCOL_VERSION, UNSUPPORTED_VERSION
+from beyond.wire.base import Rejected
 from beyond_mcp import McpClient, McpError
 from conftest import unhung
 from fakes.transport import FakeServer, error, legacy, result
@@ -222,3 +223,17 @@ def test_a_server_that_always_wants_input_is_given_up_on_after_the_last_round(cl
     with pytest.raises(McpError, match=f"asked for input more than {MAX_INPUT_ROUNDS} times"):
         c.call_tool("echo", {})
     assert len(server.requests("tools/call")) == 1 + MAX_INPUT_ROUNDS
+
+
+def test_a_handshake_refused_with_a_bare_400_suggests_the_revision_and_other_refusals_do_not():
+    """A server that says 400 to initialize (no JSON-RPC reply) may speak only 2026-07-28: the error
+    says what to set; a 500 is no question of revisions. The status decides, not the words (the
+    same here for both)."""
+    for status, hinted in ((400, True), (500, False)):
+        def handle(message, status=status):
+            if message.get("method") == "initialize":
+                raise Rejected("initialize to the server failed: HTTP 400 Bad Request", status)
+            return legacy()(message)
+        with pytest.raises(McpError, match="initialize to the server failed") as refused:
+            McpClient("s", {"command": "unused"}, transport=FakeServer(handle)).start()
+        assert ('set "protocol": "auto"' in str(refused.value)) == hinted, str(refused.value)

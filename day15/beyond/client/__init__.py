@@ -5,6 +5,7 @@
   revisions.py    the handshake, the 2026-07-28 revision without one, and "auto"
   from_server.py  what a server sends unasked: its requests, log lines, progress, list changes
   link.py         the transport of a session, restarted after a crash, renewed when a server forgot it
+  errors.py       the errors a caller tells apart: an error reply, no reply in time, a request refused
   asked.py        what a server may ask, as the client sees it: the handlers it is given (Asks)
   content.py      what a server answers, as text: content of every kind, messages parsed, lists paged
   config.py       the entries of mcp.json, checked

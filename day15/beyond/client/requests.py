@@ -16,25 +16,18 @@ import time
 import mcp
 from beyond.client.asked import Asks, NoAsks
 from beyond.client.content import parse_message
+from beyond.client.errors import NoReply, Refused, ReplyError
 from beyond.client.from_server import FromServer
 from beyond.client.link import Link
 from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
 from beyond.text import clean, shorten
 from beyond.waits import Call, wait_for
-from beyond.wire.base import About, Deadline, SessionExpired, TransportError, kind_for
+from beyond.wire.base import About, Deadline, Rejected, SessionExpired, TransportError, kind_for
 from mcp import McpError
 from permissions import mask_secrets
 
 # These requests (what start-up asks) wait startupTimeout; the others timeout.
 STARTUP_METHODS = ("initialize", "server/discover", "tools/list", "resources/list", "resources/templates/list")
-
-
-class ReplyError(McpError):
-    """An error reply of the server: its message and code, and its data (for -32022, the versions it speaks)."""
-
-    def __init__(self, message: str, server: str, code: int | None, data: object = None) -> None:
-        super().__init__(message, server, code)
-        self.data = data
 
 
 class Waiter(queue.SimpleQueue):
@@ -155,7 +148,9 @@ class Requests(mcp.McpClient):
                 if call is None:
                     raise McpError(str(e), self.name) from None
                 self._cancel(message["id"], message["method"], f"no reply within {call.timeout:g} s")
-                raise McpError(f"no reply to {message['method']} within {call.timeout:g} s", self.name) from None
+                raise NoReply(f"no reply to {message['method']} within {call.timeout:g} s", self.name) from None
+            except Rejected as e:
+                raise Refused(str(e), self.name, e.status) from None
             except TransportError as e:
                 raise McpError(str(e), self.name) from None
 
@@ -185,7 +180,7 @@ class Requests(mcp.McpClient):
                 reply = waiter.get_nowait()  # one that came while the wait was ending is still taken
             except queue.Empty:
                 self._cancel(request_id, method, f"no reply within {call.timeout:g} s")
-                raise McpError(f"no reply to {method} within {call.timeout:g} s", self.name) from None
+                raise NoReply(f"no reply to {method} within {call.timeout:g} s", self.name) from None
         except KeyboardInterrupt:
             self._cancel(request_id, method, "cancelled by the user")
             raise

@@ -16,6 +16,7 @@ import json
 import threading
 
 from beyond.client.asked import AskRefused
+from beyond.client.errors import NoReply, Refused
 from beyond.client.schema import mirrored, param_values
 from beyond.text import shorten
 from beyond.wire.base import About
@@ -78,7 +79,7 @@ class Revisions:
             try:
                 return self.handshake()
             except McpError as e:
-                if e.code is None and "HTTP 400" not in str(e):
+                if e.code is None and not (isinstance(e, Refused) and e.status == 400):
                     raise  # no answer, an exit, a refused connection: not a question of revisions
                 raise McpError(f"{e} (if the server speaks only MCP 2026-07-28, set \"protocol\": \"auto\" "
                                "in its entry)", self.name) from None
@@ -89,7 +90,7 @@ class Revisions:
                 raise McpError(f"{e} (for a server that speaks only the handshake, set \"protocol\": "
                                "\"legacy\" or \"auto\" in its entry)", self.name) from None
             self.said(f"server/discover found no 2026-07-28 server ({e}); using the handshake")
-            return self._fall_back(str(e))
+            return self._fall_back(e)
 
     def handshake(self) -> dict:
         """initialize, check the version, notifications/initialized; the capabilities the server declared."""
@@ -122,7 +123,7 @@ class Revisions:
         self.revision = common[-1]
         return result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
 
-    def _fall_back(self, why: str) -> dict:
+    def _fall_back(self, why: McpError) -> dict:
         """The handshake after a failed probe; a stdio server that exited on the probe is started again.
         If the handshake is refused and the probe's answer came meanwhile, late, that answer is used."""
         self.revision = None
@@ -132,7 +133,7 @@ class Revisions:
         except McpError as e:
             # Refused by a server that did not answer the probe in time: it may be a modern one whose
             # answer is still on its way; it gets as long again as the probe had.
-            if why.startswith("no reply") and self._late_came.wait(self.config.startup_timeout):
+            if isinstance(why, NoReply) and self._late_came.wait(self.config.startup_timeout):
                 self.revision = MODERN_VERSIONS[-1]
                 try:
                     return self._adopt(self._late)

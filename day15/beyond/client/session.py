@@ -13,12 +13,13 @@ from collections.abc import Callable
 from beyond.client.asked import Asks
 from beyond.client.config import ServerConfig, parse_server_config
 from beyond.client.content import call_text, gathered, prompt_messages, resource_text
-from beyond.client.requests import ReplyError, Requests, Waiter
+from beyond.client.errors import Refused, ReplyError
+from beyond.client.requests import Requests, Waiter
 from beyond.text import shorten
 from beyond.waits import Call
 from mcp import McpError
 
-__all__ = ["McpClient", "ReplyError", "Waiter"]
+__all__ = ["McpClient", "Refused", "ReplyError", "Waiter"]
 
 # Progress reported by the server pushes a call's deadline out by its timeout, up to this many timeouts.
 PROGRESS_CAP = 10

@@ -52,7 +52,8 @@ class Approvals:
     def review(self, name: str, info: dict | None, runs: str | None = None) -> str | None:
         """A tool is registered (info None: one whose description is ours, with nothing to pin), its
         server running `runs` (runs_of). An `a` for it as it is now, from a server that runs what it ran
-        then, allows it; the return says why an allowed tool that changed must ask."""
+        then, allows it. For an allowed tool that changed, the return says what changed and why it
+        must ask now (a clause after the tool's name); else None."""
         pin = pin_of(info) if info is not None else None
         with self._lock:
             earlier = self._said.setdefault(name, pin) if pin else None
@@ -64,12 +65,13 @@ class Approvals:
         if kept.get("always") is True and kept.get("pin") == pin and not moved:
             permissions.set_policy(name, "allow")  # `a` in an earlier run, for the tool as it was then
         if moved and permissions.policy_for(name) != "deny":
-            return ("since it was allowed: its entry now runs another program (or URL) than then; it asks "
-                    "before every call until you allow it again")
+            return ("is asked again since it was allowed: its entry now runs another program (or URL) than "
+                    "then; it asks before every call until you allow it again")
+        changed = "changed its description or input schema since it was allowed"
         if earlier != pin and permissions.policy_for(name) == "allow":
-            return "since it was allowed; it asks before every call for the rest of this session"
+            return f"{changed}; it asks before every call for the rest of this session"
         if earlier == pin and kept.get("pin") not in (None, pin) and permissions.policy_for(name) != "deny":
-            return "since it was allowed in an earlier run; it asks before every call until you allow it again"
+            return f"{changed} in an earlier run; it asks before every call until you allow it again"
         return None
 
     def used(self, name: str) -> None:

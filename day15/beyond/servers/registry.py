@@ -185,8 +185,7 @@ def with_bad_schemas(client) -> list[str]:
 def _pin(server: str, name: str, info: dict, runs: str, approvals: Approvals) -> None:
     """An allowed tool whose description or schema is not what it was, or whose entry runs another
     program now, asks again."""
-    why = approvals.review(name, info, runs)
-    if why:
+    changed = approvals.review(name, info, runs)
+    if changed:
         permissions.set_policy(name, "ask")
-        what = "is asked again" if why.startswith("since it was allowed:") else "changed its description or input schema"
-        print(f"warning: {name} (server {clean(server, one_line=True)}) {what} {why}.", file=sys.stderr)
+        print(f"warning: {name} (server {clean(server, one_line=True)}) {changed}.", file=sys.stderr)

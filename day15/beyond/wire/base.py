@@ -2,7 +2,7 @@
 
 The interface every transport has (Transport) and its one contract for send(); the inbox it
 reports into (Inbox); its errors (TransportError; SessionExpired; Deadline, for a deadline that
-passed); what the client says of a message for a transport that carries it in headers (About);
+passed; Rejected, an error status that is no reply); what the client says of a message for a transport that carries it in headers (About);
 the limit every transport holds a message to, and how it writes one (encode).
 """
 import json
@@ -105,6 +105,15 @@ class TransportError(Exception):
 
 class Deadline(TransportError):
     """The deadline passed before the message was taken, or before its answer was read."""
+
+
+class Rejected(TransportError):
+    """The server answered with an error status that is no JSON-RPC reply (HTTP 400 and above): it
+    is there, and said no; `status` says how."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class SessionExpired(TransportError):

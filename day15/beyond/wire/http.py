@@ -20,8 +20,8 @@ from beyond.auth.login import Screen
 from beyond.auth.provider import MAX_STEP_UPS, OAuth
 from beyond.dirs import UnsetVariable, expand
 from beyond.text import shorten
-from beyond.wire.base import (METHOD_NOT_FOUND, About, Deadline, Inbox, SessionExpired, Transport,
-                              TransportError, encode)
+from beyond.wire.base import (METHOD_NOT_FOUND, About, Deadline, Inbox, Rejected, SessionExpired,
+                              Transport, TransportError, encode)
 from beyond.wire.stream import Stream, error_reply
 from net import (ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, connection_to, error_detail, html_title,
                  is_this_machine, read_limited, reason_of)
@@ -247,7 +247,7 @@ class HttpTransport(Transport):
         if response.status in (401, 403):  # a login is wanted, or more scopes: see send()
             return _Refused(response.status, response.getheader("WWW-Authenticate"), sent,
                             self.http_error(message, response, body))
-        raise TransportError(self.http_error(message, response, body))
+        raise Rejected(self.http_error(message, response, body), response.status)
 
     def _take(self, deadline: float, fresh: bool) -> tuple[http.client.HTTPConnection, bool]:
         """(a connection, whether it was kept alive): an idle one the server has not closed, else a new one."""

@@ -1,0 +1,26 @@
+"""Beyond the tutorial: the errors of a request that a caller tells apart, each of its own type.
+
+All are McpErrors (the twin's): a caller that only reports an error needs nothing else.
+"""
+from mcp import McpError
+
+
+class ReplyError(McpError):
+    """An error reply of the server: its message and code, and its data (for -32022, the versions it speaks)."""
+
+    def __init__(self, message: str, server: str, code: int | None, data: object = None) -> None:
+        super().__init__(message, server, code)
+        self.data = data
+
+
+class NoReply(McpError):
+    """No reply came within the request's deadline (the request was cancelled where it may be)."""
+
+
+class Refused(McpError):
+    """The server refused a request with an error status that is no JSON-RPC reply (HTTP 400 and
+    above): it is there, and said no; `status` says how."""
+
+    def __init__(self, message: str, server: str, status: int) -> None:
+        super().__init__(message, server)
+        self.status = status
