@@ -17,7 +17,7 @@ The public face, for scripts: McpClient(name, entry).start(login=...), call_tool
 connect_mcp_servers, mcp_statuses, stop_mcp_servers.
 """
 from beyond.asks.handlers import Handlers
-from beyond.auth.login import Screen
+from beyond.auth.screen import Screen
 from beyond.client import session
 from beyond.console import Console
 from beyond.servers.servers import McpStatus, Servers

@@ -16,7 +16,7 @@ import mcp
 import permissions
 import tools
 from beyond.asks.handlers import Handlers
-from beyond.auth.login import Screen
+from beyond.auth.screen import Screen
 from beyond.console import Console
 from beyond.folder.approvals import Approvals
 from beyond.folder.audit import AuditLog

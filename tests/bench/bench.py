@@ -271,7 +271,7 @@ def bare_python_ms() -> float:
 
 def parallel_start_ms(count: int) -> float:
     """connect_mcp_servers() of the full client with `count` servers that each take 300 ms to start."""
-    import beyond.servers.servers as mcp
+    import beyond_mcp as mcp
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "mcp.json"
         server = {"command": ECHO[0], "args": ECHO[1:] + ["0.3"]}
@@ -287,7 +287,7 @@ def parallel_start_ms(count: int) -> float:
 LISTING = """
 import resource, sys
 sys.path.insert(0, sys.argv[1])
-import beyond.servers.servers as beyond_mcp
+import beyond_mcp
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 client = beyond_mcp.McpClient("dense", {"command": sys.executable, "args": [sys.argv[2], "dense_pages"]})
 try:

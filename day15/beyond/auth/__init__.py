@@ -3,6 +3,7 @@
   provider.py  one server's login: its tokens, refreshed and replaced; registration
   metadata.py  the server's and its authorization server's metadata, and the requests to them
   login.py     the login itself: PKCE, state, the browser or a pasted address, iss
+  screen.py    where a login meets the user: a browser or not, the console to paste into
   tokens.py    the logins file, locked across agents
   outbound.py  where a login may go: the one check for every URL a login opens or fetches
   errors.py    AuthError, and LoginNeeded, which reaches the caller as itself

@@ -23,10 +23,9 @@ import time
 import urllib.parse
 import webbrowser
 
-from dataclasses import dataclass
-
 from beyond.auth.errors import AuthError
 from beyond.auth.outbound import Refused
+from beyond.auth.screen import Screen
 from beyond.text import clean
 
 # A code pasted alone: the characters authorization codes are made of (RFC 6749's VSCHAR, less
@@ -36,14 +35,6 @@ BARE_CODE = re.compile(r"[A-Za-z0-9._~+/-]{1,4096}")
 LOGIN_TIMEOUT_S = 300.0
 PAGE = (b"<!doctype html><title>GeekAgent</title><p>Logged in. You can close this tab and go back to the "
         b"terminal.</p>")
-
-
-@dataclass
-class Screen:
-    """Where a login meets the user: whether a browser may be opened, and the console (beyond/console.py)
-    a redirect may be pasted into (None: nowhere)."""
-    browser: bool = True
-    console: object = None
 
 
 def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:

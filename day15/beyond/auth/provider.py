@@ -18,12 +18,12 @@ import threading
 import time
 import urllib.parse
 
-from beyond.auth.metadata import canonical, discover, post_form, post_json, server_metadata
 from beyond.auth.errors import AuthError, LoginNeeded
-from beyond.dirs import UnsetVariable, expand
-from beyond.auth.login import Screen, authorize
+from beyond.auth.metadata import canonical, discover, post_form, post_json, server_metadata
 from beyond.auth.outbound import Outbound
+from beyond.auth.screen import Screen
 from beyond.auth.tokens import TokenStore
+from beyond.dirs import UnsetVariable, expand
 
 # A token is refreshed this long before it expires: the smaller of 60 s and a tenth of its life.
 REFRESH_MARGIN_S = 60.0
@@ -161,6 +161,7 @@ class OAuth:
         if "offline_access" in (meta.get("scopes_supported") or []):
             scopes.add("offline_access")
         self.scopes = scopes
+        from beyond.auth.login import authorize  # its listener and browser: imported when a login begins
         grant = authorize(self, meta, resource, sorted(scopes))
         return self._keep(grant, meta["issuer"], resource, sorted(scopes))
 

@@ -16,7 +16,7 @@ import time
 import urllib.parse
 
 from beyond.auth.errors import AuthError, LoginNeeded
-from beyond.auth.login import Screen
+from beyond.auth.screen import Screen
 from beyond.auth.provider import MAX_STEP_UPS, OAuth
 from beyond.dirs import UnsetVariable, expand
 from beyond.text import shorten
