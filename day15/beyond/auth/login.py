@@ -12,6 +12,7 @@ anywhere.
 """
 import base64
 import hashlib
+import html
 import http.server
 import os
 import queue
@@ -33,28 +34,48 @@ from beyond.text import clean
 BARE_CODE = re.compile(r"[A-Za-z0-9._~+/-]{1,4096}")
 # How long a login may take, from the URL shown to the code received.
 LOGIN_TIMEOUT_S = 300.0
-PAGE = (b"<!doctype html><title>GeekAgent</title><p>Logged in. You can close this tab and go back to the "
-        b"terminal.</p>")
+# The page the browser lands on says what the terminal says; it waits this long for the token
+# request's outcome (the token request's own bound, and a little).
+PAGE_WAIT_S = 20.0
+# A browser that has not said within this long whether it opened the login is taken as opened.
+BROWSER_START_S = 2.0
 
 
-def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:
-    """The token answer of one authorization code login (with `resource`), or AuthError."""
+class Outcome:
+    """What the page of one redirect says, once the login knows: logged in, or why not."""
+
+    def __init__(self) -> None:
+        self._said, self.text = threading.Event(), "The login did not finish; see the terminal."
+
+    def say(self, text: str) -> None:
+        self.text = text
+        self._said.set()
+
+    def page(self) -> bytes:
+        self._said.wait(PAGE_WAIT_S)
+        return (f"<!doctype html><meta charset=utf-8><title>GeekAgent</title><p>{html.escape(self.text)}</p>").encode()
+
+
+def authorize(oauth, meta: dict, resource: str, scopes: list[str], keep) -> dict:
+    """One authorization code login (with `resource`): what keep(token answer, client) makes of the
+    token answer, or AuthError. The browser's page says which it was."""
     try:  # the authorization server's word for the page the browser opens: checked before anything is shown
         endpoint = oauth.outbound.page(meta["authorization_endpoint"], "authorization_endpoint")
     except Refused as e:
         raise AuthError(str(e)) from None
     replies: queue.SimpleQueue = queue.SimpleQueue()
+    verifier, state = secrets.token_urlsafe(48), secrets.token_urlsafe(24)
     fixed = oauth.settings.get("callbackPort")
     try:  # the port of the last login at this issuer first: its registration names that redirect
-        listener = _listen(fixed or oauth.kept_port(meta["issuer"]), replies)
+        listener = _listen(fixed or oauth.kept_port(meta["issuer"]), replies, state)
     except AuthError:
         if fixed:
             raise
-        listener = _listen(0, replies)
+        listener = _listen(0, replies, state)
+    outcome = Outcome()
     try:
         redirect_uri = f"http://127.0.0.1:{listener.server_port}/callback"
         client = oauth.client_for(meta, redirect_uri)
-        verifier, state = secrets.token_urlsafe(48), secrets.token_urlsafe(24)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
         query = {"response_type": "code", "client_id": client["client_id"], "redirect_uri": redirect_uri,
                  "code_challenge": challenge, "code_challenge_method": "S256", "state": state, "resource": resource}
@@ -62,37 +83,51 @@ def authorize(oauth, meta: dict, resource: str, scopes: list[str]) -> dict:
             query["scope"] = " ".join(scopes)
         url = endpoint + ("&" if "?" in endpoint else "?") + urllib.parse.urlencode(query)
         reply = _code_from_user(oauth.name, url, replies, state, oauth.screen)
+        outcome = reply.pop("outcome", outcome)
         code = _checked(reply, state, meta)
+        tokens = keep(oauth.token_request(meta, client, {"grant_type": "authorization_code", "code": code,
+                                                         "redirect_uri": redirect_uri, "code_verifier": verifier,
+                                                         "resource": resource}), client)
+        outcome.say("Logged in. You can close this tab and go back to the terminal.")
+        return tokens
+    except AuthError as e:
+        outcome.say(f"The login failed: {e}")
+        raise
     finally:
+        outcome.say(outcome.text)  # whatever happened, the page is not kept waiting
         listener.shutdown()
         listener.server_close()
-    return oauth.token_request(meta, client, {"grant_type": "authorization_code", "code": code,
-                                               "redirect_uri": redirect_uri, "code_verifier": verifier,
-                                               "resource": resource})
 
 
-def _listen(port: int, replies: queue.SimpleQueue) -> http.server.HTTPServer:
-    """A server on 127.0.0.1 that puts the query of every GET /callback into `replies`."""
+def _listen(port: int, replies: queue.SimpleQueue, state: str) -> http.server.HTTPServer:
+    """A server on 127.0.0.1 that puts the query of every GET /callback of this login (its `state`)
+    into `replies`, with the Outcome its page waits for; a redirect of another login's is refused."""
     class Callback(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             parts = urllib.parse.urlsplit(self.path)
             if parts.path != "/callback":
                 self.send_error(404)
                 return
-            replies.put(dict(urllib.parse.parse_qsl(parts.query)))
+            reply, outcome = dict(urllib.parse.parse_qsl(parts.query)), Outcome()
+            if reply.get("state") == state:
+                replies.put({**reply, "outcome": outcome})
+            else:  # any local program can call the listener: not this login's
+                outcome.say("This is not the login the terminal waits for.")
+            page = outcome.page()
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(PAGE)))
+            self.send_header("Content-Length", str(len(page)))
             self.end_headers()
-            self.wfile.write(PAGE)
+            self.wfile.write(page)
 
         def log_message(self, *args) -> None:
             pass  # the query holds the code: it is never printed
 
     try:
-        server = http.server.HTTPServer(("127.0.0.1", port), Callback)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Callback)
     except OSError as e:
         raise AuthError(f"cannot listen on 127.0.0.1:{port} for the login's redirect: {e.strerror}") from None
+    server.daemon_threads, server.block_on_close = True, False  # a page still waiting never holds the login up
     threading.Thread(target=server.serve_forever, args=(0.05,), name="oauth-callback", daemon=True).start()
     return server
 
@@ -116,12 +151,12 @@ def _code_from_user(name: str, url: str, replies: queue.SimpleQueue, state: str,
         except queue.Empty:
             pass
         return bool(found) or time.monotonic() >= deadline
-    if screen.browser and _browser_here() and webbrowser.open(url):
-        print("(opened in your browser; waiting for the login to finish)", flush=True)
+    if screen.browser and _browser_here() and _opened(url, came):
+        print("(opened in your browser; waiting for the login to finish; Ctrl-C stops it)", flush=True)
     elif terminal is not None and terminal.terminal:
         with terminal.question():
             while not came():
-                pasted = terminal.read_line("Open it in a browser, then paste the address it ends on (or the code): ",
+                pasted = terminal.read_line("Open it in a browser, then paste the address it ends on, or the code (Ctrl-C stops): ",
                                             until=came)
                 if pasted and pasted.strip():
                     return pasted_reply(pasted.strip(), state)
@@ -142,6 +177,22 @@ def pasted_reply(pasted: str, state: str) -> dict:
     return dict(urllib.parse.parse_qsl(query))
 
 
+def _opened(url: str, came) -> bool:
+    """webbrowser.open, on a thread of its own: a BROWSER that is a program of the terminal's runs
+    until it exits, and the page it shows waits for this login. False if it said it could not open
+    the URL within BROWSER_START_S; still running by then, or the redirect come (came()), is opened."""
+    said: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=lambda: said.put(webbrowser.open(url)), name="oauth-browser", daemon=True).start()
+    deadline = time.monotonic() + BROWSER_START_S
+    while time.monotonic() < deadline:
+        try:
+            return bool(said.get(timeout=0.02))
+        except queue.Empty:
+            if came():
+                return True
+    return True
+
+
 def _browser_here() -> bool:
     return bool(os.environ.get("BROWSER") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) \
         or sys.platform == "darwin"
@@ -150,7 +201,7 @@ def _browser_here() -> bool:
 def _checked(reply: dict, state: str, meta: dict) -> str:
     """The code of an authorization response, after the issuer check of RFC 9207 and the state's."""
     supported = meta.get("authorization_response_iss_parameter_supported") is True
-    if "iss" in reply:
+    if "iss" in reply and not meta.get("defaults"):  # a 2025-03-26 server's default endpoints name no issuer
         if reply["iss"] != meta["issuer"]:  # exact: no case folding, no trailing-slash or port normalisation
             raise AuthError("the login's answer names another issuer than the authorization server's; "
                                  "its code is not used")

@@ -3,7 +3,8 @@
 A server's protected resource metadata (RFC 9728: the challenge's resource_metadata, else the
 path-based, else the root well-known URL), checked to name this server; its authorization server's
 metadata (RFC 8414, then OpenID discovery, in the specification's order), checked to name the issuer
-it was found by, exactly, and to offer PKCE S256; and form and JSON requests to that server, each
+it was found by, exactly, and to offer PKCE S256 (a 2025-03-26 server without the first is its own
+authorization server: its origin's metadata, else the default endpoints); and form and JSON requests to that server, each
 with one deadline, over https (or to this machine), never following a redirect.
 """
 import base64
@@ -13,11 +14,24 @@ import urllib.parse
 
 from beyond.auth.errors import AuthError
 from beyond.auth.outbound import Refused
+from beyond.text import clean
 from net import Cutoff, read_limited, reason_of
 
 # Every exchange with an authorization server or a metadata URL ends by this.
 FETCH_TIMEOUT_S = 15.0
 MAX_DOCUMENT_BYTES = 1 << 20
+
+
+class Answered(AuthError):
+    """An error answer of the authorization server: its HTTP status and OAuth error code ("invalid_client")."""
+
+    def __init__(self, message: str, status: int, code: str | None) -> None:
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+class NotFound(AuthError):
+    """None of the places a document may be at has it."""
 
 
 class NotAllowed(AuthError):
@@ -35,14 +49,18 @@ def canonical(url: str) -> str:
 
 def discover(outbound, url: str, found: dict) -> tuple[dict, dict]:
     """(protected resource metadata, authorization server metadata), both checked; every URL fetched
-    passes `outbound` (outbound.py's Outbound)."""
+    passes `outbound` (outbound.py's Outbound). A server with no protected resource metadata is, as
+    MCP 2025-03-26 has it, its own authorization server: ({}, its origin's metadata or defaults)."""
     parts = urllib.parse.urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}"
     path = parts.path.rstrip("/")
     urls = [found["resource_metadata"]] if found.get("resource_metadata") else []
     urls += ([f"{origin}/.well-known/oauth-protected-resource{path}"] if path else []) + \
         [f"{origin}/.well-known/oauth-protected-resource"]
-    prm = first_document(outbound, urls, "protected resource metadata")
+    try:
+        prm = first_document(outbound, urls, "protected resource metadata")
+    except NotFound:
+        return {}, metadata_for(outbound, origin, legacy=True)
     resource = prm.get("resource")
     if isinstance(resource, str) and not names(url, resource):
         raise AuthError(f"the protected resource metadata names another resource ({resource}), "
@@ -57,6 +75,20 @@ def names(url: str, resource: str) -> bool:
     """The metadata's resource is the server's URL, or its origin or a path above it."""
     ours, theirs = canonical(url), canonical(resource)
     return ours == theirs or ours.startswith(theirs + "/")
+
+
+def metadata_for(outbound, issuer: str, legacy: bool = False) -> dict:
+    """The metadata of `issuer`; for a 2025-03-26 server (`legacy`), where none is published, its
+    default endpoints (/authorize, /token, /register at the origin), marked "defaults": there is then
+    no issuer to compare an answer's iss with, and PKCE S256 is used as that revision requires."""
+    try:
+        return server_metadata(outbound, issuer)
+    except NotFound:
+        if not legacy:
+            raise
+    return {"issuer": issuer, "authorization_endpoint": f"{issuer}/authorize", "token_endpoint": f"{issuer}/token",
+            "registration_endpoint": f"{issuer}/register", "code_challenge_methods_supported": ["S256"],
+            "defaults": True}
 
 
 def server_metadata(outbound, issuer: str) -> dict:
@@ -80,15 +112,15 @@ def server_metadata(outbound, issuer: str) -> dict:
 
 
 def post_form(outbound, field: str, url: str, client: dict, form: dict, expect_json: bool = True) -> dict:
+    """A form to the authorization server as `client` (client_id, client_secret, method). client_id is
+    in every form, Basic or not: servers that read it from the form alone (the Python SDK's) need it."""
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
-    form = dict(form)
+    form = {**form, "client_id": client["client_id"]}
     if client["method"] == "client_secret_basic" and client.get("client_secret"):
         pair = f"{urllib.parse.quote(client['client_id'], safe='')}:{urllib.parse.quote(client['client_secret'], safe='')}"
         headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-    else:
-        form["client_id"] = client["client_id"]
-        if client["method"] == "client_secret_post" and client.get("client_secret"):
-            form["client_secret"] = client["client_secret"]
+    elif client["method"] == "client_secret_post" and client.get("client_secret"):
+        form["client_secret"] = client["client_secret"]
     return exchange(outbound, field, "POST", url, urllib.parse.urlencode(form).encode(), headers, expect_json)
 
 
@@ -106,7 +138,7 @@ def first_document(outbound, urls: list[str], what: str) -> dict:
             raise
         except AuthError as e:
             tried.append(str(e))
-    raise AuthError(f"no {what} found ({'; '.join(tried)})")
+    raise NotFound(f"no {what} found ({'; '.join(tried)})")
 
 
 def exchange(outbound, field: str, method: str, url: str, body: bytes | None, headers: dict,
@@ -132,7 +164,9 @@ def exchange(outbound, field: str, method: str, url: str, body: bytes | None, he
         data = None
     if response.status >= 400:
         detail = data.get("error_description") or data.get("error") if isinstance(data, dict) else None
-        raise AuthError(f"{url}: HTTP {response.status}" + (f" ({str(detail)[:200]})" if detail else ""))
+        code = data.get("error") if isinstance(data, dict) and isinstance(data.get("error"), str) else None
+        raise Answered(f"{url}: HTTP {response.status}" + (f" ({clean(str(detail)[:200], one_line=True)})"
+                                                            if detail else ""), response.status, code)
     if expect_json and not isinstance(data, dict):
         raise AuthError(f"{url}: the answer is not a JSON object")
     return data if isinstance(data, dict) else {}

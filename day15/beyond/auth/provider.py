@@ -3,9 +3,8 @@
 Tutorial section 3.1 names "OAuth / Bearer Token" and section 6 leaves it out. The HTTP transport
 (wire/http.py) holds one OAuth per server and asks it for the Authorization header of every
 request. On a 401 the server's metadata names its authorization server (auth/metadata.py, which
-checks both documents). The client is the entry's own ("oauth": {"clientId"}), a client ID metadata
-document ("clientMetadataUrl") where the server takes one, or registered (RFC 7591) once per
-issuer. The login itself (auth/login.py) asks for the challenge's scopes, else the entry's, else
+checks both documents; a 2025-03-26 server is its own authorization server). Who the agent is
+there is auth/clients.py's. The login itself (auth/login.py) asks for the challenge's scopes, else the entry's, else
 scopes_supported (plus offline_access where offered), with `resource` (RFC 8707) in both requests.
 Tokens (auth/tokens.py) are refreshed before they expire and on a 401, one refresh at a time for
 all callers and agents; a 403 insufficient_scope logs in again with the union of scopes, a few
@@ -18,12 +17,13 @@ import threading
 import time
 import urllib.parse
 
+from beyond.auth.clients import Clients
 from beyond.auth.errors import AuthError, LoginNeeded
-from beyond.auth.metadata import canonical, discover, post_form, post_json, server_metadata
+from beyond.auth.metadata import Answered, canonical, discover, metadata_for, post_form
 from beyond.auth.outbound import Outbound
 from beyond.auth.screen import Screen
 from beyond.auth.tokens import TokenStore
-from beyond.dirs import UnsetVariable, expand
+from beyond.text import clean, shorten
 
 # A token is refreshed this long before it expires: the smaller of 60 s and a tenth of its life.
 REFRESH_MARGIN_S = 60.0
@@ -34,7 +34,11 @@ NO_TOKENS_LOOK_S = 1.0
 MAX_STEP_UPS = 2
 # Bearer challenge parameters: name=value or name="quoted value".
 CHALLENGE_PARAM = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
-CLIENT_NAME = "GeekAgent Day 15 (Python)"
+# start(login=FRESH): a login that never tries the stored tokens first (/mcp login), where True
+# uses them while they work (start(login=True) for scripts).
+FRESH = "fresh"
+# The fields of a token answer that may name whom it is for (none is standard; some servers add one).
+WHO_FIELDS = ("username", "user", "email", "name", "sub", "user_id")
 # A token answer is kept only within these bounds (real tokens are a few KB, lifetimes hours or
 # days), so one authorization server's answer cannot grow the logins file past what is read back.
 MAX_TOKEN_CHARS = 16 * 1024
@@ -75,7 +79,11 @@ class OAuth:
         self.screen = screen or Screen()  # where a login meets the user (login.py)
         self.outbound = Outbound(url, allow_insecure)  # where its login may go (auth/outbound.py)
         self.store = store or TokenStore()
-        self.login_allowed = False  # set by the client that may open a login (start(login=True), /mcp login)
+        self.clients = Clients(name, settings, self.store, self.outbound)  # who we are to its authorization server
+        # Set by the client that may open a login: True (start(login=True)), FRESH (/mcp login: the
+        # stored tokens are not tried until this login is made), False: LoginNeeded.
+        self.login_allowed: bool | str = False
+        self._fresh = True  # with FRESH: no login made yet
         self.scopes: set[str] = set()  # what the last login asked for; step-ups add to it
         self._step_ups = 0
         # One refresh or login at a time for this server; callers that find one under way wait for it.
@@ -86,10 +94,11 @@ class OAuth:
 
     # --- what the transport asks -------------------------------------------------------------
 
-    def header(self) -> dict[str, str]:
-        """{"Authorization": "Bearer ..."} with a token that is not about to expire, or {} before a login."""
-        tokens = self._tokens()
-        if tokens and tokens.get("expires_at") and time.time() > tokens["expires_at"] - self._margin(tokens):
+    def header(self, renew: bool = True) -> dict[str, str]:
+        """{"Authorization": "Bearer ..."} with a token that is not about to expire (`renew`: refreshed
+        first if it is), or {} before a login."""
+        tokens = None if self._fresh_pending() else self._tokens()
+        if renew and tokens and tokens.get("expires_at") and time.time() > tokens["expires_at"] - self._margin(tokens):
             tokens = self._renew(tokens.get("access_token"), challenge(None)) or tokens
         return {"Authorization": f"Bearer {tokens['access_token']}"} if tokens else {}
 
@@ -116,6 +125,8 @@ class OAuth:
     def _renew(self, stale: str | None, found: dict, login: bool = False) -> dict | None:
         """A new token: another caller's (if it already replaced `stale`), a refreshed one, or a login."""
         with self._renewing:
+            if self._fresh_pending():
+                return self._login(found) if login else None
             with self.store.locked() as data:  # read again, and refreshed, under the lock other agents take
                 tokens = (data.get("tokens") or {}).get(self.url)
                 tokens = tokens if usable(tokens) else None
@@ -137,16 +148,17 @@ class OAuth:
                 issuer = discover(self.outbound, self.url, found)[1]["issuer"]
                 if issuer != tokens.get("issuer"):
                     return None
-            meta = server_metadata(self.outbound, tokens["issuer"])
-            client = self.client_for(meta, None)
-            answer = self.token_request(meta, client, {"grant_type": "refresh_token",
-                                                        "refresh_token": tokens["refresh_token"],
-                                                        "resource": tokens["resource"]})
+            meta = metadata_for(self.outbound, tokens["issuer"], tokens.get("defaults") is True)
+            client = self.clients.of_tokens(tokens, meta)
+            answer = self.clients.token_request(meta, client, {"grant_type": "refresh_token",
+                                                               "refresh_token": tokens["refresh_token"],
+                                                               "resource": tokens["resource"]})
         except AuthError as e:
             self.log(f"could not refresh the login: {e}")
+            if isinstance(e, Answered) and e.code == "invalid_client":  # the server forgot the registration
+                self.clients.forget(tokens["issuer"], (tokens.get("client") or {}).get("client_id", ""))
             return None
-        return self._keep(answer, tokens["issuer"], tokens["resource"], tokens.get("scopes", []),
-                          tokens.get("refresh_token"))
+        return self._keep(answer, meta, client, tokens["resource"], tokens.get("scopes", []), tokens.get("refresh_token"))
 
     def _login(self, found: dict, step_up: bool = False) -> dict:
         if not self.login_allowed:
@@ -162,10 +174,16 @@ class OAuth:
             scopes.add("offline_access")
         self.scopes = scopes
         from beyond.auth.login import authorize  # its listener and browser: imported when a login begins
-        grant = authorize(self, meta, resource, sorted(scopes))
-        return self._keep(grant, meta["issuer"], resource, sorted(scopes))
+        tokens = authorize(self, meta, resource, sorted(scopes),
+                           lambda answer, client: self._keep(answer, meta, client, resource, sorted(scopes)))
+        self._fresh = False  # made: from now on the tokens are used
+        return tokens
 
-    def _keep(self, answer: dict, issuer: str, resource: str, scopes: list[str], old_refresh: str | None = None) -> dict:
+    def _fresh_pending(self) -> bool:
+        return self.login_allowed == FRESH and self._fresh
+
+    def _keep(self, answer: dict, meta: dict, client: dict, resource: str, scopes: list[str],
+              old_refresh: str | None = None) -> dict:
         """Store a token answer once it is checked: bounded tokens and scope, a plausible lifetime
         (else unknown); an answer over the bounds fails this login only, and nothing of it is kept."""
         if not isinstance(answer.get("access_token"), str) or str(answer.get("token_type", "bearer")).lower() != "bearer":
@@ -177,9 +195,12 @@ class OAuth:
                 raise AuthError(f"the authorization server's {what} is over {MAX_TOKEN_CHARS:,} characters; "
                                      "it is not kept and the login fails")
         life = lifetime(answer.get("expires_in"))
-        tokens = {"access_token": answer["access_token"], "issuer": issuer, "resource": resource,
+        who = next((answer[k] for k in WHO_FIELDS if isinstance(answer.get(k), str) and answer[k].strip()), None)
+        tokens = {"access_token": answer["access_token"], "issuer": meta["issuer"], "resource": resource,
                   "refresh_token": refresh or old_refresh, "scopes": scope.split() if scope is not None else scopes,
-                  "expires_at": time.time() + life if life else None, "life": life}
+                  "expires_at": time.time() + life if life else None, "life": life,
+                  "client": self.clients.remembered(client), "defaults": meta.get("defaults") is True,
+                  "who": shorten(who, 100) if who else None}
         with self.store.locked() as data:
             data.setdefault("tokens", {})[self.url] = tokens
         self._look_after = 0.0  # the next request reads them
@@ -214,10 +235,11 @@ class OAuth:
         if not tokens:
             return "not logged in"
         said = "forgotten"
+        client: dict = {}
         try:
-            meta = server_metadata(self.outbound, tokens["issuer"])
+            meta = metadata_for(self.outbound, tokens["issuer"], tokens.get("defaults") is True)
+            client = self.clients.of_tokens(tokens, meta)
             if meta.get("revocation_endpoint"):
-                client = self.client_for(meta, None)
                 for kind in ("refresh_token", "access_token"):
                     if tokens.get(kind):
                         post_form(self.outbound, "revocation_endpoint", meta["revocation_endpoint"], client,
@@ -227,67 +249,29 @@ class OAuth:
             said = f"forgotten (revoking failed: {e})"
         with self.store.locked() as data:
             (data.get("tokens") or {}).pop(self.url, None)
+        # A registration of ours goes too (the next login registers anew); the entry's own client stays.
+        had = tokens.get("client") if isinstance(tokens.get("client"), dict) else client
+        if isinstance(had.get("client_id"), str) and had["client_id"] != self.settings.get("clientId"):
+            self.clients.forget(tokens["issuer"], had["client_id"])
         return said
 
-    def status(self) -> str:
+    def status(self) -> str | None:
+        """Who is logged in, with which scopes, until when (date, time, zone); None without a login."""
         tokens = self._tokens()
         if not tokens:
-            return "not logged in"
-        until = time.strftime("%H:%M", time.localtime(tokens["expires_at"])) if tokens.get("expires_at") else "no expiry"
-        return f"logged in (until {until}; scopes: {' '.join(tokens.get('scopes') or []) or 'none'})"
+            return None
+        who = f" as {clean(tokens['who'], one_line=True)}" if isinstance(tokens.get("who"), str) else ""
+        until = time.strftime("until %Y-%m-%d %H:%M %Z", time.localtime(tokens["expires_at"])) \
+            if tokens.get("expires_at") else "with no expiry"
+        return f"logged in{who} (scopes: {' '.join(tokens.get('scopes') or []) or 'none'}; {until})"
 
-    # --- discovery and registration ---------------------------------------------------------
+    # --- what the login (login.py) asks ---------------------------------------------------------
 
-    def client_for(self, meta: dict, redirect_uri: str | None) -> dict:
-        """Who we are to this issuer: the entry's client, a metadata document, or one registered here (kept)."""
-        methods = meta.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
-        if self.settings.get("clientId"):
-            try:
-                secret = expand(self.settings["clientSecret"], "oauth.clientSecret") if self.settings.get("clientSecret") else None
-            except UnsetVariable as e:
-                raise AuthError(str(e)) from None
-            method = "none" if not secret else next((m for m in ("client_secret_basic", "client_secret_post")
-                                                      if m in methods), "client_secret_basic")
-            return {"client_id": self.settings["clientId"], "client_secret": secret, "method": method}
-        if self.settings.get("clientMetadataUrl") and meta.get("client_id_metadata_document_supported"):
-            return {"client_id": self.settings["clientMetadataUrl"], "method": "none"}
-        with self.store.locked() as data:
-            kept = (data.get("clients") or {}).get(meta["issuer"])
-        if isinstance(kept, dict) and (redirect_uri is None or redirect_uri in kept.get("redirect_uris", [])):
-            return kept
-        if redirect_uri is None:
-            raise AuthError(f"no client is registered at {meta['issuer']}")
-        if not meta.get("registration_endpoint"):
-            raise AuthError(f"the authorization server {meta['issuer']} takes no registrations; add "
-                                 f"\"oauth\": {{\"clientId\": ...}} to the entry of {self.name}")
-        method = next((m for m in ("client_secret_basic", "client_secret_post", "none") if m in methods), "none")
-        answer = post_json(self.outbound, "registration_endpoint", meta["registration_endpoint"], {
-            "client_name": CLIENT_NAME, "redirect_uris": [redirect_uri], "token_endpoint_auth_method": method,
-            "application_type": "native",  # a program on the user's machine, redirected to 127.0.0.1
-            "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
-        if not isinstance(answer.get("client_id"), str):
-            raise AuthError("the registration answer has no client_id")
-        secret = answer.get("client_secret") if isinstance(answer.get("client_secret"), str) else None
-        if len(answer["client_id"]) > MAX_TOKEN_CHARS or len(secret or "") > MAX_TOKEN_CHARS:
-            raise AuthError(f"the registration answer's client_id or client_secret is over {MAX_TOKEN_CHARS:,} "
-                                 "characters; it is not kept")
-        named = answer.get("token_endpoint_auth_method")
-        client = {"client_id": answer["client_id"], "client_secret": secret,
-                  "method": named if named in ("client_secret_basic", "client_secret_post", "none") else method,
-                  "redirect_uris": [redirect_uri]}
-        with self.store.locked() as data:
-            data.setdefault("clients", {})[meta["issuer"]] = client
-        return client
+    def client_for(self, meta: dict, redirect_uri: str) -> dict:
+        return self.clients.for_login(meta, redirect_uri)
 
     def kept_port(self, issuer: str) -> int:
-        """The callback port of the client registered at `issuer` before, or 0 (any)."""
-        with self.store.locked() as data:
-            kept = (data.get("clients") or {}).get(issuer)
-        uris = kept.get("redirect_uris") if isinstance(kept, dict) else None
-        port = urllib.parse.urlsplit(uris[0]).port if isinstance(uris, list) and uris and isinstance(uris[0], str) else None
-        return port or 0
-
-    # --- requests to the authorization server -------------------------------------------------
+        return self.clients.kept_port(issuer)
 
     def token_request(self, meta: dict, client: dict, form: dict) -> dict:
-        return post_form(self.outbound, "token_endpoint", meta["token_endpoint"], client, form)
+        return self.clients.token_request(meta, client, form)

@@ -9,6 +9,7 @@ import difflib
 import json
 from dataclasses import dataclass, field
 
+from beyond.auth.clients import TOKEN_METHODS
 from mcp import McpError, McpServerConfig
 from permissions import parse_json
 
@@ -36,6 +37,7 @@ OAUTH_KEYS = {
     "scopes": (lambda v: isinstance(v, list) and all(isinstance(s, str) and s and " " not in s for s in v),
                "a list of scope names"),
     "callbackPort": (lambda v: type(v) is int and 0 < v < 65536, "a port number (1-65535)"),
+    "tokenEndpointAuthMethod": (lambda v: v in TOKEN_METHODS, " or ".join(f'"{m}"' for m in TOKEN_METHODS)),
 }
 
 # The "oauth" values ${VAR} is expanded in when they are used (auth/provider.py).
@@ -111,6 +113,8 @@ def _misspelt(entry: dict) -> str | None:
     """An unknown key that is nearly a known one ("comand"): named, with the one it was meant to be.
     Other unknown keys (other clients' own, such as "autoApprove") are left alone."""
     for key in entry:
+        if key in OAUTH_KEYS:  # written beside "oauth" instead of inside it: ignored, the login would go wrong
+            return f"\"{key}\" belongs inside \"oauth\" (did you mean \"oauth.{key}\"?)"
         if isinstance(key, str) and key not in ENTRY_KEYS:
             close = difflib.get_close_matches(key, ENTRY_KEYS, n=1, cutoff=0.8)
             if close:

@@ -10,6 +10,7 @@ a login meets the user (a Screen of auth/login.py), what to do when its tools ch
 """
 from collections.abc import Callable
 
+from beyond.auth.provider import FRESH
 from beyond.client.asked import Asks
 from beyond.client.config import ServerConfig, parse_server_config
 from beyond.client.content import call_text, gathered, prompt_messages, resource_text
@@ -50,10 +51,11 @@ class McpClient(Requests):
 
     # --- the twin's public methods, overridden -------------------------------------------------
 
-    def start(self, login: bool | None = None) -> list[dict]:
+    def start(self, login: bool | str | None = None) -> list[dict]:
         """Start the transport, agree on a revision (the handshake, or not) and list the tools; on
         failure, shut it down. With `login`, a remote server that asks for a login gets one (the
-        browser, or a URL to open); without, that is LoginNeeded (later starts keep the choice)."""
+        browser, or a URL to open); without, that is LoginNeeded (later starts keep the choice).
+        login=FRESH (auth/provider.py) logs in anew without trying the stored tokens first."""
         if login is not None:
             self.login = login
         try:
@@ -63,6 +65,8 @@ class McpClient(Requests):
             self.tools = self.list_tools()
             self.listed = self.list_uris()
             self.revisions.subscribe(self.capabilities, self.open_stream, self.new_request_id)
+            if self.login == FRESH:
+                self.login = True  # made: a later connection uses its tokens
             return self.tools
         except McpError as e:
             self._shutdown(str(e))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import mcp
 from beyond.auth.errors import AuthError, LoginNeeded
-from beyond.auth.provider import OAuth
+from beyond.auth.provider import FRESH, OAuth
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond.client.session import McpClient
 from beyond.dirs import UnsetVariable, expand
@@ -132,7 +132,7 @@ class Servers:
         self._forget(name)
         client = self.client(name, config)
         try:
-            client.start(login=True)
+            client.start(login=FRESH)  # a new login, whatever tokens are stored (they may be refused)
             error = None
         except McpError as e:
             error = e
@@ -145,7 +145,8 @@ class Servers:
                             self._contested)
             self._statuses[name] = self._connected(name, client if error is None else None, error)
         count = len(self._statuses[name].tools)
-        return str(error) if error else f"{count} tool{'' if count == 1 else 's'}; {client.login_status()}"
+        return str(error) if error else f"{count} tool{'' if count == 1 else 's'}; " \
+            f"{client.login_status() or 'the server asked for no login'}"
 
     def logout(self, name: str) -> str:
         """/mcp logout <name>: revoke and forget the server's tokens, and stop it."""

@@ -22,6 +22,7 @@ from beyond.dirs import UnsetVariable, expand
 from beyond.text import shorten
 from beyond.wire.base import (METHOD_NOT_FOUND, About, Deadline, Inbox, Rejected, SessionExpired,
                               Transport, TransportError, encode)
+from beyond.wire.headers import about_headers
 from beyond.wire.stream import Stream, error_reply
 from net import (ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, connection_to, error_detail, html_title,
                  is_this_machine, read_limited, reason_of)
@@ -55,6 +56,7 @@ class HttpTransport(Transport):
         self._pool = ConnectionPool(MAX_IDLE_CONNECTIONS)  # the connections kept alive between POSTs
         self.oauth: OAuth | None = None  # the login, unless the entry sends its own Authorization header
         self._login_allowed = False
+        self.revision: str | None = None  # the version the last message went in (the DELETE says it too)
         self.stream = Stream(self)
 
     def start(self) -> None:
@@ -98,6 +100,7 @@ class HttpTransport(Transport):
     def send(self, message: dict, deadline: float, about: About) -> None:
         """Transport.send: POST one message and hand every message of its answer to the inbox, by the
         deadline; an answer that stays open (about.stays_open) goes to the stream's thread instead."""
+        self.revision = about.revision or self.revision
         if about.stays_open:
             return self.stream.open(about, message)
         if "id" not in message or "method" not in message:  # a notification or an answer: see above
@@ -144,12 +147,18 @@ class HttpTransport(Transport):
         connection = self.connection(DELETE_TIMEOUT_S)
         try:
             with Cutoff(connection, time.monotonic() + DELETE_TIMEOUT_S):
-                connection.request("DELETE", self.path(), headers={**self.headers, "Mcp-Session-Id": session})
+                connection.request("DELETE", self.path(), headers=self.end_headers(session))
                 read_limited(connection.getresponse(), ERROR_BODY_BYTES, "the answer to DELETE")
         except (OSError, http.client.HTTPException, ValueError):
             pass  # the server is gone, slow or odd; the session expires on its own
         finally:
             connection.close()
+
+    def end_headers(self, session: str) -> dict[str, str]:
+        """The DELETE's: the entry's, the version and the login's as every request has them (the
+        token as it is: ending a session never starts a refresh), and the session."""
+        headers = {**self.headers, **about_headers(About(revision=self.revision)), "Mcp-Session-Id": session}
+        return {**headers, **(self.oauth.header(renew=False) if self.oauth else {})}
 
     # --- what the stream (stream.py) asks of its transport ---------------------------------------
 
@@ -170,7 +179,7 @@ class HttpTransport(Transport):
     def request_headers(self, session: str | None, about: About) -> dict[str, str]:
         """The entry's headers, those of MCP for what the client says of the message, the session's, the login's."""
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                   **self.headers, **_about_headers(about)}
+                   **self.headers, **about_headers(about)}
         if session:
             headers["Mcp-Session-Id"] = session
         if self.oauth:
@@ -266,27 +275,6 @@ class HttpTransport(Transport):
             return (" (a url ending in /sse looks like the old HTTP+SSE transport; use the server's Streamable "
                     "HTTP endpoint, often /mcp)")
         return ""
-
-
-def _about_headers(about: About) -> dict[str, str]:
-    """MCP's headers for what the client says of a message: the version; when routed, the method, its
-    target and the arguments a tool asks to see (Mcp-Param-<name>)."""
-    if not about.revision:
-        return {}
-    headers = {"MCP-Protocol-Version": about.revision}
-    if about.routed:
-        headers["Mcp-Method"] = about.method or ""
-        if about.name is not None:
-            headers["Mcp-Name"] = header_value(about.name)
-        headers.update({f"Mcp-Param-{name}": header_value(value) for name, value in about.params.items()})
-    return headers
-
-
-def header_value(text: str) -> str:
-    """A header value as 2026-07-28 writes it: plain printable ASCII as it is, anything else =?base64?...?=."""
-    plain = all(" " <= c <= "~" for c in text) and text == text.strip() \
-        and not (text.startswith("=?base64?") and text.endswith("?="))
-    return text if plain else f"=?base64?{base64.b64encode(text.encode()).decode()}?="
 
 
 class _Refused:
