@@ -5,7 +5,9 @@ The suite (@modelcontextprotocol/conformance, pinned in the Makefile) and Node 2
 (requirements/<revision>.yaml, "client:"); each runs against tests/conformance_client.py, with
 BROWSER set to tests/conformance_browser.py and a state folder of its own. A scenario listed in
 tests/conformance-expected.txt (with its reason) may fail; any other failure, or an expected one
-that passes, fails the run. `python3 tests/conformance.py [scenario ...]`.
+that passes, fails the run. Then every client scenario no revision scores (`conformance list`: the
+2025-03-26 ones, the extensions, those added after a release) runs once and is reported in a table;
+of those only UNSCORED_MUST_PASS fail the run. `python3 tests/conformance.py [scenario ...]`.
 """
 import concurrent.futures
 import os
@@ -25,6 +27,8 @@ PARALLEL = 3            # scenarios at a time: each starts a Node server and a P
 # Run once more with the entry's "protocol": "auto", so the probe's path is held to the same checks.
 ALSO_AUTO = ("request-metadata",)
 SCENARIO_LIMIT_S = 120  # one scenario, however it hangs
+# Unscored client scenarios that must pass all the same: MCP 2025-03-26's logins, which real old servers need.
+UNSCORED_MUST_PASS = ("auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback")
 
 
 def scored(revision: str) -> list[str]:
@@ -32,6 +36,16 @@ def scored(revision: str) -> list[str]:
     text = (SUITE / "requirements" / f"{revision}.yaml").read_text()
     block = re.search(r"^client:\n((?:  - .*\n|\s*#.*\n|\s*\n)+)", text, re.M)
     return re.findall(r"^  - ([^\s#]+)", block.group(1), re.M) if block else []
+
+
+def client_scenarios() -> dict[str, str]:
+    """Every client scenario of the suite -> the revision to run it at (the first it names; "" for an extension)."""
+    env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    listed = subprocess.run([str(HOME / "node_modules" / ".bin" / "conformance"), "list"], env=env,
+                            capture_output=True, text=True, timeout=60).stdout
+    section = listed.split("Client scenarios", 1)[1].split("\n\n", 1)[0] if "Client scenarios" in listed else ""
+    found = re.findall(r"^  - (\S+) \[([^\]]*)\]", section, re.M)
+    return {name: next((r for r in tags.split(",") if re.fullmatch(r"\d{4}-\d\d-\d\d", r)), "") for name, tags in found}
 
 
 def expected() -> dict[str, str]:
@@ -51,9 +65,10 @@ def run(scenario: str, revision: str, protocol: str = "") -> tuple[bool, str]:
                "BROWSER": str(ROOT / "tests" / "conformance_browser.py"), "XDG_STATE_HOME": state,
                "XDG_CONFIG_HOME": state}
         command = f"{sys.executable} {ROOT / 'tests' / 'conformance_client.py'}"
+        version = ["--spec-version", revision] if revision else []
         try:
             done = subprocess.run([str(HOME / "node_modules" / ".bin" / "conformance"), "client", "--command", command,
-                                   "--scenario", scenario, "--spec-version", revision],
+                                   "--scenario", scenario, *version],
                                   cwd=state, env=env, capture_output=True, text=True, timeout=SCENARIO_LIMIT_S)
         except subprocess.TimeoutExpired:
             return False, f"still running after {SCENARIO_LIMIT_S} s"
@@ -67,9 +82,11 @@ def main(only: list[str]) -> int:
     allowed = expected()
     jobs = [(s, r, "") for r in REVISIONS for s in scored(r) if not only or s in only]
     jobs += [(s, r, "auto") for s, r, _ in list(jobs) if s in ALSO_AUTO]
+    everyone = {s for r in REVISIONS for s in scored(r)}
+    unscored = [(s, r, "") for s, r in client_scenarios().items() if s not in everyone and (not only or s in only)]
     bad = 0
     with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
-        results = dict(zip(jobs, pool.map(lambda job: run(*job), jobs)))
+        results = dict(zip(jobs + unscored, pool.map(lambda job: run(*job), jobs + unscored)))
     for revision in REVISIONS:
         rows = [(s, p, *results[(s, r, p)]) for s, r, p in jobs if r == revision]
         print(f"\n{revision}: {sum(ok for *_, ok, _ in rows)} of {len(rows)} scored client scenario runs pass")
@@ -84,7 +101,15 @@ def main(only: list[str]) -> int:
                 verdict, bad = "FAIL", bad + 1
             label = scenario + (f' ("protocol": "{protocol}")' if protocol else "")
             print(f"  {verdict:<10} {label}  [{summary}]")
-    print(f"\n{len(jobs) - bad} of {len(jobs)} as expected" + ("" if not bad else f"; {bad} not"))
+    print(f"\nUnscored client scenarios ({sum(results[j][0] for j in unscored)} of {len(unscored)} pass; "
+          f"only {', '.join(UNSCORED_MUST_PASS)} must):\n| scenario | revision | result | summary |\n|---|---|---|---|")
+    for job in unscored:
+        ok, summary = results[job]
+        must = job[0] in UNSCORED_MUST_PASS
+        bad += must and not ok
+        print(f"| {job[0]} | {job[1] or 'extension'} | {'pass' if ok else 'FAIL' if must else 'fails'} | {summary} |")
+    total = len(jobs) + sum(job[0] in UNSCORED_MUST_PASS for job in unscored)
+    print(f"\n{total - bad} of {total} as expected" + ("" if not bad else f"; {bad} not"))
     return 1 if bad else 0
 
 

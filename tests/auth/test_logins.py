@@ -107,7 +107,7 @@ def test_a_registration_the_server_forgot_is_replaced_before_the_browser_opens()
             client.stop()
         assert time.monotonic() - began < login.LOGIN_TIMEOUT_S
         assert len(server.registrations) == 2 and len(server.authorizations) == 2
-        checks = [f for f in server.token_requests if f.get("code", "").startswith("registration-check")]
+        checks = [f for f in server.token_requests if f.get("refresh_token", "").startswith("registration-check")]
         assert [f["client_id"] for f in checks] == ["client-1"]
 
 

@@ -44,7 +44,7 @@ class Clients:
             return {"client_id": self.settings["clientMetadataUrl"], "method": "none"}
         kept = self.kept(meta["issuer"])
         if kept and redirect_uri in kept.get("redirect_uris", []):
-            if self._known(meta, kept, redirect_uri):
+            if self._known(meta, kept):
                 return kept
             self.forget(meta["issuer"], kept["client_id"])
         return self._register(meta, redirect_uri)
@@ -122,13 +122,13 @@ class Clients:
 
     # --- registering ----------------------------------------------------------------------------
 
-    def _known(self, meta: dict, client: dict, redirect_uri: str) -> bool:
-        """Whether the authorization server still knows a kept registration: a code that cannot be
-        valid is exchanged; invalid_client means it does not, any other answer (invalid_grant) that it does."""
+    def _known(self, meta: dict, client: dict) -> bool:
+        """Whether the authorization server still knows a kept registration: a refresh token that cannot
+        be valid is sent (servers authenticate the client first; no authorization code is spent, no PKCE
+        is involved); invalid_client means it does not, any other answer (invalid_grant) that it does."""
         try:
             post_form(self.outbound, "token_endpoint", meta["token_endpoint"], client, {
-                "grant_type": "authorization_code", "code": "registration-check-" + secrets.token_urlsafe(8),
-                "redirect_uri": redirect_uri, "code_verifier": secrets.token_urlsafe(48)})
+                "grant_type": "refresh_token", "refresh_token": "registration-check-" + secrets.token_urlsafe(16)})
         except Answered as e:
             return e.code != "invalid_client"
         return True
