@@ -30,13 +30,20 @@ clean:
 # (never a run-time dependency), then the agent end to end against them.
 INTEROP := .interop
 interop: $(VENV)/.pytest-installed $(INTEROP)/.installed
-	$(VPY) -m pytest -q tests/interop_servers.py
+	$(VPY) -m pytest -q tests/interop_servers.py tests/interop_logins.py
 
+# The logins: the Python SDK's simple-auth pair from its sdist's examples/servers/, and the TypeScript
+# SDK's example server (its package carries dist/esm/examples/); no copy of either is kept here.
 $(INTEROP)/.installed: Makefile
 	$(PYTHON) -m venv $(INTEROP)/venv
 	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time==2026.10.19 mcp==2.3.0
+	$(INTEROP)/venv/bin/python -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+		mcp==2.3.0 -d $(INTEROP)/sdist
+	tar -xzf $(INTEROP)/sdist/mcp-2.3.0.tar.gz -C $(INTEROP)/sdist
+	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check \
+		$(INTEROP)/sdist/mcp-2.3.0/examples/servers/simple-auth
 	npm install --silent --no-audit --no-fund --prefix $(INTEROP)/node @modelcontextprotocol/server-filesystem@2026.8.31 \
-		@modelcontextprotocol/server-everything@2026.8.31
+		@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/sdk@1.32.2
 	touch $@
 
 # The benchmark: stdlib only, prints a table and writes .bench/results.md (see tests/bench/bench.py).
