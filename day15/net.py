@@ -220,7 +220,14 @@ def transport_error(url: str, e: Exception, hint: str) -> str:
 
 
 def reason_of(e: Exception) -> str:
-    """An exception in a few words: an OS error's own words, else its text, else its type."""
+    """An exception in a few words: http.client's as sentences, an OS error's own words, else its text, else its type."""
+    import http.client  # loaded already wherever its errors can come from
+    if isinstance(e, http.client.IncompleteRead):
+        return "the connection closed in the middle of the answer"
+    if isinstance(e, http.client.RemoteDisconnected):
+        return "the server closed the connection without answering"
+    if isinstance(e, (http.client.BadStatusLine, http.client.LineTooLong)):
+        return "the server's answer is not HTTP"
     return getattr(e, "strerror", None) or str(e) or type(e).__name__
 
 

@@ -241,3 +241,13 @@ def test_the_sampling_model_is_asked_with_the_limit(endpoint):
     model = endpoint(answer("short"))
     assert sampling_model([{"role": "user", "content": "hi"}], 7) == ("short", "test-model")
     assert model.requests[0]["max_tokens"] == 7 and "tools" not in model.requests[0]
+
+
+def test_after_a_page_for_a_request_enter_sends_it_again_and_c_gives_up():
+    """Handlers.finished (-32042): Enter is done, c cancels; without a terminal only the server's word counts."""
+    prompts = []
+    assert handlers(answers=[""], prompts=prompts).finished("bank", None, lambda: False) is True
+    assert "sent again" in prompts[0]
+    assert handlers(answers=["c"]).finished("bank", None, lambda: False) is False
+    assert handlers().finished("bank", None, lambda: False) is False
+    assert handlers().finished("bank", None, lambda: True) is True

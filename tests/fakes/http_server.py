@@ -10,7 +10,9 @@ never answers tools/call; "error500" answers tools/call with a 500 and a plain-t
 everything with an HTML 403 page; "push" offers a GET stream, on which the test sends messages with
 push(), and which it ends with drop() (other modes answer GET with 405); "context" offers
 resources, a resource template and a prompt as well; "modern" speaks only the
-2026-07-28 revision: no session, no handshake, and headers that must match the body. Every event
+2026-07-28 revision: no session, no handshake, and headers that must match the body; "cut" (and in
+2026-07-28 "modern_cut", once) breaks the connection in the middle of a tools/call answer stream (chunked,
+without its last chunk) after event ev-1, and "cut" answers the GET that resumes it. Every event
 of a stream comes after a priming event without data. Every mode but "modern" issues session ids
 and answers 400 to a request without one.
 """
@@ -109,7 +111,7 @@ class FakeHttpMcp:
             return self.send(handler, 401, {"jsonrpc": "2.0", "id": message.get("id"),
                                             "error": {"code": -32001, "message": "invalid token"}})
         method = message.get("method")
-        if self.mode == "modern":
+        if self.mode in ("modern", "modern_cut"):
             return self.modern(handler, headers, message)
         if self.mode == "html403":
             page = b"<!DOCTYPE html>\n<html><head><title>403 Forbidden: Access is only allowed at localhost</title>" \
@@ -165,6 +167,9 @@ class FakeHttpMcp:
             ack = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
                 "_meta": {f"{META}subscriptionId": message["id"]}, "notifications": message["params"]["notifications"]}}
             return self.stream_out(handler, f"data: {json.dumps(ack)}\n\n".encode())
+        if method == "tools/call" and self.mode == "modern_cut" and not self.expired_once:
+            self.expired_once = True
+            return self.cut(handler)
         if method == "tools/call":
             text = message["params"]["arguments"].get("text", "")
             return self.send(handler, 200, self.result(message, {**done, "content": [{"type": "text", "text": text}]}))
@@ -180,7 +185,7 @@ class FakeHttpMcp:
         with self.changed:
             self.gets.append((time.monotonic(), headers))
             self.changed.notify_all()
-        if self.mode == "resume" and headers.get("last-event-id") == "ev-1" and self.pending:
+        if self.mode in ("resume", "cut") and headers.get("last-event-id") == "ev-1" and self.pending:
             handler.send_response(200)  # the rest of the answer stream, from after ev-1
             handler.send_header("Content-Type", "text/event-stream")
             handler.end_headers()
@@ -256,6 +261,9 @@ class FakeHttpMcp:
             handler.end_headers()
             return handler.wfile.write(b"upstream exploded")
         text = message["params"]["arguments"].get("text", "")
+        if self.mode == "cut":
+            self.pending = self.result(message, {"content": [{"type": "text", "text": f"{text} (resumed)"}]})
+            return self.cut(handler)
         if self.mode in ("resume", "resume_without_ids"):  # the answer stream ends before the reply
             self.pending = self.result(message, {"content": [{"type": "text", "text": f"{text} (resumed)"}]})
             handler.send_response(200)
@@ -280,6 +288,18 @@ class FakeHttpMcp:
         pinged = self.wait_for(lambda: ping_id in self.client_replies)
         self.event(handler, self.result(message, {"content": [
             {"type": "text", "text": f"{text} (ping answered: {pinged})"}]}))
+        handler.close_connection = True
+
+    @staticmethod
+    def cut(handler) -> None:
+        """A chunked answer stream: one event (ev-1, retry 50 ms), then the connection breaks before
+        the last chunk (the client reads IncompleteRead)."""
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        event = b"id: ev-1\nretry: 50\ndata: \n\n"
+        handler.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
         handler.close_connection = True
 
     def accepted(self, handler, message: dict) -> None:

@@ -17,6 +17,22 @@ def test_an_answer_stream_that_ends_early_is_resumed_from_its_last_event(remote)
     assert [h.get("last-event-id") for _, h in server.gets if h.get("last-event-id")] == ["ev-1"]
 
 
+def test_an_answer_stream_whose_connection_breaks_is_resumed_from_its_last_event(remote):
+    """The connection breaks in the middle of the answer (fewer bytes than announced): GET with
+    Last-Event-ID ev-1 after the server's retry, as for a stream the server ended."""
+    server, client = remote("cut")
+    assert client.call_tool("echo", {"text": "broken"}) == "broken (resumed)"
+    assert [h.get("last-event-id") for _, h in server.gets if h.get("last-event-id")] == ["ev-1"]
+
+
+def test_in_2026_07_28_a_broken_answer_is_sent_again_as_a_new_request(remote):
+    """That revision removed resumption: no GET, the same call once more with a new id."""
+    server, client = remote("modern_cut", protocol="2026-07-28")
+    assert client.call_tool("echo", {"text": "anew"}) == "anew"
+    calls = [m for _, m in server.posts if m.get("method") == "tools/call"]
+    assert len(calls) == 2 and calls[0]["id"] != calls[1]["id"] and server.gets == []
+
+
 def test_an_answer_stream_without_event_ids_that_ends_early_fails_the_call(remote):
     server, client = remote("resume_without_ids")
     with pytest.raises(McpError, match="the server ended its answer without a reply"):

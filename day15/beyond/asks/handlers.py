@@ -139,6 +139,23 @@ class Handlers:
             return {"action": "accept"}
         return {"action": "cancel" if choice in ("c", "cancel") else "decline"}
 
+    def finished(self, server: str, config, completed) -> bool:
+        """Asks.finished: Enter once the page is done with (or the server's word that it is); c cancels."""
+        if not self.interactive:
+            return completed()
+        try:
+            with self.console.question(_waits(config)):
+                try:
+                    said = self.console.read_line(f"Press Enter once you are done on that page (c to cancel; "
+                                                  f"then the request to {clean(server, one_line=True)} is sent again): ",
+                                                  until=completed)
+                except (KeyboardInterrupt, EOFError):
+                    print()
+                    return False
+        except Busy:
+            return completed()
+        return said is None or said.strip().lower() not in ("c", "cancel")
+
     # --- sampling --------------------------------------------------------------------------------
 
     def _sample(self, server: str, config, params: dict) -> dict:

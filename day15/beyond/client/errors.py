@@ -24,3 +24,8 @@ class Refused(McpError):
     def __init__(self, message: str, server: str, status: int) -> None:
         super().__init__(message, server)
         self.status = status
+
+
+class Interrupted(McpError):
+    """The connection broke while the reply streamed (2026-07-28, which cannot resume): the request
+    may be sent again as a new one."""

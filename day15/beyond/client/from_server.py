@@ -40,6 +40,8 @@ BUSY, INTERNAL_ERROR = -32000, -32603
 MAX_ID_CHARS = 1024
 # Answers waiting to be written (the server is not reading meanwhile) at most; the rest are dropped.
 MAX_QUEUED_ANSWERS = 64
+# The ids of URL elicitations the server said are complete, kept (the newest): what a -32042 waits on.
+COMPLETED_KEPT = 32
 
 
 class FromServer:
@@ -66,6 +68,12 @@ class FromServer:
         # deadline). No lock: every touch is one dict operation, which the GIL makes atomic.
         self.calls: dict[int, object] = {}
         self._tokens = itertools.count(1)  # next() on a count is atomic too
+        # The URL elicitations the server said are complete (notifications/elicitation/complete), the last few.
+        self._completed: deque[str] = deque(maxlen=COMPLETED_KEPT)
+
+    def completed(self, elicitation_id: str) -> bool:
+        """Whether the server said the URL elicitation of this id is complete."""
+        return bool(elicitation_id) and elicitation_id in self._completed
 
     def track(self, call) -> int:
         """A progress token for `call`, whose progress then reaches it until untrack()."""
@@ -165,6 +173,8 @@ class FromServer:
             self.said(f"{params.get('level', 'info')}: {data if isinstance(data, str) else json.dumps(data)}")
         elif message["method"] == "notifications/progress":
             self._on_progress(params)
+        elif message["method"] == "notifications/elicitation/complete":
+            self._completed.append(str(params.get("elicitationId", ""))[:200])
         elif message["method"] == "notifications/subscriptions/acknowledged":
             return not self.client.revisions.acknowledged()  # 2026-07-28: our subscriptions/listen is in place
         elif message["method"] in ("notifications/tools/list_changed", "notifications/resources/list_changed"):

@@ -14,15 +14,15 @@ import sys
 import time
 
 import mcp
-from beyond.client.asked import Asks, NoAsks
+from beyond.client.asked import URL_ELICITATION_REQUIRED, Asks, NoAsks, pages_visited
 from beyond.client.content import parse_message
-from beyond.client.errors import NoReply, Refused, ReplyError
+from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError
 from beyond.client.from_server import FromServer
 from beyond.client.link import Link
 from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
 from beyond.text import clean, shorten
 from beyond.waits import Call, wait_for
-from beyond.wire.base import About, Deadline, Rejected, SessionExpired, TransportError, kind_for
+from beyond.wire.base import About, Deadline, Dropped, Rejected, SessionExpired, TransportError, kind_for
 from mcp import McpError
 from permissions import mask_secrets
 
@@ -128,8 +128,17 @@ class Requests(mcp.McpClient):
             raise McpError(f"{method} failed: {self._dead}", self.name)
         try:
             return super()._request(method, revisions.with_meta(params), Waiter(call))
+        except Interrupted:  # 2026-07-28: a broken answer is lost; the request goes again, once, with a new id
+            return super()._request(method, revisions.with_meta(params), Waiter(call))
         except ReplyError as e:
-            revisions.switch_version(method, e)  # raises unless a version both sides speak was found
+            if e.code == URL_ELICITATION_REQUIRED and not revisions.modern:  # pages to visit first, then once more
+                began = time.monotonic()
+                if not pages_visited(self.asks, self.name, self.cfg, e.data, self.from_server.completed):
+                    raise
+                waited = time.monotonic() - began  # the person's time is not the request's
+                call.deadline, call.latest = call.deadline + waited, call.latest + waited
+            else:
+                revisions.switch_version(method, e)  # raises unless a version both sides speak was found
             return super()._request(method, revisions.with_meta(params), Waiter(call))
 
     def _send(self, message: dict, waiter: Waiter | None = None) -> None:
@@ -151,6 +160,8 @@ class Requests(mcp.McpClient):
                 raise NoReply(f"no reply to {message['method']} within {call.timeout:g} s", self.name) from None
             except Rejected as e:
                 raise Refused(str(e), self.name, e.status) from None
+            except Dropped as e:
+                raise Interrupted(str(e), self.name) from None
             except TransportError as e:
                 raise McpError(str(e), self.name) from None
 

@@ -224,7 +224,7 @@ class Revisions:
             schema = next((t.get("inputSchema") for t in tools if t.get("name") == named), None)
             mirrored_params = param_values(schema, params.get("arguments"))
         return About(self.revision, routed=True, method=method, name=named if isinstance(named, str) else None,
-                     params=mirrored_params)
+                     params=mirrored_params, resumable=False)
 
     def retry_params(self, method: str, params: dict, result: dict, answer) -> dict | None:
         """The params of the retry of an input_required answer: its input requests answered by

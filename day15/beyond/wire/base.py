@@ -43,7 +43,8 @@ class About:
     """What the client says of a message, for a transport that carries it in headers (HTTP): the
     revision agreed; whether it is routed by its headers (2026-07-28), and then its method, the name
     it targets and the arguments a tool asks to see; whether it opens a new session (its answer sets
-    the session; the old one is not sent); whether its answer is a stream that stays open."""
+    the session; the old one is not sent); whether its answer is a stream that stays open; whether
+    an answer stream that breaks may be resumed."""
     revision: str | None = None
     routed: bool = False
     method: str | None = None
@@ -51,6 +52,7 @@ class About:
     params: dict[str, str] = field(default_factory=dict)
     new_session: bool = False
     stays_open: bool = False
+    resumable: bool = True  # a broken answer stream may be resumed (up to 2025-11-25; 2026-07-28 sends anew)
 
 
 class Transport:
@@ -114,6 +116,11 @@ class Rejected(TransportError):
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
         self.status = status
+
+
+class Dropped(TransportError):
+    """The connection broke while a request's answer streamed, before its reply, where the stream may
+    not be resumed (About.resumable false): the client sends the request again, as a new one."""
 
 
 class SessionExpired(TransportError):

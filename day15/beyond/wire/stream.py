@@ -6,8 +6,9 @@ revisions up to 2025-11-25 the stream is the session's GET stream, opened after 
 2026-07-28 it is the answer to a request whose answer stays open (subscriptions/listen). One
 thread reads it and hands each message to the inbox, exactly as a line from a stdio server; a
 stream that drops is opened again once, paced so that a server that drops it forever costs almost
-nothing. A POST's answer stream that ends before its reply is come back for the same way
-(resume: GET with Last-Event-ID, after the server's retry time). It asks its transport for
+nothing. A POST's answer stream that ends or breaks before its reply is come back for the same way
+(resume: GET with Last-Event-ID, after the server's retry time); in 2026-07-28, which has no
+resumption, a broken one is Dropped: the client sends the request again, with a new id. It asks its transport for
 connections, headers, the path, parsed messages and error texts, through the transport's public methods.
 """
 import http.client
@@ -16,7 +17,7 @@ import time
 
 from beyond.waits import SIGNAL_CHECK_S
 from beyond.text import loads_or_none, shorten
-from beyond.wire.base import MAX_MESSAGE_BYTES, About, TransportError
+from beyond.wire.base import MAX_MESSAGE_BYTES, About, Dropped, TransportError
 from net import ERROR_BODY_BYTES, HEADER_BREAK, Cutoff, read_limited, reason_of
 import sse
 
@@ -149,7 +150,10 @@ class Stream:
                 if response.status != 200 or not response.getheader("Content-Type", "").startswith("text/event-stream"):
                     read_limited(response, ERROR_BODY_BYTES, "an error")
                     return False
-                stream["done"] = self.delivered(message, self.events(response, stream))
+                try:
+                    stream["done"] = self.delivered(message, self.events(response, stream))
+                except (OSError, http.client.HTTPException):
+                    return time.monotonic() < deadline  # broken again: come back from the newest event id
         except (OSError, http.client.HTTPException, ValueError):
             return False
         finally:
@@ -170,8 +174,16 @@ class Stream:
                 return
         else:
             stream = {"id": None, "retry_ms": None}  # where a dropped stream resumes, and when
-            if self.delivered(message, self.events(response, stream)):
-                return
+            try:
+                if self.delivered(message, self.events(response, stream)):
+                    return
+                broken = "the server ended its answer without a reply"
+            except (OSError, http.client.HTTPException) as e:  # the connection broke in the middle
+                if time.monotonic() >= deadline or (about.resumable and stream["id"] is None):
+                    raise  # cut by the deadline, or nothing to resume from: the request fails
+                broken = reason_of(e)
+            if not about.resumable:  # 2026-07-28: the request is lost; the client sends it anew
+                raise Dropped(f"{message['method']} to {transport.shown_url} failed: {broken}")
             for _ in range(MAX_RESUMES):  # it ended before our reply: come back for the rest, as the server said
                 if stream["id"] is None or not self.resume(message, stream, deadline, about):
                     break
