@@ -55,7 +55,8 @@ bench-peers:
 	$(PYTHON) -m venv .bench/venv
 	.bench/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp
 
-# The official MCP conformance suite, every scored client scenario of both revisions (tests/conformance.py),
+# The official MCP conformance suite: every scored client scenario of both revisions, then the unscored ones
+# in a table (tests/conformance.py),
 # with Node 22 from the npm registry; both go into .conformance/, never a run-time dependency.
 CONFORMANCE := .conformance
 conformance: $(CONFORMANCE)/.installed
