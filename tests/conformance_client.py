@@ -44,6 +44,9 @@ def calls(scenario: str, tools: list[dict], context: dict) -> list[tuple[str, di
         return [("valid_tool", {"region": "us-west1"})] + [(n, {}) for n in names if str(n).startswith("invalid_")]
     if scenario in ("http-standard-headers",) or scenario.startswith("auth/"):
         return [(names[0], {})] if names else []
+    if scenario == "json-schema-2020-12-preservation":  # the focal tool's inputSchema, as the client kept it
+        focal = next((t for t in tools if t.get("name") == "json_schema_2020_12_tool"), {})
+        return [("json_schema_echo", {"schema": focal.get("inputSchema", {})})]
     if scenario == "sse-retry":
         return [("test_reconnection", {})]
     if scenario == "elicitation-sep1034-client-defaults":
