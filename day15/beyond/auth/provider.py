@@ -15,7 +15,6 @@ import os
 import re
 import threading
 import time
-import urllib.parse
 
 from beyond.auth.clients import Clients
 from beyond.auth.errors import AuthError, LoginNeeded
