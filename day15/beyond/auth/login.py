@@ -37,6 +37,8 @@ LOGIN_TIMEOUT_S = 300.0
 # The page the browser lands on says what the terminal says; it waits this long for the token
 # request's outcome (the token request's own bound, and a little).
 PAGE_WAIT_S = 20.0
+# A connection to the login's listener that sends no request within this long is closed.
+CALLBACK_READ_S = 10.0
 # A browser that has not said within this long whether it opened the login is taken as opened.
 BROWSER_START_S = 2.0
 
@@ -83,7 +85,8 @@ def authorize(oauth, meta: dict, resource: str, scopes: list[str], keep) -> dict
             query["scope"] = " ".join(scopes)
         url = endpoint + ("&" if "?" in endpoint else "?") + urllib.parse.urlencode(query)
         reply = _code_from_user(oauth.name, url, replies, state, oauth.screen)
-        outcome = reply.pop("outcome", outcome)
+        came = reply.pop("outcome", None)  # the listener's; a pasted address may name anything
+        outcome = came if isinstance(came, Outcome) else outcome
         code = _checked(reply, state, meta)
         tokens = keep(oauth.token_request(meta, client, {"grant_type": "authorization_code", "code": code,
                                                          "redirect_uri": redirect_uri, "code_verifier": verifier,
@@ -103,6 +106,8 @@ def _listen(port: int, replies: queue.SimpleQueue, state: str) -> http.server.HT
     """A server on 127.0.0.1 that puts the query of every GET /callback of this login (its `state`)
     into `replies`, with the Outcome its page waits for; a redirect of another login's is refused."""
     class Callback(http.server.BaseHTTPRequestHandler):
+        timeout = CALLBACK_READ_S  # a connection that sends nothing holds no thread for long
+
         def do_GET(self) -> None:
             parts = urllib.parse.urlsplit(self.path)
             if parts.path != "/callback":
