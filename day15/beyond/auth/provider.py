@@ -155,7 +155,8 @@ class OAuth:
         except AuthError as e:
             self.log(f"could not refresh the login: {e}")
             if isinstance(e, Answered) and e.code == "invalid_client":  # the server forgot the registration
-                self.clients.forget(tokens["issuer"], (tokens.get("client") or {}).get("client_id", ""))
+                had = tokens.get("client") if isinstance(tokens.get("client"), dict) else {}
+                self.clients.forget(tokens["issuer"], str(had.get("client_id", "")))
             return None
         return self._keep(answer, meta, client, tokens["resource"], tokens.get("scopes", []), tokens.get("refresh_token"))
 
