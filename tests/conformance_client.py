@@ -19,12 +19,25 @@ sys.path.insert(0, str(ROOT / "day15"))
 import beyond_mcp  # noqa: E402  (after the path insert)
 
 
+# The scenarios of a login without a person, and the entry's "oauth" for each, from the suite's context.
+GRANTS = {
+    "auth/client-credentials-basic": lambda c: {"grant": "client_credentials", "clientId": c["client_id"],
+                                                "clientSecret": c["client_secret"]},
+    "auth/wif-jwt-bearer": lambda c: {"grant": "jwt_bearer", "clientId": c["client_id"], "assertion": c["valid_jwt"]},
+    "auth/enterprise-managed-authorization": lambda c: {
+        "grant": "enterprise", "clientId": c["client_id"], "clientSecret": c["client_secret"],
+        "idpTokenEndpoint": c["idp_token_endpoint"], "idpClientId": c["idp_client_id"], "idToken": c["idp_id_token"]},
+}
+
+
 def entry(url: str, scenario: str, context: dict) -> dict:
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
     config = {"url": url, "type": "http", "timeout": 20, "startupTimeout": 20, "elicitation": "defaults",
               "protocol": os.environ.get("CONFORMANCE_PROTOCOL") or ("2026-07-28" if version >= "2026" else "legacy")}
     if scenario.startswith("auth/"):
-        if context.get("client_id"):
+        if scenario in GRANTS:  # a login without a person: the grant, from the suite's context
+            config["oauth"] = GRANTS[scenario](context)
+        elif context.get("client_id"):
             config["oauth"] = {"clientId": context["client_id"]}
             if context.get("client_secret"):
                 config["oauth"]["clientSecret"] = context["client_secret"]

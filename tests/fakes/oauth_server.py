@@ -12,7 +12,10 @@ Python SDK's authorization server: methods (token_endpoint_auth_methods_supporte
 (pre-registered: id -> {"secret", "method"}), restart() (every client and token forgotten);
 refuse_code=True (every code exchange fails); stale_token_status (what a token it does not know gets:
 401, or the TypeScript example's 500); sessions=True (a session id, and every DELETE recorded); a
-2025-03-26 server: no_prm=True (no protected resource metadata), no_metadata=True (none at all); for a
+2025-03-26 server: no_prm=True (no protected resource metadata), no_metadata=True (none at all); the
+grants without a person: client_credentials (for a client in `clients`), the JWT bearer grant for an
+assertion in `assertions`, and an identity provider at /idp/token exchanging `id_token` for an ID-JAG
+(each form it got in idp_requests), which the JWT bearer grant then takes; for a
 server simulated as a remote host (tests/fakes/remote_hosts.py), host="mcp.evil.test" and tls (a
 server context): it is then https://host; and what a hostile server says: meta (its metadata's keys),
 prm (its protected resource metadata's), token (its token answer's), resource_metadata (the challenge's).
@@ -32,11 +35,14 @@ class OAuthFake:
                  tls=None, meta: dict | None = None, prm: dict | None = None, token: dict | None = None,
                  resource_metadata: str | None = None, methods: list[str] | None = None, strict: bool = False,
                  clients: dict | None = None, refuse_code: bool = False, stale_token_status: int = 401,
-                 sessions: bool = False, no_prm: bool = False, no_metadata: bool = False) -> None:
+                 sessions: bool = False, no_prm: bool = False, no_metadata: bool = False,
+                 assertions: set | None = None, id_token: str | None = None) -> None:
         self.life, self.pkce, self.iss_override = life, pkce, iss
         self.methods, self.strict, self.clients = methods or ["none"], strict, dict(clients or {})
         self.refuse_code, self.stale_token_status, self.sessions = refuse_code, stale_token_status, sessions
         self.no_prm, self.no_metadata = no_prm, no_metadata
+        self.assertions, self.id_token = set(assertions or ()), id_token
+        self.idp_requests: list[tuple[dict, str | None]] = []  # (form, Authorization header) of every /idp/token
         self.token_auth: list[str | None] = []  # the Authorization header of every /token
         self.deletes: list[dict] = []           # the headers of every DELETE /mcp
         self.meta, self.prm, self.token_extra = meta or {}, prm or {}, token or {}
@@ -145,6 +151,16 @@ class OAuthFake:
                 self.access.pop(form.get("token", ""), None)
                 self.refresh.discard(form.get("token", ""))
             return self.send(handler, 200, {})
+        if path == "/idp/token":  # the identity provider: RFC 8693 token exchange, ID token -> ID-JAG
+            form = dict(urllib.parse.parse_qsl(body.decode()))
+            with self.lock:
+                self.idp_requests.append((form, handler.headers.get("Authorization")))
+                jag = f"jag-{len(self.idp_requests)}"
+                if form.get("subject_token") != self.id_token:
+                    return self.send(handler, 400, {"error": "invalid_grant", "error_description": "unknown ID token"})
+                self.assertions.add(jag)
+            return self.send(handler, 200, {"access_token": jag, "token_type": "N_A",
+                                            "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"})
         if path == "/token":
             form = dict(urllib.parse.parse_qsl(body.decode()))
             with self.lock:
@@ -188,6 +204,11 @@ class OAuthFake:
                 challenge = base64.urlsafe_b64encode(hashlib.sha256(form.get("code_verifier", "").encode()).digest())
                 if not asked or challenge.rstrip(b"=").decode() != asked.get("code_challenge"):
                     return self.send(handler, 400, {"error": "invalid_grant"})
+            elif form.get("grant_type") == "client_credentials" and form.get("client_id") in self.clients:
+                pass
+            elif form.get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+                if form.get("assertion") not in self.assertions:
+                    return self.send(handler, 400, {"error": "invalid_grant", "error_description": "assertion refused"})
             elif form.get("grant_type") == "refresh_token":
                 if form.get("refresh_token") not in self.refresh:
                     return self.send(handler, 400, {"error": "invalid_grant", "error_description": "used or unknown"})

@@ -45,6 +45,16 @@ def test_broken_file_names_file_and_key(tmp_path, content, problem):
     ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "callbackPort": 8765}}}',
      'mcpServers.a: "callbackPort" belongs inside "oauth" (did you mean "oauth.callbackPort"?)'),
     ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "scopes": ["read"]}}}', 'did you mean "oauth.scopes"'),
+    ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "oauth": {"grant": "jwt_bearer", "clientId": "c", '
+     '"callbackPort": 9}}}}', '"oauth.grant" and "oauth.callbackPort" cannot go together; keep one'),
+    ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "oauth": {"grant": "jwt_bearer", "clientId": "c", '
+     '"assertion": "x", "assertionFile": "f"}}}}', '"oauth.assertion" and "oauth.assertionFile" cannot go together'),
+    ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "oauth": {"grant": "client_credentials", "clientId": "c"}}}}',
+     '"grant": "client_credentials" needs "oauth.clientSecret"'),
+    ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "oauth": {"grant": "jwt_bearer", "clientId": "c"}}}}',
+     'needs "oauth.assertion (or assertionFile)"'),
+    ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "oauth": {"clientId": "c", "idToken": "t"}}}}',
+     '"oauth.idToken" is for "grant": "enterprise"'),
     ('{"mcpServers": {"a": {"url": "https://x.test/mcp", "oauth": {"tokenEndpointAuthMethod": "basic"}}}}',
      '"oauth.tokenEndpointAuthMethod" must be "client_secret_basic" or "client_secret_post" or "none"'),
 ])

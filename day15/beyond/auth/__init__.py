@@ -4,6 +4,7 @@
   clients.py   who the agent is to an authorization server: the entry's client, or a registration
   metadata.py  the server's and its authorization server's metadata, and the requests to them
   login.py     the login itself: PKCE, state, the browser or a pasted address, iss
+  grants.py    logins without a person: client credentials, workload identity (JWT bearer), enterprise
   screen.py    where a login meets the user: a browser or not, the console to paste into
   tokens.py    the logins file, locked across agents
   outbound.py  where a login may go: the one check for every URL a login opens or fetches

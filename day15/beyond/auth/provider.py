@@ -132,13 +132,13 @@ class OAuth:
                 if tokens and tokens.get("access_token") != stale:
                     return tokens  # renewed meanwhile, by another thread or another agent
                 if tokens and isinstance(tokens.get("refresh_token"), str) and isinstance(tokens.get("issuer"), str) \
-                        and isinstance(tokens.get("resource"), str):
+                        and isinstance(tokens.get("resource"), str) and not self.settings.get("grant"):
                     refreshed = self._refresh(tokens, found if login else {})
                     if refreshed:
                         return refreshed
-            if not login:
+            if not login and not self.settings.get("grant"):
                 return None
-            return self._login(found)
+            return self._login(found)  # a grant is repeated, its secrets read again
 
     def _refresh(self, tokens: dict, found: dict) -> dict | None:
         """refresh_token at the issuer that gave it; None if that does not work (a login is then needed)."""
@@ -161,7 +161,9 @@ class OAuth:
         return self._keep(answer, meta, client, tokens["resource"], tokens.get("scopes", []), tokens.get("refresh_token"))
 
     def _login(self, found: dict, step_up: bool = False) -> dict:
-        if not self.login_allowed:
+        """A login: the entry's grant (auth/grants.py), which needs nobody; else, when allowed, the browser's."""
+        grant = self.settings.get("grant")
+        if not self.login_allowed and not grant:
             raise LoginNeeded(f"needs login: /mcp login {self.name}", self.name)
         prm, meta = discover(self.outbound, self.url, found)
         resource = prm.get("resource") or canonical(self.url)
@@ -170,12 +172,17 @@ class OAuth:
             scopes = set(self.settings.get("scopes") or prm.get("scopes_supported") or [])
         if step_up:
             scopes |= self.scopes
-        if "offline_access" in (meta.get("scopes_supported") or []):
-            scopes.add("offline_access")
+        if "offline_access" in (meta.get("scopes_supported") or []) and not grant:
+            scopes.add("offline_access")  # a grant is repeated, not refreshed
         self.scopes = scopes
-        from beyond.auth.login import authorize  # its listener and browser: imported when a login begins
-        tokens = authorize(self, meta, resource, sorted(scopes),
-                           lambda answer, client: self._keep(answer, meta, client, resource, sorted(scopes)))
+        def keep(answer: dict, client: dict) -> dict:
+            return self._keep(answer, meta, client, resource, sorted(scopes))
+        if grant:
+            from beyond.auth.grants import granted
+            tokens = keep(*granted(self, meta, resource, sorted(scopes)))
+        else:
+            from beyond.auth.login import authorize  # its listener and browser: imported when a login begins
+            tokens = authorize(self, meta, resource, sorted(scopes), keep)
         self._fresh = False  # made: from now on the tokens are used
         return tokens
 

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 
 from beyond.auth.clients import TOKEN_METHODS
+from beyond.auth.grants import GRANTS
 from mcp import McpError, McpServerConfig
 from permissions import parse_json
 
@@ -38,10 +39,26 @@ OAUTH_KEYS = {
                "a list of scope names"),
     "callbackPort": (lambda v: type(v) is int and 0 < v < 65536, "a port number (1-65535)"),
     "tokenEndpointAuthMethod": (lambda v: v in TOKEN_METHODS, " or ".join(f'"{m}"' for m in TOKEN_METHODS)),
+    # A login without a person (auth/grants.py), and what each grant needs.
+    "grant": (lambda v: v in GRANTS, " or ".join(f'"{g}"' for g in GRANTS)),
+    "assertion": (lambda v: isinstance(v, str) and v, "a JWT (usually ${VAR})"),
+    "assertionFile": (lambda v: isinstance(v, str) and v, "the path of a file holding a JWT"),
+    "idpTokenEndpoint": (lambda v: isinstance(v, str) and v.startswith(("https://", "http://")),
+                         "the identity provider's token endpoint, an https URL"),
+    "idpClientId": (lambda v: isinstance(v, str) and v, "a non-empty string (this agent at the identity provider)"),
+    "idpClientSecret": (lambda v: isinstance(v, str), "a string (${VAR} is expanded)"),
+    "idToken": (lambda v: isinstance(v, str) and v, "the user's ID token (usually ${VAR})"),
 }
+# The keys each grant needs, and the grant each of its own keys belongs to.
+GRANT_NEEDS = {"client_credentials": ("clientId", "clientSecret"), "jwt_bearer": ("clientId",),
+               "enterprise": ("clientId", "clientSecret", "idpTokenEndpoint", "idpClientId", "idToken")}
+GRANT_OF = {"assertion": "jwt_bearer", "assertionFile": "jwt_bearer", "idpTokenEndpoint": "enterprise",
+            "idpClientId": "enterprise", "idpClientSecret": "enterprise", "idToken": "enterprise"}
+# Keys that say contradicting things: an entry with both fails, naming them.
+EXCLUSIVE = (("grant", "callbackPort"), ("grant", "clientMetadataUrl"), ("assertion", "assertionFile"))
 
-# The "oauth" values ${VAR} is expanded in when they are used (auth/provider.py).
-EXPANDED_OAUTH = ("clientSecret",)
+# The "oauth" values ${VAR} is expanded in when they are used (auth/provider.py, auth/grants.py).
+EXPANDED_OAUTH = ("clientSecret", "assertion", "assertionFile", "idpClientSecret", "idToken")
 
 
 @dataclass
@@ -167,7 +184,22 @@ def _problem(c: ServerConfig) -> str | None:
             return f"\"oauth.{key}\" is not a key of \"oauth\" ({', '.join(OAUTH_KEYS)})"
         if not check[0](value):
             return f"\"oauth.{key}\" must be {check[1]}"
-    return problem
+    return problem or (_grant_problem(c.oauth) if c.oauth else None)
+
+
+def _grant_problem(oauth: dict) -> str | None:
+    """What makes an entry's grant keys unusable: a contradiction, a key of another grant, one missing."""
+    both = next((pair for pair in EXCLUSIVE if all(k in oauth for k in pair)), None)
+    if both:
+        return f"\"oauth.{both[0]}\" and \"oauth.{both[1]}\" cannot go together; keep one"
+    grant = oauth.get("grant")
+    stray = next((k for k in oauth if GRANT_OF.get(k, grant) != grant), None)
+    if stray:
+        return f"\"oauth.{stray}\" is for \"grant\": \"{GRANT_OF[stray]}\""
+    missing = [k for k in GRANT_NEEDS.get(grant, ()) if k not in oauth]
+    if grant == "jwt_bearer" and not ({"assertion", "assertionFile"} & set(oauth)):
+        missing.append("assertion (or assertionFile)")
+    return f"\"grant\": \"{grant}\" needs \"oauth.{missing[0]}\"" if missing else None
 
 
 def _seconds(value: object) -> bool:

@@ -189,11 +189,20 @@ def what_runs(config: ServerConfig) -> str:
     sends = f"; from your environment: {', '.join(sends)}" if sends else ""
     if config.kind != "stdio":
         headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
-        return clean(permissions.mask_secrets(f"connects to {config.url}{headers}{sends}"), one_line=True)
+        return clean(permissions.mask_secrets(f"connects to {config.url}{headers}{sends}{_logs_in(config.oauth)}"),
+                     one_line=True)
     where = f" in {config.cwd}" if config.cwd else ""
     env = ", ".join(f"{key}={_value(key, value, 80)}" for key, value in config.env.items() if not VARIABLE.search(value))
     env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
     return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}{sends}", one_line=True)
+
+
+def _logs_in(oauth: dict) -> str:
+    """What a login without a person does (auth/grants.py): the grant, the file it reads, where the ID token goes."""
+    said = [f"logs in without you ({oauth['grant']})"] if isinstance(oauth.get("grant"), str) else []
+    said += [f"reads {oauth['assertionFile']}"] if isinstance(oauth.get("assertionFile"), str) else []
+    said += [f"sends your ID token to {oauth['idpTokenEndpoint']}"] if isinstance(oauth.get("idpTokenEndpoint"), str) else []
+    return "".join(f"; {s}" for s in said)
 
 
 def _say(text: str) -> None:
