@@ -21,7 +21,8 @@ from beyond.console import Console
 from beyond.folder.approvals import Approvals
 from beyond.folder.audit import AuditLog
 from beyond.folder.project import find_project, private_copy
-from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, load_dotenv, servers_to_start, user_config_path
+from beyond.folder.dotenv import load_dotenv
+from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, servers_to_start, user_config_path
 from beyond.repl import commands, resources, unattended
 from beyond.repl.exits import Orphans, stop_on_signals
 from beyond.repl.model import missing_key_hint, plain_http_hint, sampling_model

@@ -3,7 +3,7 @@ runs; .env parsed."""
 import json
 import sys
 
-import beyond.folder.trust as beyond_trust
+from beyond.folder import dotenv
 from conftest import INDEX, agent_env, fake, run_agent, run_in_pty, workdir
 
 
@@ -52,9 +52,9 @@ def test_dotenv_edge_cases(tmp_path):
     """A BOM, a comment after quotes, escapes in double quotes, export; a bad line is a warning naming it."""
     path = tmp_path / ".env"
     path.write_bytes(b'\xef\xbb\xbfFIRST=1\nexport QUOTED="a \\"b\\"\\nc" # note\nSINGLE=\'x # y\'\nnot a pair\n')
-    settings, warnings = beyond_trust.read_dotenv(str(path))
+    settings, warnings = dotenv.read_dotenv(str(path))
     assert settings == {"FIRST": "1", "QUOTED": 'a "b"\nc', "SINGLE": "x # y"}
     assert warnings == [f"{path}:4: not a KEY=VALUE line; skipped"]
     path.write_bytes(b"OK=1\nBAD=\xff\n")
-    assert beyond_trust.read_dotenv(str(path)) == ({}, [f"{path}:2: not UTF-8; the file is ignored"])
-    assert "cannot be read" in beyond_trust.read_dotenv(str(tmp_path))[1][0]
+    assert dotenv.read_dotenv(str(path)) == ({}, [f"{path}:2: not UTF-8; the file is ignored"])
+    assert "cannot be read" in dotenv.read_dotenv(str(tmp_path))[1][0]

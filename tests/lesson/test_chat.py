@@ -9,7 +9,7 @@ import chat
 import net
 import permissions
 import tools
-from beyond.folder import trust
+from beyond.folder import dotenv
 from beyond.repl.model import missing_key_hint
 from fakes.openai_server import Hang, HttpError, Raw, answer, answer_from_tools, check_request, tool_calls
 from tools import Tool
@@ -192,7 +192,7 @@ def test_dotenv_parsing(tmp_path, monkeypatch):
     for name in ("A_ONE", "A_TWO", "A_THREE", "A_FOUR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("A_SET", "from-env")
-    trust.load_dotenv(str(tmp_path / ".env"))
+    dotenv.load_dotenv(str(tmp_path / ".env"))
     import os
     assert [os.environ[k] for k in ("A_ONE", "A_TWO", "A_THREE", "A_FOUR", "A_SET")] == \
         ["1", "two words", "x # y", "plain", "from-env"]

@@ -19,13 +19,15 @@ each line marked as its own (beyond/text.py: quoted).
   is the one the model is asked with; on yes the configured model is asked (no tools), its answer
   shown and asked about again before it goes back. No is the error the specification names.
   Without a terminal, declined; the model is not asked.
-- roots: the project folder (or the current one) as one file:// root.
+- roots: as client/roots.py chooses them (the entry's "roots", the folders its args name, else the
+  project folder, or the current one), each a file:// root.
 Every elicitation and sampling is one line of the audit log: server, what was asked, the action.
 """
 import os
 import urllib.parse
 
 from beyond.asks.form import form
+from beyond.client.roots import roots_of
 from beyond.auth.outbound import page_host
 from beyond.client.asked import METHOD_NOT_FOUND, AskRefused
 from beyond.console import Busy, Console
@@ -67,8 +69,10 @@ class Handlers:
         """The result for one request of a server's; AskRefused for an error answer."""
         params = params if isinstance(params, dict) else {}
         if method == "roots/list":
-            folder = self.root_folder()
-            return {"roots": [{"uri": "file://" + urllib.parse.quote(folder), "name": os.path.basename(folder) or "root"}]}
+            if getattr(config, "roots", None) is False:
+                raise AskRefused(METHOD_NOT_FOUND, "method not found: roots/list (the entry says \"roots\": false)")
+            return {"roots": [{"uri": "file://" + urllib.parse.quote(folder), "name": os.path.basename(folder) or "root"}
+                              for folder in roots_of(config, self.root_folder())]}
         if method == "elicitation/create":
             result = self._elicit(server, config, params)
             fields = sorted((params.get("requestedSchema") or {}).get("properties") or {})

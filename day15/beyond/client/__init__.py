@@ -7,6 +7,7 @@
   link.py         the transport of a session, restarted after a crash, renewed when a server forgot it
   errors.py       the errors a caller tells apart: an error reply, no reply in time, a request refused
   asked.py        what a server may ask, as the client sees it: the handlers it is given (Asks)
+  roots.py        the folders a server is given as roots, from its entry and the project folder
   content.py      what a server answers, as text: content of every kind, messages parsed, lists paged
   config.py       the entries of mcp.json, checked
   schema.py       a tool's structured result checked against its outputSchema; x-mcp-header

@@ -73,3 +73,10 @@ def pages_visited(asks: Asks, server: str, config, data: object, completed: Call
         if not asks.finished(server, config, lambda: completed(ident)):
             return False
     return True
+
+
+def offered_to(asks: Asks, config) -> dict:
+    """What the client declares to one server: the handlers' capabilities, without roots where its entry
+    says "roots": false."""
+    offered = asks.capabilities()
+    return {k: v for k, v in offered.items() if k != "roots"} if getattr(config, "roots", None) is False else offered

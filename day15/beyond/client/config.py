@@ -28,7 +28,7 @@ MAX_TIMEOUT_S = 3600.0
 PROTOCOLS = ("legacy", "2026-07-28", "auto")
 # The keys of an entry this client reads.
 ENTRY_KEYS = ("command", "args", "env", "timeout", "startupTimeout", "cwd", "disabled", "type", "url", "headers",
-              "allowInsecure", "protocol", "oauth", "elicitation", "alwaysLoad")
+              "allowInsecure", "protocol", "oauth", "elicitation", "alwaysLoad", "roots")
 # "oauth": what a remote entry may say about its login, each key with the check it must pass.
 OAUTH_KEYS = {
     "clientId": (lambda v: isinstance(v, str) and v, "a non-empty string (a client registered by hand)"),
@@ -76,6 +76,8 @@ class ServerConfig(McpServerConfig):
     oauth: dict = field(default_factory=dict)  # a remote server's login (auth/provider.py): OAUTH_KEYS
     elicitation: str = "decline"        # without a terminal, a form is declined, or accepted with its "defaults"
     always_load: bool | list = False    # tools offered even when the rest wait for tool_search (servers/toolsearch.py)
+    roots: list | bool | None = None    # the folders it is given (client/roots.py); false: no roots capability
+    folder_entry: bool = False          # from the folder's own mcp.json, not the user's (client/roots.py)
     problem: str | None = None          # what is wrong with the entry (file and key): shown, not started
 
 
@@ -118,7 +120,8 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
                           kind=entry.get("type", "http" if "url" in entry else "stdio"),
                           headers=entry.get("headers", {}), allow_insecure=entry.get("allowInsecure", False),
                           protocol=entry.get("protocol", "legacy"), oauth=entry.get("oauth", {}),
-                          elicitation=entry.get("elicitation", "decline"), always_load=entry.get("alwaysLoad", False))
+                          elicitation=entry.get("elicitation", "decline"), always_load=entry.get("alwaysLoad", False),
+                          roots=entry.get("roots"))
     problem = _problem(config)
     if problem:
         raise McpError(f"{where}: {problem}")
@@ -176,6 +179,8 @@ def _problem(c: ServerConfig) -> str | None:
         (not c.oauth or remote, "\"oauth\" is for a remote server (\"url\")"),
         (isinstance(c.always_load, bool) or isinstance(c.always_load, list) and all(
             isinstance(t, str) for t in c.always_load), "\"alwaysLoad\" must be true, false or a list of tool names"),
+        (c.roots is None or c.roots is False or isinstance(c.roots, list) and all(isinstance(r, str) and r for r in c.roots),
+         "\"roots\" must be a list of folders, or false"),
     ]
     problem = next((message for ok, message in checks if not ok), None)
     for key, value in (c.oauth.items() if problem is None else ()):

@@ -110,7 +110,11 @@ class FromServer:
         if method == "ping":
             return self._reply(message, {"result": {}})
         if method == "roots/list":  # needs nobody: answered even while a question of this server waits
-            return self._reply(message, {"result": self.client.asks.answer(self.client.name, self.client.cfg, method, None)})
+            try:
+                return self._reply(message, {"result": self.client.asks.answer(self.client.name, self.client.cfg,
+                                                                               method, None)})
+            except AskRefused as e:  # "roots": false
+                return self._reply(message, {"error": {"code": e.code, "message": str(e)}})
         if method not in ASKED_METHODS:
             return self._reply(message, {"error": {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}})
         if not self._asking.acquire(blocking=False):

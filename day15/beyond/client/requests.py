@@ -14,7 +14,7 @@ import sys
 import time
 
 import mcp
-from beyond.client.asked import URL_ELICITATION_REQUIRED, Asks, NoAsks, pages_visited
+from beyond.client.asked import URL_ELICITATION_REQUIRED, Asks, NoAsks, offered_to, pages_visited
 from beyond.client.content import parse_message
 from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError
 from beyond.client.from_server import FromServer
@@ -59,7 +59,7 @@ class Requests(mcp.McpClient):
         self._skipped_lines = 0  # lines from the server that were no JSON-RPC message
         self.from_server = FromServer(self, echo)
         self.revisions = Revisions(name, self.cfg, self._request, self._notify, self.from_server.said,
-                                   self.reconnect, self.asks.capabilities)
+                                   self.reconnect, lambda: offered_to(self.asks, self.cfg))
         self.link = Link(self)  # the transport, and how it is replaced
 
     # --- connecting; what the link and the revisions ask of it --------------------------------------

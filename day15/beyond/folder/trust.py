@@ -19,13 +19,14 @@ import sys
 from dataclasses import dataclass, field
 
 import permissions
+from beyond.client.roots import outside
+from beyond.folder.dotenv import DOTENV_PATH, parse_dotenv
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, expanded, load_mcp_config
 from beyond.dirs import VARIABLE, config_dir
 from beyond.folder.project import FolderError, JsonStore, LinkOutside, read_inside
 from beyond.text import clean, shorten
 from mcp import McpError
 
-DOTENV_PATH = ".env"
 # The files a folder's trust covers, relative to the folder; a change to the first two asks again.
 TRUSTED_FILES = (MCP_CONFIG_PATH, DOTENV_PATH, permissions.POLICY_PATH)
 # .env keys that change how this agent and the servers it starts run, not only where the model is:
@@ -67,7 +68,10 @@ class Project:
         if MCP_CONFIG_PATH in self.problems:
             raise McpError(self.problems[MCP_CONFIG_PATH])
         raw = self.files[MCP_CONFIG_PATH]
-        return {} if raw is None else load_mcp_config(MCP_CONFIG_PATH, raw)
+        configs = {} if raw is None else load_mcp_config(MCP_CONFIG_PATH, raw)
+        for config in configs.values():
+            config.folder_entry = True  # its roots are held to the folder's bounds (client/roots.py)
+        return configs
 
     def policies(self) -> dict[str, str]:
         """GeekAgent.json's tool policies; PolicyError when it cannot be used (it never silently widens access)."""
@@ -152,7 +156,7 @@ def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
     lines = [f"This folder has its own agent configuration: {clean(project.folder, one_line=True)}"]
     try:
         for name, config in project.servers().items():
-            lines.append(f"  server {clean(shorten(name, 80), one_line=True)}: {what_runs(config)}")
+            lines.append(f"  server {clean(shorten(name, 80), one_line=True)}: {what_runs(config, project.folder)}")
     except McpError as e:
         lines.append(f"  {MCP_CONFIG_PATH} cannot be used, so none of its servers starts: {clean(str(e), one_line=True)}")
     settings, warnings = project.dotenv()
@@ -177,9 +181,10 @@ def _names(names: list[str]) -> str:
     return ", ".join(clean(shorten(name, 80), one_line=True) for name in names)
 
 
-def what_runs(config: ServerConfig) -> str:
-    """The exact command line (every argument, control characters made visible) or the URL, and
-    where each variable of the user's environment goes (`GH_TOKEN <- ${OPENAI_API_KEY}`), never its value."""
+def what_runs(config: ServerConfig, folder: str | None = None) -> str:
+    """The exact command line (every argument, control characters made visible) or the URL, where each
+    variable of the user's environment goes (`GH_TOKEN <- ${OPENAI_API_KEY}`), never its value, and the
+    roots it would get outside the project `folder`."""
     if config.problem:
         return f"not started: {clean(config.problem, one_line=True)}"
     if config.disabled:
@@ -187,6 +192,8 @@ def what_runs(config: ServerConfig) -> str:
     sends = [f"{where} <- {', '.join(found)}" for where, value in expanded(config)
              if (found := [m.group(0) for m in VARIABLE.finditer(value)])]
     sends = f"; from your environment: {', '.join(sends)}" if sends else ""
+    wider = outside(config, folder) if folder else []
+    sends += f"; given folders outside this one: {', '.join(wider)}" if wider else ""
     if config.kind != "stdio":
         headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
         return clean(permissions.mask_secrets(f"connects to {config.url}{headers}{sends}{_logs_in(config.oauth)}"),
@@ -207,73 +214,6 @@ def _logs_in(oauth: dict) -> str:
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
-
-
-# Beyond the tutorial: settings from a .env file, so a key need not live in the shell profile.
-def load_dotenv(path: str = DOTENV_PATH, settings: tuple[dict[str, str], list[str]] | None = None) -> None:
-    """KEY=VALUE lines (the file's, or `settings` as already read) into the environment; variables
-    already set win; problems are warnings."""
-    settings, warnings = read_dotenv(path) if settings is None else settings
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    for key, value in settings.items():
-        os.environ.setdefault(key, value)
-
-
-def read_dotenv(path: str) -> tuple[dict[str, str], list[str]]:
-    """The settings of a .env file and what was wrong with it (each naming the file and line).
-
-    Understood: `export `, comments, 'single' and "double" quotes (in double quotes \n, \t, \"
-    and \\ are escapes), a comment after a quoted value, a UTF-8 byte order mark.
-    """
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(1 << 20)
-    except FileNotFoundError:
-        return {}, []
-    except OSError as e:  # a directory, no permission...
-        return {}, [f"{path} cannot be read ({e.strerror or e}); it is ignored"]
-    return parse_dotenv(raw, path)
-
-
-def parse_dotenv(raw: bytes | None, path: str) -> tuple[dict[str, str], list[str]]:
-    """The settings in a .env file's bytes, and what was wrong with them."""
-    if raw is None:
-        return {}, []
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        return {}, [f"{path}:{line}: not UTF-8; the file is ignored"]
-    settings, warnings = {}, []
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, sep, value = line.removeprefix("export ").partition("=")
-        key = key.strip()
-        if not sep or not key.replace("_", "a").isalnum() or "\0" in value:
-            warnings.append(f"{path}:{number}: not a KEY=VALUE line; skipped")
-            continue
-        settings[key] = _dotenv_value(value.strip())
-    return settings, warnings
-
-
-def _dotenv_value(value: str) -> str:
-    """A quoted value up to its closing quote (a comment may follow); an unquoted one up to ' #'."""
-    if value[:1] == "'" and "'" in value[1:]:
-        return value[1:value.index("'", 1)]
-    if value[:1] == '"':
-        out, i = [], 1
-        while i < len(value) and value[i] != '"':
-            if value[i] == "\\" and i + 1 < len(value):
-                i += 1
-                out.append({"n": "\n", "t": "\t"}.get(value[i], value[i]))
-            else:
-                out.append(value[i])
-            i += 1
-        return "".join(out)
-    return value.split(" #", 1)[0].strip()
 
 
 def user_config_path() -> str:
