@@ -58,12 +58,12 @@ def test_mcp_lists_real_tools_with_valid_names(tmp_path):
 
 def test_model_calls_real_tools(tmp_path):
     """The scripted model calls the time server and the filesystem server; the answer has the real results.
-    The file is inside the project folder: the client's one root (roots/list), which the filesystem
-    server takes as the folders it may read, in place of those in its arguments."""
+    The file is outside the project folder, in the one its arguments name: the filesystem server takes
+    the client's roots (roots/list) in place of its arguments, and those roots are that folder."""
     secret = f"interop file written at {datetime.datetime.now().isoformat()}"
-    files = tmp_path / "agent" / "files"
-    cwd = workdir(tmp_path / "agent", servers(files))
+    files = tmp_path / "files"
     files.mkdir()
+    cwd = workdir(tmp_path / "agent", servers(files))
     (files / "note.txt").write_text(secret)
     script = [tool_calls(("mcp_time_get_current_time", {"timezone": "UTC"}),
                          ("mcp_files_read_text_file", {"path": str(files / "note.txt")})),
