@@ -1,10 +1,11 @@
-"""The benchmark's Streamable HTTP server: the same echo tool as echo_server.py, one JSON answer per POST.
+"""The benchmark's Streamable HTTP server: the same echo tool as echo_server.py, one JSON answer per POST
+(with --sse: a chunked event stream of one event, then its end, as the official SDKs answer by default).
 
 Stdlib only (ThreadingHTTPServer, HTTP/1.1 so connections stay alive); no session, no GET stream
 (405), so what is measured is the client's cost per call. It prints its URL, then serves until its
 input closes; a POST of method bench/connections answers how many connections it has accepted
 before that one.
-`python http_echo_server.py`.
+`python http_echo_server.py [--sse]`.
 """
 import json
 import sys
@@ -15,6 +16,7 @@ from echo_server import answer
 
 connections = 0
 counted = threading.Lock()
+SSE = "--sse" in sys.argv
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -37,7 +39,15 @@ class Handler(BaseHTTPRequestHandler):
             result = {"connections": connections - 1}  # not counting the asker's own
         else:
             result = answer(message)
-        self.reply(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        if not SSE:
+            return self.reply(200, body)
+        event = b"event: message\ndata: " + body + b"\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(event), event))
 
     def do_GET(self) -> None:
         self.reply(405, b"")

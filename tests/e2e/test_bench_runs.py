@@ -28,3 +28,24 @@ def test_the_figures_of_the_full_client_alone_run(bench):
     assert bench.parallel_start_ms(1) > 0
     assert bench.import_ms("beyond_mcp") > 0
     assert bench.listing_mb() >= 0
+
+
+@pytest.mark.parametrize("sse", [False, True], ids=["JSON answers", "SSE answers"])
+def test_calls_over_http_keep_their_connection_whatever_the_answer(bench, sse):
+    """100 sequential calls open no new connection, an event stream answer (ended after its reply) as a JSON one."""
+    server = bench.HttpServer(sse)
+    try:
+        floor = bench.started(lambda: bench.HttpFloor(server.url))
+        assert floor.call_tool("echo", {"text": "x"}) == "x"
+        floor.stop()
+        assert bench.http_connections_per_100(server) <= 1
+    finally:
+        server.stop()
+
+
+def test_the_report_says_which_goals_are_met(bench):
+    assert [bench.met("≤ 1.5× floor, or ≤ 1.05× twin", 14, 10), bench.met("≤ 1.5× floor, or ≤ 1.05× twin", 16, 10)] \
+        == ["yes", "no (or the other row)"]
+    assert [bench.met("≥ 0.7× floor", 6, 10), bench.met("≤ 150 ms", 151, None), bench.met("≤ 5", 0, None)] == \
+        ["no", "no", "yes"]
+    assert [bench.met("within 10 ms of floor", 35, 27), bench.met("about 4,600", 1, None)] == ["yes", ""]

@@ -34,6 +34,9 @@ MAX_EVENT_ID_CHARS = 1024
 # An answer stream that ends before its reply is resumed (GET with Last-Event-ID) at most this many
 # times, after the server's retry time (at most MAX_RETRY_MS) or DEFAULT_RETRY_MS, within the deadline.
 MAX_RESUMES = 3
+# After the reply, the rest of its answer stream (usually just its end) is read for this long: a
+# stream that ended leaves its connection reusable, as a JSON answer does.
+DRAIN_S = 0.1
 DEFAULT_RETRY_MS = 1000
 MAX_RETRY_MS = 10_000
 
@@ -160,9 +163,12 @@ class Stream:
             connection.close()
         return True
 
-    def answer(self, message: dict, response: http.client.HTTPResponse, deadline: float, about: About) -> None:
+    def answer(self, message: dict, response: http.client.HTTPResponse, deadline: float, about: About,
+               sock=None) -> None:
         """The answer of a POST (its status was not an error): the session it opens, its messages handed to the
-        inbox, a stream of them resumed if it ends before the reply; TransportError if no reply came."""
+        inbox, a stream of them resumed if it ends before the reply; TransportError if no reply came. After
+        the reply, the rest of a stream is read for DRAIN_S on `sock` (the connection's): a stream that
+        ended there leaves its connection to be kept for the next request."""
         transport = self.transport
         if about.new_session:  # a server without sessions gives none
             transport.session_id = response.getheader("Mcp-Session-Id") or None
@@ -174,9 +180,10 @@ class Stream:
                 return
         else:
             stream = {"id": None, "retry_ms": None}  # where a dropped stream resumes, and when
+            answers = self.events(response, stream)
             try:
-                if self.delivered(message, self.events(response, stream)):
-                    return
+                if self.delivered(message, answers):
+                    return self._drain(answers, sock)
                 broken = "the server ended its answer without a reply"
             except (OSError, http.client.HTTPException) as e:  # the connection broke in the middle
                 if time.monotonic() >= deadline or (about.resumable and stream["id"] is None):
@@ -191,6 +198,21 @@ class Stream:
                     return
         raise TransportError(f"{message['method']} to {transport.shown_url} failed: "
                              "the server ended its answer without a reply")
+
+    def _drain(self, answers, sock) -> None:
+        """What the stream brings within DRAIN_S after the reply goes to the inbox; then it is left."""
+        if sock is None:
+            return
+        end = time.monotonic() + DRAIN_S
+        try:
+            sock.settimeout(DRAIN_S)
+            for message in answers:
+                self.transport.inbox.deliver(message)
+                if time.monotonic() >= end:
+                    return
+                sock.settimeout(max(0.001, end - time.monotonic()))
+        except (OSError, http.client.HTTPException, ValueError):
+            pass  # not ended in time: its connection is closed, not kept
 
     def messages(self, body: bytes) -> list[dict]:
         """A JSON body: one message, or a batch of them; anything else is reported, not dropped."""
