@@ -1,6 +1,7 @@
 """MCP 2026-07-28 (no handshake) beside the earlier revisions: "protocol" legacy, "2026-07-28" and "auto"."""
 import base64
 import json
+import time
 
 import pytest
 
@@ -56,11 +57,26 @@ def test_auto_falls_back_to_the_handshake(started, mode):
 
 
 def test_auto_waits_for_a_probe_answer_as_long_as_the_server_may_start(started):
-    """A modern server that answers server/discover late (1.5 s here) is found: the probe waits the
-    entry's startupTimeout, not a shorter cap of its own, and the server is started once."""
+    """A modern server that answers server/discover within DISCOVER_WAIT_S (1.5 s here) is found at
+    once, and the server is started once."""
     client = started(fake("modern", protocol="auto", startupTimeout=10, env={"DISCOVER_DELAY": "1.5"}))
     assert client.revision == "2026-07-28"
     assert [r["method"] for r in seen(client)][:2] == ["server/discover", "tools/list"]
+
+
+def test_auto_against_a_server_that_ignores_the_probe_is_up_long_before_its_startup_timeout(started):
+    """No answer to server/discover: after DISCOVER_WAIT_S the handshake, not the 20 s startupTimeout."""
+    began = time.monotonic()
+    client = started(fake("silent_probe", protocol="auto", startupTimeout=20))
+    assert client.revision == "2025-11-25" and time.monotonic() - began < 20
+    assert [r["method"] for r in seen(client)][:2] == ["server/discover", "initialize"]
+
+
+def test_a_slow_modern_server_is_not_lost_to_the_handshake(started):
+    """Its discover answer comes at 4 s, after the handshake was sent: the first valid answer decides."""
+    client = started(fake("modern", protocol="auto", startupTimeout=20, env={"DISCOVER_DELAY": "4"}))
+    assert client.revision == "2026-07-28"
+    assert client.call_tool("echo", {"text": "slow but found"}) == "slow but found"
 
 
 def test_a_probe_answer_that_comes_after_the_probe_gave_up_is_used(started):

@@ -42,6 +42,9 @@ MAX_INPUT_ROUNDS = 8
 INPUT_METHODS = ("tools/call", "prompts/get", "resources/read")
 # How long start-up waits for the acknowledgement of subscriptions/listen (at most startupTimeout).
 PROBE_TIMEOUT_S = 5.0
+# "auto": a server/discover without an answer this long is followed by the handshake; the first valid
+# answer of the two decides (a server that ignores what it does not know is up in seconds).
+DISCOVER_WAIT_S = 3.0
 # HTTP: the request parameter each method's Mcp-Name header repeats.
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -83,8 +86,9 @@ class Revisions:
                     raise  # no answer, an exit, a refused connection: not a question of revisions
                 raise McpError(f"{e} (if the server speaks only MCP 2026-07-28, set \"protocol\": \"auto\" "
                                "in its entry)", self.name) from None
-        try:
-            return self._discover(None)  # as long as the entry's startupTimeout: a slow server is a live one
+        auto = self.config.protocol == "auto"
+        try:  # "2026-07-28" waits as long as the entry's startupTimeout: a slow server is a live one
+            return self._discover(min(DISCOVER_WAIT_S, self.config.startup_timeout) if auto else None)
         except McpError as e:
             if self.config.protocol != "auto":
                 raise McpError(f"{e} (for a server that speaks only the handshake, set \"protocol\": "
@@ -94,11 +98,17 @@ class Revisions:
 
     def handshake(self) -> dict:
         """initialize, check the version, notifications/initialized; the capabilities the server declared."""
+        return self._initialized(self._initialize())
+
+    def _initialize(self) -> dict:
         init = self.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": self.offered(),
                                            "clientInfo": CLIENT_INFO})
         if init.get("protocolVersion") not in SUPPORTED_VERSIONS:
             raise McpError(f"unsupported protocol version {init.get('protocolVersion')!r} "
                            f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", self.name)
+        return init
+
+    def _initialized(self, init: dict) -> dict:
         self.revision = init["protocolVersion"]
         self.notify("notifications/initialized")
         return init.get("capabilities") if isinstance(init.get("capabilities"), dict) else {}
@@ -125,11 +135,34 @@ class Revisions:
 
     def _fall_back(self, why: McpError) -> dict:
         """The handshake after a failed probe; a stdio server that exited on the probe is started again.
-        If the handshake is refused and the probe's answer came meanwhile, late, that answer is used."""
+        The probe's answer, if it comes late while the handshake has none yet, or after the handshake
+        was refused, is used instead."""
         self.revision = None
         self.reconnect()
+        shook: dict = {}
+        done = threading.Event()
+
+        def shake() -> None:
+            try:
+                shook["init"] = self._initialize()
+            except McpError as e:
+                shook["error"] = e
+            finally:
+                done.set()
+        threading.Thread(target=shake, name=f"mcp-{self.name}-initialize", daemon=True).start()
+        while not done.wait(0.05):  # in steps: the probe's late answer, or a Ctrl-C, is seen
+            if self._late_came.is_set():
+                try:
+                    self.revision = MODERN_VERSIONS[-1]
+                    return self._adopt(self._late)
+                except McpError:
+                    self.revision = None
+                    done.wait()
+                    break
         try:
-            return self.handshake()
+            if "error" in shook:
+                raise shook["error"]
+            return self._initialized(shook["init"])
         except McpError as e:
             # Refused by a server that did not answer the probe in time: it may be a modern one whose
             # answer is still on its way; it gets as long again as the probe had.
