@@ -91,6 +91,7 @@ class Agent:
             return False
         if permissions.POLICY_PATH in project.problems:  # a folder, unreadable: one line, and start-up goes on
             print(f"warning: {shown(project.problems[permissions.POLICY_PATH], one_line=True)}", file=sys.stderr)
+        self.policies = policies  # GeekAgent.json's own, as -p --json names what allowed a tool
         untrusted_allows = [] if self.trusted else project.allows()
         permissions.load_policies(policies={**policies, **dict.fromkeys(untrusted_allows, "ask")})
         tools.register_builtin_tools()

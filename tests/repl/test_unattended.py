@@ -35,6 +35,18 @@ def test_allowed_tools_run_an_ask_tool_is_refused_and_only_the_answer_is_on_stdo
     assert "Allow?" not in done.stdout + done.stderr
 
 
+def test_an_a_given_in_the_repl_lets_the_tool_run_under_p_and_json_says_so(tmp_path):
+    """`a` is the user's own "always": -p runs the tool, and --json names the `a` as what allowed it."""
+    from conftest import run_agent
+    cwd = workdir(tmp_path, {"demo": demo()})
+    run_agent(cwd, ["/call mcp_demo_dice {}", "a", "/exit"], agent_env(key=None))
+    with FakeOpenAI([tool_calls(("mcp_demo_dice", {})), answer_from_tools]) as model:
+        done = run_p(cwd, ["--json", "-p", "roll"], agent_env(model.base_url))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tool_calls"] == [{"name": "mcp_demo_dice", "arguments": {}, "outcome": "ok",
+                                                      "allowed_by": "a"}]
+
+
 def test_json_gives_the_answer_the_calls_and_their_outcomes_and_the_usage(tmp_path):
     """--json prints one object; each call with its arguments and outcome; tokens summed over requests."""
     cwd = workdir(tmp_path, {"demo": demo()}, {"mcp_demo_dice": "allow"})
@@ -43,9 +55,10 @@ def test_json_gives_the_answer_the_calls_and_their_outcomes_and_the_usage(tmp_pa
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["answer"].startswith("Results: rolled ")
-    assert result["tool_calls"] == [{"name": "mcp_demo_dice", "arguments": {}, "outcome": "ok"},
+    assert result["tool_calls"] == [{"name": "mcp_demo_dice", "arguments": {}, "outcome": "ok",
+                                     "allowed_by": "GeekAgent.json"},
                                     {"name": "mcp_demo_word_count", "arguments": {"text": "a b c"},
-                                     "outcome": "cancelled"}]
+                                     "outcome": "refused"}]
     assert result["usage"] == {"prompt_tokens": 1234 * 2, "completion_tokens": 56 * 2}
     assert model.requests[0]["messages"][-1]["content"] == "roll and count\n"  # from stdin, as it came
 
@@ -72,9 +85,16 @@ def test_no_model_configured_exits_1(tmp_path):
     assert done.stderr.count("No OPENAI_API_KEY set") == 1 and "/call" not in done.stderr  # once, and no REPL advice
 
 
+def test_help_describes_every_flag_of_its_usage_line():
+    from beyond.repl.options import FLAGS, USAGE
+    described = [line.split()[0] for line in USAGE.splitlines()[1:] if line.startswith("  -")]
+    assert set(FLAGS) <= set(described) and {"-p", "--json"} <= set(described)
+
+
 @pytest.mark.parametrize("args, says", [
     (["-p"], "-p needs the prompt"), (["--json"], "--json goes with -p"), (["-p", "  "], "the prompt is empty"),
     (["-p", "hi", "--tutorial"], "the tutorial's client is a REPL only"), (["-p", "hi", "--jsn"], "unknown option --jsn"),
+    (["-p", "a", "-p", "b"], "-p is given twice; one run takes one prompt"),
 ])
 def test_a_command_line_that_cannot_run_exits_2_with_the_usage(tmp_path, args, says):
     done = run_p(workdir(tmp_path, {}), args, agent_env(key=None))
@@ -116,7 +136,8 @@ def test_text_no_encoding_can_carry_still_gives_the_answer(tmp_path, as_json):
     if as_json:
         result = json.loads(done.stdout)
         assert result["answer"] == "it said ? back"
-        assert result["tool_calls"] == [{"name": "mcp_fake_lone_surrogate", "arguments": {}, "outcome": "ok"}]
+        assert result["tool_calls"] == [{"name": "mcp_fake_lone_surrogate", "arguments": {}, "outcome": "ok",
+                                         "allowed_by": "GeekAgent.json"}]
     else:
         assert done.stdout == "it said ? back\n"
     assert model.requests[1]["messages"][-1]["content"] == "half \ud800 a pair"  # the model read it as it came

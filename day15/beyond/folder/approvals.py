@@ -88,6 +88,11 @@ class Approvals:
         self._keep(name, {"pin": pin, "always": True, "runs": runs})
         return f"kept in {self.store.path}" if self.store else "for the rest of this session"
 
+    def always(self, name: str) -> bool:
+        """Whether the user answered `a` for this tool (in this folder, in this run or an earlier one)."""
+        with self._lock:
+            return self._tools.get(name, {}).get("always") is True
+
     def new_run(self) -> None:
         """Every server stopped: what the tools said is forgotten with them (and, without a folder to
         keep them in, the answers of the run too)."""

@@ -13,11 +13,13 @@ VERSION = "GeekAgent Day 15 (Python) 0.2.0"
 USAGE = """usage: python3 day15/index.py [--tutorial] [-p PROMPT [--json]] [--trust] [--verbose] [--no-browser] [--help] [--version]
   --tutorial    run the tutorial's MCP client (day15/mcp.py) instead of the full one
   -p PROMPT     run this prompt to its end without a terminal and print the answer (-p - reads it from stdin);
-                only tools GeekAgent.json allows run; exit 0 answered, 1 failed, 2 usage
-  --json        with -p: print {"answer", "tool_calls", "usage"} as one JSON object
+                only tools GeekAgent.json (or your `a` in the REPL) allows run; exit 0 answered, 1 failed, 2 usage
+  --json        with -p: print {"answer", "tool_calls", "usage"} (and "error") as one JSON object
   --trust       trust this folder's .geekagent/mcp.json and .env for this run (also GEEKAGENT_TRUST=1)
   --verbose     print what servers write on stderr as it comes (/logs shows it anyway)
-  --no-browser  /mcp login shows the URL to open elsewhere, even where a browser is (GEEKAGENT_NO_BROWSER=1)"""
+  --no-browser  /mcp login shows the URL to open elsewhere, even where a browser is (GEEKAGENT_NO_BROWSER=1)
+  --help        this text
+  --version     the agent's name and version"""
 FLAGS = ("--tutorial", "--trust", "--verbose", "--no-browser", "--help", "--version")
 # A prompt from stdin is read up to this many characters (more is a usage error, not a cut prompt).
 MAX_PROMPT_CHARS = 1_000_000
@@ -46,6 +48,8 @@ def parse(args: list[str], stdin=None) -> Options:
     items = iter(args)
     for arg in items:
         if arg in ("-p", "--print"):
+            if found.prompt is not None:
+                raise UsageError(f"{arg} is given twice; one run takes one prompt")
             found.prompt = next(items, None)
             if found.prompt is None:
                 raise UsageError(f"{arg} needs the prompt (or - to read it from stdin)")

@@ -23,7 +23,10 @@ from beyond.repl.resources import attach_mentions
 TOOL_LINE_CHARS = 80
 # What the model reads for a tool that would have asked.
 REFUSED = ("not run: {name} needs the user's approval and this run has nobody to ask (index.py -p); a tool runs "
-           "here only if .geekagent/GeekAgent.json allows it. Do not retry it; answer without it.")
+           "here only if .geekagent/GeekAgent.json allows it, or the user answered `a` for it in the REPL. "
+           "Do not retry it; answer without it.")
+# What -p --json says a call came to, by what was decided for it (tools.run_tool's decision).
+OUTCOMES = {"asked-no": "refused", "deny": "denied"}
 
 
 def run(session, prompt: str, as_json: bool, out) -> int:
@@ -39,7 +42,12 @@ def run(session, prompt: str, as_json: bool, out) -> int:
             arguments = json.loads(permissions.mask_secrets(arguments_json or "{}"))
         except (ValueError, RecursionError):
             arguments = permissions.mask_secrets(arguments_json)
-        calls.append({"name": name, "arguments": arguments, "outcome": outcome})
+        call = {"name": name, "arguments": arguments, "outcome": OUTCOMES.get(decision, outcome)}
+        if decision == "allow" and outcome == "ok":  # GeekAgent.json, the user's own `a`, or the agent's default
+            approvals = getattr(session.servers, "approvals", None)
+            call["allowed_by"] = "GeekAgent.json" if session.agent.policies.get(name) == "allow" else \
+                "a" if approvals and approvals.always(name) else "default"
+        calls.append(call)
         if session.audit:
             session.audit.record(name, arguments_json, decision, outcome, seconds, size)
 
