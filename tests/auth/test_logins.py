@@ -192,3 +192,17 @@ def test_mcp_shows_who_which_scopes_and_until_when_only_for_a_login():
             client.stop()
         expires = time.localtime(stored()["tokens"][server.url]["expires_at"])
         assert said == f"logged in as alice (scopes: tools; until {time.strftime('%Y-%m-%d %H:%M %Z', expires)})"
+
+
+def test_after_logout_calling_the_servers_tool_says_how_to_log_in(servers, tmp_path, capsys):
+    import types
+    from beyond.repl.commands import cmd_call
+    path = tmp_path / "mcp.json"
+    with OAuthFake() as server:
+        path.write_text(json.dumps({"mcpServers": {"remote": {"url": server.url}}}))
+        servers.connect_mcp_servers(str(path))
+        servers.login("remote")
+        servers.logout("remote")
+        capsys.readouterr()
+        cmd_call(types.SimpleNamespace(servers=servers), "mcp_remote_echo {}")
+        assert capsys.readouterr().out == "mcp_remote_echo: remote needs a login first: /mcp login remote\n"

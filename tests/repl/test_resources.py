@@ -1,7 +1,7 @@
 """Resources and prompts (tutorial sections 3.1 and 6 leave them out): listed, read, attached, used."""
 import re
 
-from conftest import agent_env, fake, run_agent, workdir
+from conftest import agent_env, demo, fake, run_agent, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_calls
 
@@ -107,3 +107,11 @@ def test_a_server_that_gains_resources_gets_its_reader(tmp_path):
     assert permissions.policy_for("mcp_bare_read_resource") == "ask"  # a reader asks, like any tool
     permissions.set_policy("mcp_bare_read_resource", "allow")
     assert tools.run_tool("mcp_bare_read_resource", '{"uri": "demo://notes/tomorrow"}') == "Rest."
+
+
+def test_empty_lists_say_so_and_tool_search_is_shown_as_not_offered(tmp_path):
+    cwd = workdir(tmp_path, {"demo": demo()})
+    done = run_agent(cwd, ["/history", "/resources", "/prompts", "/tools", "/exit"], agent_env(key=None))
+    assert "(no messages yet)" in done.stdout
+    assert "(no server offers resources)" in done.stdout and "(no server offers prompts)" in done.stdout
+    assert re.search(r"tool_search  \(not offered now: every tool is\)", done.stdout)

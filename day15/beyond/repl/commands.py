@@ -48,8 +48,9 @@ def cmd_tools(session, arg: str) -> None:
     searching = TOOL_SEARCH in chosen
     for tool in tools.all_tools():
         waits = searching and tool.name not in chosen and permissions.policy_for(tool.name) != "deny"
-        print(f"  {permissions.policy_for(tool.name):<5}  {tool.name}" + ("  (not loaded: tool_search finds it)"
-                                                                          if waits else ""))
+        note = "  (not loaded: tool_search finds it)" if waits else \
+            "  (not offered now: every tool is)" if tool.name == TOOL_SEARCH and not searching else ""
+        print(f"  {permissions.policy_for(tool.name):<5}  {tool.name}{note}")
 
 
 def cmd_call(session, arg: str) -> None:
@@ -57,6 +58,12 @@ def cmd_call(session, arg: str) -> None:
     name, _, arguments = arg.partition(" ")
     if not name:
         print("usage: /call <tool> [json-args], e.g. /call mcp_demo_dice {}")
+        return
+    waiting = next((s.server for s in session.servers.mcp_statuses() if getattr(s, "needs_login", False)
+                    and name.startswith(f"mcp_{s.server}_")), None)
+    if tools.get_tool(name) is None and waiting:  # its server is logged out: its tools come back with a login
+        print(f"{shown(name, one_line=True)}: {shown(waiting, one_line=True)} needs a login first: "
+              f"/mcp login {shown(waiting, one_line=True)}")
         return
     if tools.get_tool(name) is None:  # say what was probably meant
         names = [t.name for t in tools.all_tools()]
@@ -80,6 +87,8 @@ def cmd_logs(session, arg: str) -> None:
 
 def cmd_history(session, arg: str) -> None:
     """the conversation so far, one line a message"""
+    if not session.history[1:]:
+        print("(no messages yet)")
     for message in session.history[1:]:
         text = message.get("content") or ", ".join(c["function"]["name"] for c in message.get("tool_calls", []))
         print(f"  {message['role']:<9} {shown(' '.join(str(text).split())[:100], one_line=True)}")

@@ -22,15 +22,18 @@ def clients(session) -> dict:
 
 def cmd_resources(session, arg: str) -> None:
     """[server]: the resources and resource templates servers offer"""
-    for server, client in clients(session).items():
-        if arg in ("", server) and "resources" in client.capabilities:
-            try:
-                items = [f"  {r.get('uri')}  {r.get('name', '')}" for r in client.list_resources()]
-                items += [f"  {t.get('uriTemplate')}  (template) {t.get('name', '')}"
-                          for t in client.list_resource_templates()]
-            except McpError as e:
-                items = [f"  error: {e}"]
-            print(shown(f"{server} ({len(items)})\n" + "\n".join(items)))
+    offering = [(server, c) for server, c in clients(session).items()
+                if arg in ("", server) and "resources" in c.capabilities]
+    if not offering:
+        print(f"(no server{' named ' + shown(arg, one_line=True) if arg else ''} offers resources)")
+    for server, client in offering:
+        try:
+            items = [f"  {r.get('uri')}  {r.get('name', '')}" for r in client.list_resources()]
+            items += [f"  {t.get('uriTemplate')}  (template) {t.get('name', '')}"
+                      for t in client.list_resource_templates()]
+        except McpError as e:
+            items = [f"  error: {e}"]
+        print(shown(f"{server} ({len(items)})\n" + "\n".join(items)))
 
 
 def cmd_read(session, arg: str) -> None:
@@ -73,13 +76,16 @@ def attach_mentions(session, text: str) -> str:
 
 def cmd_prompts(session, arg: str) -> None:
     """[server]: the prompts servers offer, with their arguments"""
-    for server, client in clients(session).items():
-        if arg in ("", server) and "prompts" in client.capabilities:
-            try:
-                lines = [f"  {p.get('name')}{_arguments(p)}  {p.get('description', '')}" for p in client.list_prompts()]
-            except McpError as e:
-                lines = [f"  error: {e}"]
-            print(shown(f"{server} ({len(lines)})\n" + "\n".join(lines)))
+    offering = [(server, c) for server, c in clients(session).items()
+                if arg in ("", server) and "prompts" in c.capabilities]
+    if not offering:
+        print(f"(no server{' named ' + shown(arg, one_line=True) if arg else ''} offers prompts)")
+    for server, client in offering:
+        try:
+            lines = [f"  {p.get('name')}{_arguments(p)}  {p.get('description', '')}" for p in client.list_prompts()]
+        except McpError as e:
+            lines = [f"  error: {e}"]
+        print(shown(f"{server} ({len(lines)})\n" + "\n".join(lines)))
 
 
 def prompt_turn(session, arg: str) -> str | None:
