@@ -396,6 +396,8 @@ TOOL_BEHAVIOURS = {
                                     "error": {"code": -32602, "message": "invalid params: text is required"}}),
     "empty": lambda r, a: reply(r, {"content": []}),
     "log": lambda r, a: (send({"jsonrpc": "2.0", "method": "notifications/message",
+                               "params": {"level": "info", "data": "cache warmed"}}),
+                         send({"jsonrpc": "2.0", "method": "notifications/message",
                                "params": {"level": "warning", "data": "disk almost full"}}),
                          reply(r, text_result("logged"))),
 }

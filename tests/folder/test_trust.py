@@ -3,6 +3,8 @@ runs; .env parsed."""
 import json
 import sys
 
+import pytest
+
 from beyond.folder import dotenv
 from conftest import INDEX, agent_env, fake, run_agent, run_in_pty, workdir
 
@@ -58,3 +60,30 @@ def test_dotenv_edge_cases(tmp_path):
     path.write_bytes(b"OK=1\nBAD=\xff\n")
     assert dotenv.read_dotenv(str(path)) == ({}, [f"{path}:2: not UTF-8; the file is ignored"])
     assert "cannot be read" in dotenv.read_dotenv(str(tmp_path))[1][0]
+
+
+def test_fewer_servers_than_trusted_ask_nothing_and_a_new_one_asks(tmp_path, monkeypatch, capsys):
+    """Trust keeps what each entry runs: a file that runs a subset of it (reformatted, one entry gone) is
+    trusted as it is; an entry that runs something new asks again."""
+    from beyond.folder.trust import Project, decide
+    monkeypatch.chdir(workdir(tmp_path / "clone", {"a": fake("normal"), "b": fake("slow")}))
+    asked = []
+
+    def ask(question: str) -> bool:
+        asked.append(question)
+        return True
+    assert decide(Project.read("."), False, ask) and len(asked) == 1
+    path = tmp_path / "clone" / ".geekagent" / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"b": fake("slow")}}, indent=4))
+    assert decide(Project.read("."), False, ask) and len(asked) == 1
+    path.write_text(json.dumps({"mcpServers": {"b": fake("slow"), "c": fake("exit_on_probe")}}))
+    assert decide(Project.read("."), False, ask) and len(asked) == 2
+
+
+def test_a_broken_mcp_json_asks_nothing_and_says_what_is_wrong(tmp_path, monkeypatch, capsys):
+    from beyond.folder.trust import Project, decide
+    cwd = workdir(tmp_path / "clone", {})
+    (cwd / ".geekagent" / "mcp.json").write_text("{not json")
+    monkeypatch.chdir(cwd)
+    assert decide(Project.read("."), False, lambda question: pytest.fail(f"asked: {question}")) is False
+    assert "cannot be used, so none of its servers starts" in capsys.readouterr().out

@@ -129,13 +129,16 @@ def test_server_declaring_no_capabilities_lists_its_tools(twin, started):
 
 
 def test_log_notifications(twin, started, capfd):
-    """The twin ignores notifications/message; the full client keeps it with the server's stderr (/logs)."""
+    """The twin ignores notifications/message; the full client keeps it with the server's stderr (/logs)
+    and prints a warning and above as it comes."""
     client, _ = twin(fake("normal"))
     assert client.call_tool("log", {}) == "logged"
     assert "disk almost full" not in capfd.readouterr().err  # read before the reply, on the same pipe
     full = started(fake("normal"))
     assert full.call_tool("log", {}) == "logged"
-    assert "warning: disk almost full" in full.from_server.tail
+    assert "warning: disk almost full" in full.from_server.tail and "info: cache warmed" in full.from_server.tail
+    shown = capfd.readouterr().err
+    assert "warning: disk almost full" in shown and "cache warmed" not in shown
 
 
 def test_protocol_version(twin, started):

@@ -40,6 +40,8 @@ BUSY, INTERNAL_ERROR = -32000, -32603
 MAX_ID_CHARS = 1024
 # Answers waiting to be written (the server is not reading meanwhile) at most; the rest are dropped.
 MAX_QUEUED_ANSWERS = 64
+# A server's log messages at these levels are printed as they come; lower ones go to /logs (--verbose: both).
+LOUD_LEVELS = ("warning", "error", "critical", "alert", "emergency")
 # The ids of URL elicitations the server said are complete, kept (the newest): what a -32042 waits on.
 COMPLETED_KEPT = 32
 
@@ -173,8 +175,9 @@ class FromServer:
         False for the acknowledgement of our own subscription (no news)."""
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         if message["method"] == "notifications/message":
-            data = params.get("data")
-            self.said(f"{params.get('level', 'info')}: {data if isinstance(data, str) else json.dumps(data)}")
+            data, level = params.get("data"), str(params.get("level", "info"))
+            self.said(f"{shorten(level, 20)}: {data if isinstance(data, str) else json.dumps(data)}",
+                      loud=level in LOUD_LEVELS)
         elif message["method"] == "notifications/progress":
             self._on_progress(params)
         elif message["method"] == "notifications/elicitation/complete":
@@ -233,8 +236,8 @@ class FromServer:
         text += f"/{total:g}" if isinstance(total, (int, float)) else ""
         call.on_progress(text + (f" {shorten(clean(str(note), one_line=True), 80)}" if note else ""))
 
-    def said(self, line: str) -> None:
-        """A line of the server's own (stderr, or a log notification): kept, and shown when echoing."""
+    def said(self, line: str, loud: bool = False) -> None:
+        """A line of the server's own (stderr, or a log notification): kept, and shown when echoing or `loud`."""
         self.tail.append(clean(mask_secrets(line), one_line=True))
-        if self.echo:
+        if self.echo or loud:
             self.client.log(line)

@@ -123,6 +123,14 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
     changed = [] if record is None else [p for p in TRUSTED_FILES[:2] if record["files"].get(p, "-") != project.digest(p)]
     if record is not None and not changed and not new:
         return True
+    entries = _entries(project)
+    if changed == [MCP_CONFIG_PATH] and not new and entries is not None and isinstance(record.get("entries"), dict) \
+            and all(record["entries"].get(name) == runs for name, runs in entries.items()):
+        _remember(project, allows, record, entries)  # fewer servers, or the same written otherwise: nothing new runs
+        return True
+    if entries is None and project.files[DOTENV_PATH] is None and not allows:
+        print("\n".join(summary(project)))  # nothing could start: there is nothing to ask
+        return False
     if ask is None:
         _say(f"{clean(project.folder, one_line=True)}: its .geekagent/mcp.json, .env and GeekAgent.json are not "
              "trusted" + (" since they changed" if record else " yet") + ", so none of its servers starts and .env is not read. "
@@ -131,17 +139,32 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
         return False
     print("\n".join(summary(project, new if record else ()) + [f"  {p} changed since you trusted this folder"
                                                                for p in changed]))
-    if not ask(f"Trust this folder: {_what_trust_does(project, allows)}?"):
+    if not ask(f"Trust this folder: {_what_trust_does(project, allows, entries)}?"):
         print("Not trusted: none of its servers starts, .env is not read and GeekAgent.json allows nothing.")
         return False
-    store().update(project.folder, {"files": {p: project.digest(p) for p in TRUSTED_FILES[:2]},
-                                    "allows": sorted(set(allows) | set(_allowed_before(record)))})
+    _remember(project, allows, record, entries)
     return True
 
 
-def _what_trust_does(project: Project, allows: list[str]) -> str:
+def _entries(project: Project) -> dict[str, str] | None:
+    """What each of the folder's entries runs, as the question shows it; None when mcp.json cannot be used."""
+    try:
+        return {name: what_runs(config, project.folder) for name, config in project.servers().items()}
+    except McpError:
+        return None
+
+
+def _remember(project: Project, allows: list[str], record: dict | None, entries: dict | None) -> None:
+    """Keep what was trusted: the files' digests, what each entry runs, the tools allowed."""
+    store().update(project.folder, {"files": {p: project.digest(p) for p in TRUSTED_FILES[:2]},
+                                    "entries": entries or {},
+                                    "allows": sorted(set(allows) | set(_allowed_before(record)))})
+
+
+def _what_trust_does(project: Project, allows: list[str], entries: dict | None) -> str:
     parts = [what for path, what in ((MCP_CONFIG_PATH, "start these servers"), (DOTENV_PATH, "use this .env"))
-             if project.files[path] is not None] + (["let these tools run unasked"] if allows else [])
+             if project.files[path] is not None and (entries or path != MCP_CONFIG_PATH)] + \
+        (["let these tools run unasked"] if allows else [])
     return ", ".join(parts) or "use its configuration"
 
 
