@@ -111,7 +111,8 @@ class Agent:
         for tool in tools.all_tools():  # the built-ins: an `a` allows them; nothing of theirs to pin
             approvals.review(tool.name, None)
         audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool))
-        tools.set_audit(audit.record)
+        tools.set_audit(lambda name, arguments, decision, outcome, seconds, size: audit.record(
+            name, arguments, decision, outcome, seconds - self.console.asked_within(seconds), size))  # the tool's time
         asks = Handlers(self.console, model=sampling_model, record=audit.asked, root=folder,
                         interactive=False if self.prompt is not None else None)
         self.servers = Servers(asks=asks, screen=Screen(browser=self.options.browser, console=self.console),

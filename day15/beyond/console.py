@@ -71,6 +71,7 @@ class Console:
         self._in_prompt = False
         self._started = False
         self._restore = ""
+        self._asked = threading.local()  # per thread: (when it ended, how long) of its last questions
 
     # --- set-up ----------------------------------------------------------------------------
 
@@ -200,6 +201,22 @@ class Console:
         if self._holder == me:
             yield
             return
+        began = time.monotonic()
+        try:
+            with self._held(me, timeout):
+                yield
+        finally:
+            asked = getattr(self._asked, "spans", None) or []
+            self._asked.spans = asked[-15:] + [(time.monotonic(), time.monotonic() - began)]
+
+    def asked_within(self, seconds: float) -> float:
+        """How long this thread's questions took (waiting for the user) in the last `seconds`: what a
+        tool call's duration in the audit log leaves out."""
+        since = time.monotonic() - seconds
+        return sum(min(took, end - since) for end, took in getattr(self._asked, "spans", []) if end > since)
+
+    @contextlib.contextmanager
+    def _held(self, me: int, timeout: float | None):
         self._take(me, timeout)
         held = held_output(me) if self.terminal else contextlib.nullcontext()
         try:

@@ -72,8 +72,10 @@ def shown_arguments(args: dict, limit: int, mask=str) -> str:
         return whole
     total = sum(1 for _ in _leaves(args, ""))
     budget = max(MIN_SHOWN_VALUE, limit // max(1, min(total, MAX_SHOWN_VALUES)))
-    parts = [f"{mask(path)}={squeeze(mask(json.dumps(value, ensure_ascii=False, default=str)), budget)}"
-             for path, value in itertools.islice(_leaves(args, ""), MAX_SHOWN_VALUES)]
+    def one(value: object) -> str:  # a string's length is its own, not its JSON's
+        text = mask(json.dumps(value, ensure_ascii=False, default=str))
+        return squeeze(text, budget, len(value) if isinstance(value, str) else None)
+    parts = [f"{mask(path)}={one(value)}" for path, value in itertools.islice(_leaves(args, ""), MAX_SHOWN_VALUES)]
     more = f", and {total - MAX_SHOWN_VALUES:,} more values not shown (all are sent)" if total > MAX_SHOWN_VALUES else ""
     return "{" + ", ".join(parts) + more + "}"
 
@@ -96,12 +98,13 @@ def fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[:max(width - 3, 0)] + "..."
 
 
-def squeeze(text: str, limit: int) -> str:
-    """At most about `limit` characters: the head and the tail, and the length between them."""
+def squeeze(text: str, limit: int, length: int | None = None) -> str:
+    """At most about `limit` characters: the head and the tail, and the length between them (`length`:
+    the length of what `text` writes out, a string's own before JSON escaped it)."""
     if len(text) <= limit:
         return text
     half = max(1, limit // 2)
-    return f"{text[:half]}...({len(text):,} chars)...{text[-half:]}"
+    return f"{text[:half]}...({len(text) if length is None else length:,} chars)...{text[-half:]}"
 
 
 def loads_or_none(text: str) -> object:

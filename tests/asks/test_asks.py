@@ -123,6 +123,22 @@ def test_the_form_checks_each_field_as_typed_then_is_reviewed(monkeypatch, capsy
     assert prompts[-1] == "[a]ccept, [e]dit, [d]ecline, [c]ancel? "
 
 
+def test_a_multi_select_takes_numbers_with_spaces_and_choices_show_their_titles(capsys):
+    """`2 3` is 2 and 3 as `2,3` is; the prompt says how to pick; a default shows its title, not its value."""
+    schema = {"type": "object", "properties": {
+        "heroes": {"type": "array", "items": {"oneOf": [{"const": "hero-1", "title": "Ada"},
+                                                        {"const": "hero-2", "title": "Grace"},
+                                                        {"const": "hero-3", "title": "Edsger"}]}},
+        "lead": {"type": "string", "oneOf": [{"const": "hero-1", "title": "Ada"}, {"const": "hero-2", "title": "Grace"}],
+                 "default": "hero-2"}}}
+    prompts: list = []
+    result = handlers(answers=["2 3", "", "a"], prompts=prompts).answer(
+        "srv", None, "elicitation/create", {"message": "Team?", "requestedSchema": schema})
+    assert result == {"action": "accept", "content": {"heroes": ["hero-2", "hero-3"], "lead": "hero-2"}}
+    assert "(numbers, such as 1,3)" in prompts[0]
+    assert prompts[1].endswith('  lead ["Grace"]: ') and "hero-2" not in prompts[1]
+
+
 @pytest.mark.parametrize("answers, action", [
     (["ada@example.com", "", "", "", "", "d"], "decline"),
     (["ada@example.com", KeyboardInterrupt()], "cancel"),

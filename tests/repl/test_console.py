@@ -85,3 +85,16 @@ def test_ctrl_c_in_a_form_cancels_it_and_the_next_line_goes_to_the_repl(tmp_path
         ("> ", later(tmp_path)), ("scheduled", now(tmp_path)), ("token (required)", "\x03"),
         ("(cancelled)", "/call mcp_fake_replies\r"), ('"cancel"', "/exit\r", AGAIN)])
     assert list(replies(screen).values()) == [{"action": "cancel"}]
+
+
+def test_the_time_a_person_takes_to_answer_is_not_the_tools(monkeypatch):
+    """Console.asked_within: what this thread's questions took lately, which /audit's durations leave out."""
+    import io
+    from beyond import console as console_module
+    clock = [100.0]
+    monkeypatch.setattr(console_module.time, "monotonic", lambda: clock[0])
+    console = console_module.Console(stdin=io.StringIO(), stdout=io.StringIO())
+    with console.question():
+        clock[0] += 5.0  # the person reads and answers
+    clock[0] += 2.0  # the tool runs
+    assert console.asked_within(7.0) == 5.0 and console.asked_within(1.0) == 0.0

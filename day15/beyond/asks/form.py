@@ -50,7 +50,9 @@ def _ask_field(read_line, name: str, spec: dict, required: bool, values: dict) -
         for i, (value, title) in enumerate(choices, 1):
             print(f"    {i}. {clean(shorten(str(title), 80), one_line=True)}")
     default = values.get(name, spec.get("default"))
-    hint = f" [{_shown(default)}]" if default is not None else ""
+    hint = f" [{_shown(_titled(default, choices))}]" if default is not None else ""
+    if choices and spec.get("type") == "array":
+        hint = f" (numbers, such as 1,3){hint}"
     for _ in range(FIELD_TRIES):
         typed = read_line(f"  {label}{' (required)' if required else ''}{': ' + about if about else ''}{hint}: ").strip()
         if not typed:
@@ -86,7 +88,10 @@ def _typed(text: str, spec: dict, choices: list[tuple]):
     """The value `text` stands for in this field, or ValueError saying what to type."""
     kind = spec.get("type")
     if kind == "array":
-        picked = [_pick(part.strip(), choices) for part in text.split(",") if part.strip()]
+        parts = [part.strip() for part in text.split(",") if part.strip()]
+        if len(parts) == 1 and all(word.isdigit() for word in parts[0].split()):
+            parts = parts[0].split()  # "2 3" means 2 and 3, as "2,3" does
+        picked = [_pick(part, choices) for part in parts]
         low, high = spec.get("minItems"), spec.get("maxItems")
         if (isinstance(low, int) and len(picked) < low) or (isinstance(high, int) and len(picked) > high):
             raise ValueError(f"pick between {low or 0} and {high or len(choices)}, separated by commas")
@@ -128,6 +133,14 @@ def _pick(text: str, choices: list[tuple]):
         if text in (str(value), str(title)):
             return value
     raise ValueError(f"type a number from 1 to {len(choices)}")
+
+
+def _titled(value, choices: list[tuple]):
+    """A choice's value as the person sees it: its title (a list of them for a multi-select)."""
+    titles = {json.dumps(v): t for v, t in choices}
+    if isinstance(value, list) and choices:
+        return [titles.get(json.dumps(v), v) for v in value]
+    return titles.get(json.dumps(value), value) if choices else value
 
 
 def _shown(value) -> str:
