@@ -9,6 +9,7 @@ full client, the other commands) is the Agent's (beyond/agent.py), reached throu
 each marked "Beyond the tutorial".
 """
 import sys
+import time
 
 if sys.version_info < (3, 10):  # Beyond the tutorial: one clear line instead of a TypeError further down
     sys.exit(f"GeekAgent Day 15 needs Python 3.10 or newer; this is {sys.version.split()[0]}.")
@@ -87,6 +88,7 @@ def mcp_line(servers) -> str:
     if not statuses:
         return "none"
     return ", ".join(shown(f"{s.server}(needs login)" if getattr(s, "needs_login", False)  # beyond the tutorial
+                           else f"{s.server}(starting)" if getattr(s, "starting", None) is not None  # beyond
                            else f"{s.server}(failed to start)" if s.error else f"{s.server}(disabled)"
                            if getattr(s, "disabled", False) else f"{s.server}({len(s.tools)})", one_line=True)
                      for s in statuses)
@@ -97,6 +99,8 @@ def status_lines(status, with_tools: bool) -> list[str]:
     server = shown(status.server, one_line=True)
     if getattr(status, "disabled", False):  # only the full client has disabled entries
         return [f"- {server}: disabled"]
+    if getattr(status, "starting", None) is not None:  # beyond the tutorial: joins when it is up
+        return [f"- {server}: still starting ({time.monotonic() - status.starting:.0f} s so far)"]
     if status.error:
         return [style(f"x {server}: {shown(status.error, one_line=True)}", "31")]
     head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))})"

@@ -34,6 +34,9 @@ from beyond.terminal import shown, style  # index.py's too: it reaches the produ
 
 __all__ = ["Agent", "shown", "style"]
 
+# On a terminal the first prompt waits at most this long for the servers; the rest join when they are up.
+GRACE_S = 2.0
+
 BANNER = {
     False: "client: full (day15/beyond/): hardened, remote servers, the extensions in the README",
     True: "client: the tutorial's (mcp.py), as section 4.4 builds it: not hardened, and every server "
@@ -142,11 +145,19 @@ class Agent:
             return self.servers.connect_mcp_servers()
         configs, origins = servers_to_start(self.project if self.trusted else None)  # says what it cannot use
         mixed = any(origin != MCP_CONFIG_PATH for origin in origins.values())
-        self.servers.connect_mcp_servers(
-            configs=configs, echo=self.options.verbose,
+        # On a terminal the prompt does not wait for the slowest server: it joins when it is up.
+        grace = GRACE_S if self.console.terminal and self.prompt is None else None
+        statuses = self.servers.connect_mcp_servers(
+            configs=configs, echo=self.options.verbose, grace=grace,
             on_start=lambda count: print(f"starting {count} server{'' if count == 1 else 's'}..."),
             on_ready=lambda status: print("  " + line(status) + (
-                f"  ({shown(origins[status.server], one_line=True)})" if mixed else "")))
+                f"  ({shown(origins[status.server], one_line=True)})" if mixed else "")),
+            on_join=lambda status: print(f"[mcp] {shown(status.server, one_line=True)}: " + (
+                f"failed: {shown(status.error, one_line=True)}" if status.error else
+                f"ready, {len(status.tools)} tool{'' if len(status.tools) == 1 else 's'}"), file=sys.stderr, flush=True))
+        for status in statuses:
+            if status.starting is not None:
+                print(f"  {shown(status.server, one_line=True)} is still starting (it joins when it is up)")
 
     def commands(self) -> dict:
         """The REPL's commands beyond the tutorial's /help, /mcp and /exit (repl/commands.py, resources.py)."""

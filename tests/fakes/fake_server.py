@@ -96,6 +96,7 @@ client_capabilities: dict = {}  # what the client declared in initialize
 
 def on_initialize(request: dict) -> None:
     client_capabilities.update(request["params"].get("capabilities") or {})
+    time.sleep(float(os.environ.get("INIT_DELAY", "0")))  # a server slow to start (INIT_DELAY seconds), on purpose
     if MODE == "stderr_flood":
         for i in range(20000):  # about 1.4 MB, far more than a pipe buffer holds
             sys.stderr.write(f"log line {i:06d} of the flood\n")

@@ -141,3 +141,12 @@ def test_text_no_encoding_can_carry_still_gives_the_answer(tmp_path, as_json):
     else:
         assert done.stdout == "it said ? back\n"
     assert model.requests[1]["messages"][-1]["content"] == "half \ud800 a pair"  # the model read it as it came
+
+
+def test_p_waits_for_every_server_however_slow(tmp_path):
+    """-p wants the same tools every run: a server that takes 3 s to start is in its first request."""
+    cwd = workdir(tmp_path, {"demo": demo(), "late": fake("named", '["echo"]', env={"INIT_DELAY": "3"})})
+    with FakeOpenAI([answer("done")]) as model:
+        done = run_p(cwd, ["-p", "hi"], agent_env(model.base_url))
+    assert done.returncode == 0, done.stderr
+    assert "mcp_late_echo" in {t["function"]["name"] for t in model.requests[0]["tools"]}

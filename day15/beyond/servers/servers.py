@@ -7,6 +7,7 @@ Servers holds what it needs: the handlers of what servers ask and where a login 
 (both handed to each client), the folder's approvals, and what shows a running tool.
 """
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -20,7 +21,7 @@ from beyond.folder.approvals import Approvals
 from beyond.servers.registry import (NO_ACTIVITY, claim_names, needing_tasks, offered_names, register_all,
                                      registry_name, with_bad_schemas)
 from beyond.text import shorten
-from beyond.waits import run_all
+from beyond.waits import SIGNAL_CHECK_S, run_all
 from mcp import McpError
 from tools import unregister_tool
 
@@ -35,6 +36,7 @@ class McpStatus(mcp.McpStatus):
     needs_login: bool = False
     needs_tasks: list[str] = field(default_factory=list)
     bad_schemas: list[str] = field(default_factory=list)  # tools whose inputSchema a model endpoint refuses
+    starting: float | None = None  # still starting after the prompt came: since when (time.monotonic())
 
 
 class Servers:
@@ -49,6 +51,7 @@ class Servers:
         self._statuses: dict[str, McpStatus] = {}
         self._contested: set[str] = set()  # registry names two tools would share: each gets a hashed one
         self._configs: dict[str, ServerConfig] = {}  # the entries as connected (for /mcp login)
+        self._starting: dict[str, McpClient] = {}  # those that join after the grace (connect_mcp_servers)
         self.echo = False  # whether servers' words are printed as they come
 
     def client(self, name: str, config: ServerConfig) -> McpClient:
@@ -58,12 +61,16 @@ class Servers:
 
     def connect_mcp_servers(self, path: str = MCP_CONFIG_PATH, on_start: Callable[[int], None] = lambda count: None,
                             on_ready: Callable[[McpStatus], None] = lambda status: None,
-                            configs: dict[str, ServerConfig] | None = None, echo: bool = False) -> list[McpStatus]:
+                            configs: dict[str, ServerConfig] | None = None, echo: bool = False,
+                            grace: float | None = None, on_join: Callable[[McpStatus], None] = lambda status: None
+                            ) -> list[McpStatus]:
         """Start every configured server at once and register its tools; one failure never stops the others.
 
         `configs` are the entries as already parsed (the ones the user trusted); without them the file
         at `path` is read. on_start(count) is called before they start, on_ready(status) as each one
-        is up or has failed. `echo` prints what servers say (stderr, log messages) as it comes.
+        is up or has failed. `echo` prints what servers say (stderr, log messages) as it comes. With
+        `grace`, it returns after that many seconds at most: a server still starting is shown as
+        starting, and joins when it is up (or failed): registered then, and told to on_join(status).
         """
         configs = load_mcp_config(path) if configs is None else configs  # a file that is not JSON raises here
         self._configs.update(configs)
@@ -73,25 +80,60 @@ class Servers:
         errors: dict[str, McpError | str | None] = {name: c.problem for name, c in configs.items() if c.problem}
         for name in errors:
             on_ready(McpStatus(name, [], errors[name]))  # a broken entry, said first: it does not start
-        said = threading.Lock()  # one server's status line at a time: never two run together
+        said = threading.Condition()  # one server's status line at a time; guards `pending` and `late`
+        pending, late = set(clients), set()
 
         def start(client: McpClient) -> None:
-            errors[client.name] = error = _start(client)
+            error = _start(client)
             with said:
-                on_ready(_failed(client.name, error) if error else McpStatus(client.name, offered_names(client)))
+                errors[client.name] = error
+                pending.discard(client.name)
+                joins = client.name in late
+                if not joins:
+                    on_ready(_failed(client.name, error) if error else McpStatus(client.name, offered_names(client)))
+                said.notify_all()
+            if joins:
+                self._join(client, error, on_join)
         if clients:
             on_start(len(clients))
         try:
-            run_all([(f"mcp-{c.name}-connect", lambda c=c: start(c)) for c in clients.values()])
+            if grace is None:
+                run_all([(f"mcp-{c.name}-connect", lambda c=c: start(c)) for c in clients.values()])
+            else:
+                began = time.monotonic()
+                for c in clients.values():
+                    threading.Thread(target=start, args=(c,), name=f"mcp-{c.name}-connect", daemon=True).start()
+                with said:
+                    while pending and time.monotonic() < began + grace:
+                        said.wait(min(SIGNAL_CHECK_S, began + grace - time.monotonic()))  # Ctrl-C is seen
+                    late |= pending
+                    with self._lock:
+                        self._starting.update({name: clients[name] for name in late})
             with self._lock:
                 claim_names({c.name: c for c in clients.values() if errors.get(c.name) is None}, self._contested)
                 for name in configs:  # registered in config order, so names are stable
+                    if name in late:  # shown as starting, unless it joined already
+                        if name in self._starting:
+                            self._statuses[name] = McpStatus(name, [], starting=began)
+                        continue
                     error = errors.get(name, "failed to start" if name in clients else None)  # None: disabled
                     self._statuses[name] = self._connected(name, clients.get(name), error)
         except BaseException:  # Ctrl-C or SIGTERM during start-up: no server may outlive the agent
             stop_all(list(clients.values()))  # a start still under way cannot spawn after its stop()
             raise
         return self.mcp_statuses()
+
+    def _join(self, client: McpClient, error: McpError | str | None, on_join: Callable[[McpStatus], None]) -> None:
+        """A server that came after the grace: registered now, unless the servers were stopped meanwhile."""
+        with self._lock:
+            if self._starting.pop(client.name, None) is not client:
+                client.stop()  # stopped meanwhile (stop_mcp_servers): it may not come back
+                return
+            if error is None:
+                claim_names({s.server: s.client for s in self._statuses.values() if s.client} | {client.name: client},
+                            self._contested)
+            status = self._statuses[client.name] = self._connected(client.name, None if error else client, error)
+        on_join(status)
 
     def _connected(self, name: str, client: McpClient | None, error: McpError | str | None) -> McpStatus:
         """Caller holds _lock."""
@@ -204,13 +246,14 @@ class Servers:
         remove their tools from the registry; what this run allowed once is forgotten with them."""
         with self._lock:
             statuses = list(self._statuses.values())
+            starting, self._starting = list(self._starting.values()), {}
             self._statuses.clear()
             self._contested.clear()
             self.approvals.new_run()
             for status in statuses:
                 for tool in status.tools:
                     unregister_tool(tool)
-        stop_all([status.client for status in statuses if status.client])
+        stop_all([status.client for status in statuses if status.client] + starting)
 
 
 def _start(client: McpClient) -> McpError | str | None:
