@@ -7,7 +7,12 @@ Its few extensions, each marked "Beyond the tutorial", make it usable by officia
 """
 import json
 import random
+import re
 import sys
+
+# What JavaScript's \s matches: the words of word_count are split on these only (str.split() also
+# splits on U+001C-U+001F and U+0085, and not on U+FEFF).
+JS_SPACE = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
 
 TOOLS = [
     {
@@ -18,8 +23,7 @@ TOOLS = [
             "properties": {"text": {"type": "string", "description": "the text to count"}},
             "required": ["text"],
         },
-        "run": lambda args: f"{len(str(args.get('text', '')))} characters, "
-                            f"{len(str(args.get('text', '')).split())} words",
+        "run": lambda args: count(args.get("text") if isinstance(args, dict) else None),
     },
     {
         "name": "dice",
@@ -30,21 +34,45 @@ TOOLS = [
 ]
 
 
-def handle(method: str, params: dict) -> dict | None:
+def count(text) -> str:
+    """word_count as JavaScript runs it: text.length (UTF-16 units; a list's items), String(text)'s words."""
+    if text is None:  # Beyond the tutorial: demo-server.mjs crashes here (text.length of undefined)
+        return "no text to count"
+    length = len(text.encode("utf-16-le", "surrogatepass")) // 2 if isinstance(text, str) else \
+        len(text) if isinstance(text, list) else "undefined"
+    return f"{length} characters, {len([w for w in JS_SPACE.split(js_string(text)) if w])} words"
+
+
+def js_string(value) -> str:
+    """String(value), as JavaScript writes it."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ",".join("" if v is None else js_string(v) for v in value)
+    return "[object Object]" if isinstance(value, dict) else str(value)
+
+
+def handle(method: str, params) -> dict | None:
+    # params.x of a string, a number or a list is undefined in JavaScript: a field it does not have.
+    given = params if isinstance(params, dict) else {}
     if method == "initialize":
         # Beyond the tutorial: "tools" is declared (the tutorial's server declares nothing), as the
         # specification asks of a server with tools; official clients list none without it.
-        return {"protocolVersion": params.get("protocolVersion"), "capabilities": {"tools": {}},
-                "serverInfo": {"name": "geekagent-demo", "version": "1.0.0"}}
+        version = {"protocolVersion": given["protocolVersion"]} if "protocolVersion" in given else {}
+        return {**version, "capabilities": {"tools": {}}, "serverInfo": {"name": "geekagent-demo", "version": "1.0.0"}}
     if method == "ping":  # Beyond the tutorial: the specification's answer to a ping is an empty result
         return {}
     if method == "tools/list":
         return {"tools": [{key: tool[key] for key in ("name", "description", "inputSchema")} for tool in TOOLS]}
     if method == "tools/call":
-        tool = next((t for t in TOOLS if t["name"] == params.get("name")), None)
+        tool = next((t for t in TOOLS if t["name"] == given.get("name")), None)
         if tool is None:
-            return {"content": [{"type": "text", "text": f"unknown tool: {params.get('name')}"}], "isError": True}
-        return {"content": [{"type": "text", "text": tool["run"](params.get("arguments") or {})}]}
+            name = js_string(given["name"]) if "name" in given else "undefined"
+            return {"content": [{"type": "text", "text": f"unknown tool: {name}"}], "isError": True}
+        arguments = given.get("arguments")
+        return {"content": [{"type": "text", "text": tool["run"]({} if arguments is None else arguments)}]}
     return None
 
 
@@ -56,22 +84,26 @@ def main() -> None:
 
 
 def serve() -> None:
-    # The protocol is UTF-8 whatever locale we were started in (Node's streams are UTF-8 already).
-    sys.stdin.reconfigure(encoding="utf-8", errors="replace")
-    sys.stdout.reconfigure(encoding="utf-8")
+    # The protocol is UTF-8 whatever locale we were started in (Node's streams are UTF-8 already); a
+    # line ends at \n, \r\n or a lone \r, as Node's readline has it; a lone surrogate is written as
+    # JSON.stringify writes it (\udc00).
+    sys.stdin.reconfigure(encoding="utf-8", errors="replace", newline=None)
+    sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")
     for line in sys.stdin:
-        if not line.strip():
+        if not line.strip(" \t\n\r"):
             continue  # the tutorial's JSON.parse fails on a blank line and skips it too
         try:
-            msg = json.loads(line)
-        except ValueError:
+            msg = json.loads(line, parse_constant=not_json)  # NaN and Infinity are not JSON to JSON.parse
+        except (ValueError, RecursionError):
             # Beyond the tutorial: a line that is not JSON gets a parse error instead of silence,
             # so a person typing by hand sees what went wrong.
             write({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error: not JSON"}})
             continue
+        if msg is None:  # Beyond the tutorial: demo-server.mjs crashes on a null line (null.id)
+            continue
         if not isinstance(msg, dict) or "id" not in msg:
             continue  # a notification (such as initialized) needs no reply
-        result = handle(msg.get("method"), msg.get("params") or {})
+        result = handle(msg.get("method"), {} if msg.get("params") is None else msg["params"])
         if result is not None:
             write({"jsonrpc": "2.0", "id": msg["id"], "result": result})
         else:
@@ -81,8 +113,12 @@ def serve() -> None:
                    "error": {"code": -32601, "message": f"method not found: {msg.get('method')}"}})
 
 
+def not_json(constant: str):
+    raise ValueError(f"{constant} is not JSON")
+
+
 def write(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n")  # as JSON.stringify
     sys.stdout.flush()
 
 
