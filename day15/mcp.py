@@ -2,8 +2,9 @@
 
 Reads .geekagent/mcp.json, starts every server as a subprocess, speaks JSON-RPC with it over
 stdin/stdout (one message per line) and registers its tools as mcp_<server>_<tool>. Prompts are
-permissions.py's, the registry is tools.py's. What the tutorial leaves out lives in beyond_*.py.
-Node calls us back on events; Python has threads, so a comment says so wherever that differs.
+permissions.py's, the registry is tools.py's; what the tutorial leaves out is in beyond/. Node calls
+us back on events, Python has threads; values are taken by JavaScript's rules where mcp.ts tests them.
+Each place where Python differs says why in one line ("# JS ...").
 """
 import json
 import os
@@ -38,17 +39,26 @@ class McpToolInfo(TypedDict, total=False):
 PROTOCOL_VERSION = "2025-06-18"
 # A server that does not answer within this long has failed, so the agent never hangs on it.
 REQUEST_TIMEOUT_S = 10.0
+# JS trim() removes these (str.strip() removes U+001C-U+001F and U+0085 too, and keeps U+FEFF).
+JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(map(chr, range(0x2000, 0x200b)))
 
 
 class McpError(Exception):
-    """An MCP failure: the message, the server it came from and the JSON-RPC error code, if any.
-
-    (mcp.ts throws plain Error; a class of our own lets callers catch only what is ours.)
-    """
+    """An MCP failure: the message, its server, the JSON-RPC error code if any (mcp.ts throws Error)."""
 
     def __init__(self, message: str, server: str = "", code: int | None = None) -> None:
         super().__init__(message)
         self.server, self.code = server, code
+
+
+def _truthy(value) -> bool:
+    """JavaScript's truth, where mcp.ts tests a value: {} and [] are true; 0, "" and NaN false."""
+    return value is not None and value is not False and value != 0 and value != "" and value == value
+
+
+def _given(value, default):
+    """mcp.ts's `value ?? default`: only a missing value (None) takes the default."""
+    return default if value is None else value
 
 
 class McpClient:
@@ -81,15 +91,16 @@ class McpClient:
         # Lines for stdin, written by one writer thread: Node's write() buffers and never blocks its
         # caller, so a server that stops reading must not block ours past its timeout either.
         self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._read_all = threading.Event()  # stdout ended: all the server wrote was read
 
     def start(self) -> list[McpToolInfo]:
         """Spawn the server, run the initialize handshake and return the tools it declares."""
         if not isinstance(self.cfg.args, list):  # Node's spawn throws for args that are not an array
             raise TypeError(f'The "args" argument must be a list, not {type(self.cfg.args).__name__}')
-        try:
-            self.proc = subprocess.Popen([self.cfg.command, *self.cfg.args], stdin=subprocess.PIPE,
+        try:  # Node's spawn writes numbers in args and env as strings (String(1.0) is "1"; str() says "1.0")
+            self.proc = subprocess.Popen([self.cfg.command, *map(str, self.cfg.args)], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         env={**os.environ, **self.cfg.env})
+                                         env={**os.environ, **{k: str(v) for k, v in dict(self.cfg.env).items()}})
         except OSError as e:  # Node reports this as the process's 'error' event
             self._mark_dead(f"server failed to start: {e}")
         else:
@@ -105,15 +116,20 @@ class McpClient:
         })
         self._notify("notifications/initialized")
         listed = self._request("tools/list", {})
-        return listed.get("tools") or []
+        tools = _given(listed.get("tools") if isinstance(listed, dict) else None, [])
+        if not isinstance(tools, list):  # mcp.ts's for...of throws for {} or false
+            raise McpError("tools is not iterable", self.name)
+        return tools
 
     def call_tool(self, tool: str, args: dict) -> str:
         """Call a tool on the server and join the text parts of its content into one string."""
         result = self._request("tools/call", {"name": tool, "arguments": args})
+        result = result if isinstance(result, dict) else {}  # JS: .content of an array or a string is undefined
         content = result.get("content") if isinstance(result.get("content"), list) else []
-        text = "\n".join(item.get("text", "") for item in content
+        # JS join() writes null as ""; a number or an object it writes by JS rules, str() by Python's
+        text = "\n".join("" if item.get("text") is None else str(item["text"]) for item in content
                          if isinstance(item, dict) and item.get("type") == "text")
-        if result.get("isError"):
+        if _truthy(result.get("isError")):
             raise McpError(text or "the MCP tool returned an error", self.name)
         return text or "(no content)"
 
@@ -124,9 +140,10 @@ class McpClient:
     def _read_stdout(self) -> None:
         """Reader thread (mcp.ts: onData): split stdout into lines, one JSON message per line."""
         for raw in self.proc.stdout:
-            line = raw.decode("utf-8", "replace").strip()
-            if line:
+            line = raw.decode("utf-8", "replace").strip(JS_SPACE)
+            if line and raw.endswith(b"\n"):  # mcp.ts never takes a last line without its newline
                 self._accept(line)
+        self._read_all.set()
 
     def _read_stderr(self) -> None:
         """Stderr thread: the server's log lines, with its name in front."""
@@ -143,18 +160,21 @@ class McpClient:
                 return  # as mcp.ts's stdin 'error' handler: the server is gone; _mark_dead says why
 
     def _watch_exit(self) -> None:
-        """Exit thread (Node's 'exit' event): the process's end, however long a child holds stdout open."""
-        self._mark_dead(f"server process exited (code {self.proc.wait()})")
+        """Exit thread (Node's 'exit' event): the process's end, however long a child holds stdout open;
+        what it wrote before is read first (Node's 'data' events come before 'exit'), for at most a moment."""
+        code = self.proc.wait()
+        self._read_all.wait(0.5)
+        self._mark_dead(f"server process exited (code {code})")
 
     def _accept(self, line: str) -> None:
-        try:
-            msg = json.loads(line)
-        except ValueError:
+        try:  # JSON.parse refuses NaN (int("NaN") raises) and takes any integer (big ones as floats)
+            msg = json.loads(line, parse_constant=int, parse_int=lambda s: int(s) if len(s) < 4000 else float(s))
+        except (ValueError, RecursionError):  # JS parses deep nesting; Python cannot: the line is skipped
             return  # a line that is not valid JSON is ignored
         request_id = msg.get("id") if isinstance(msg, dict) else None
         if not isinstance(request_id, (int, float)) or isinstance(request_id, bool):
             return  # mcp.ts's Map holds numbers: any other id (a list, true, a string) matches nothing
-        if msg.get("error"):
+        if _truthy(msg.get("error")):
             error = msg["error"] if isinstance(msg["error"], dict) else {}
             message = error.get("message")  # mcp.ts: message ?? JSON.stringify(error)
             self._settle(request_id, McpError(json.dumps(msg["error"]) if message is None else str(message),
@@ -163,8 +183,7 @@ class McpClient:
             self._settle(request_id, msg.get("result"))
 
     def _settle(self, request_id: int, outcome: object) -> bool:
-        """Node resolves or rejects the request's promise; here the waiting thread's slot gets the
-        result or the McpError. False when no request has that id."""
+        """Node resolves or rejects the promise; here the waiting slot gets it. False: no such request."""
         with self._lock:
             pending = self._pending.pop(request_id, None)
         if pending is None:
@@ -173,8 +192,8 @@ class McpClient:
         return True
 
     def _request(self, method: str, params: dict, waiter: queue.SimpleQueue | None = None) -> dict:
-        """Send a request and wait for the reply with the same id; no reply in time is a failure.
-        (`waiter`: a reply slot the caller made itself, as the full client's carries the request's deadline.)"""
+        """Send a request and wait for the reply with the same id; no reply in time is a failure
+        (`waiter`: a reply slot the caller made, as the full client's, which carries a deadline)."""
         waiter = self._waiter() if waiter is None else waiter
         with self._lock:
             if self._dead:
@@ -209,13 +228,11 @@ class McpClient:
         self._send({"jsonrpc": "2.0", "method": method})
 
     def _send(self, message: dict, waiter: queue.SimpleQueue | None = None) -> None:
-        """Node's write() buffers and returns at once; here the writer thread writes it. (`waiter`: the
-        request's, for a hook that writes by its deadline.)"""
+        """Node's write() buffers and returns at once; here the writer thread writes it."""
         self._outbox.put((json.dumps(message) + "\n").encode("utf-8"))
 
     def _mark_dead(self, reason: str) -> None:
-        """The server failed to start or exited: record why and fail every pending request. (Python
-        may report both a failed start and the exit; the first reason is the one kept.)"""
+        """The server failed to start or exited: keep why (the first reason) and fail every pending request."""
         with self._lock:
             self._dead = self._dead or reason
             pending, self._pending = list(self._pending.values()), {}
@@ -225,14 +242,16 @@ class McpClient:
 
 def as_registry_tool(server: str, client: McpClient, info: McpToolInfo) -> Tool:
     """Wrap one server tool as a registry Tool: mcp_ prefix, and run() is one tools/call."""
-    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{info['name']}")
+    info = info if isinstance(info, dict) else {}  # JS: .name of a string or a number is undefined
+    tool = info.get("name", "undefined")  # as `${info.name}` writes it
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{'null' if tool is None else tool}")
 
     def run(args: dict) -> str:
         if not authorize(name, f"\nAbout to call MCP tool {name} (from server {server})\nAllow?"):
             return "call cancelled"
-        return client.call_tool(info["name"], args)
+        return client.call_tool(info.get("name"), args)
 
-    return Tool(name=name, description=f"[MCP:{server}] {_given(info.get('description'), info['name'])}",
+    return Tool(name=name, description=f"[MCP:{server}] {_given(info.get('description'), tool)}",
                 parameters=_given(info.get("inputSchema"), {"type": "object", "properties": {}}),
                 run=run, authorizes=True)
 
@@ -265,7 +284,11 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
     except FileNotFoundError:
         return
     config = json.loads(raw)
-    for name, cfg in (config.get("mcpServers") or {}).items():
+    servers = _given(config.get("mcpServers") if isinstance(config, dict) else None, {})
+    # JS Object.entries: an object's entries, a list's or a string's items by index, nothing of a number
+    entries = servers.items() if isinstance(servers, dict) else enumerate(servers) if isinstance(servers, (list, str)) else []
+    for name, cfg in entries:
+        name = str(name)
         # As mcp.ts: the entry is taken as written; whatever is wrong with it fails that server in start().
         entry = cfg if isinstance(cfg, dict) else {}
         client = McpClient(name, McpServerConfig(entry.get("command"), _given(entry.get("args"), []),
@@ -286,11 +309,6 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
         except BaseException:  # Ctrl-C or SIGTERM arrives here as an exception: stop it on the way out
             client.stop()
             raise
-
-
-def _given(value, default):
-    """mcp.ts's `value ?? default`: only a missing value (None) takes the default."""
-    return default if value is None else value
 
 
 def stop_mcp_servers() -> None:
