@@ -171,7 +171,7 @@ class McpClient:
             msg = json.loads(line, parse_constant=int, parse_int=lambda s: int(s) if len(s) < 4000 else float(s))
         except (ValueError, RecursionError):  # JS parses deep nesting; Python cannot: the line is skipped
             return  # a line that is not valid JSON is ignored
-        request_id = msg.get("id") if isinstance(msg, dict) else None
+        request_id = msg.get("id") if isinstance(msg, dict) else None  # mcp.ts crashes on null.id; skipped here
         if not isinstance(request_id, (int, float)) or isinstance(request_id, bool):
             return  # mcp.ts's Map holds numbers: any other id (a list, true, a string) matches nothing
         if _truthy(msg.get("error")):
@@ -286,7 +286,8 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
     config = json.loads(raw)
     servers = _given(config.get("mcpServers") if isinstance(config, dict) else None, {})
     # JS Object.entries: an object's entries, a list's or a string's items by index, nothing of a number
-    entries = servers.items() if isinstance(servers, dict) else enumerate(servers) if isinstance(servers, (list, str)) else []
+    indexed = enumerate(servers) if isinstance(servers, (list, str)) else []
+    entries = servers.items() if isinstance(servers, dict) else indexed
     for name, cfg in entries:
         name = str(name)
         # As mcp.ts: the entry is taken as written; whatever is wrong with it fails that server in start().
