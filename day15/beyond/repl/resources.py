@@ -22,11 +22,7 @@ def clients(session) -> dict:
 
 def cmd_resources(session, arg: str) -> None:
     """[server]: the resources and resource templates servers offer"""
-    offering = [(server, c) for server, c in clients(session).items()
-                if arg in ("", server) and "resources" in c.capabilities]
-    if not offering:
-        print(f"(no server{' named ' + shown(arg, one_line=True) if arg else ''} offers resources)")
-    for server, client in offering:
+    for server, client in offering(session, arg, "resources"):
         try:
             items = [f"  {r.get('uri')}  {r.get('name', '')}" for r in client.list_resources()]
             items += [f"  {t.get('uriTemplate')}  (template) {t.get('name', '')}"
@@ -34,6 +30,14 @@ def cmd_resources(session, arg: str) -> None:
         except McpError as e:
             items = [f"  error: {e}"]
         print(shown(f"{server} ({len(items)})\n" + "\n".join(items)))
+
+
+def offering(session, arg: str, what: str) -> list[tuple]:
+    """(server, client) of the servers (or the one named `arg`) that offer `what`; none is said so."""
+    found = [(server, c) for server, c in clients(session).items() if arg in ("", server) and what in c.capabilities]
+    if not found:
+        print(f"(no server{' named ' + shown(arg, one_line=True) if arg else ''} offers {what})")
+    return found
 
 
 def cmd_read(session, arg: str) -> None:
@@ -76,11 +80,7 @@ def attach_mentions(session, text: str) -> str:
 
 def cmd_prompts(session, arg: str) -> None:
     """[server]: the prompts servers offer, with their arguments"""
-    offering = [(server, c) for server, c in clients(session).items()
-                if arg in ("", server) and "prompts" in c.capabilities]
-    if not offering:
-        print(f"(no server{' named ' + shown(arg, one_line=True) if arg else ''} offers prompts)")
-    for server, client in offering:
+    for server, client in offering(session, arg, "prompts"):
         try:
             lines = [f"  {p.get('name')}{_arguments(p)}  {p.get('description', '')}" for p in client.list_prompts()]
         except McpError as e:
