@@ -264,5 +264,5 @@ def test_an_unattended_run_with_many_real_tools_searches_for_the_one_it_needs(tm
     assert second[:len(first)] == first and "mcp_time_convert_time" in second
     result = json.loads(done.stdout)
     assert [c["name"] for c in result["tool_calls"]] == ["tool_search", "mcp_time_convert_time"]
-    assert result["tool_calls"][1]["outcome"] == "cancelled"  # convert_time asks: nobody to ask in -p
+    assert result["tool_calls"][1]["outcome"] == "refused"  # convert_time asks: nobody to ask in -p
     assert "21:00" not in result["answer"] and "needs the user's approval" in result["answer"]
