@@ -87,8 +87,8 @@ def mcp_line(servers) -> str:
     statuses = servers.mcp_statuses()
     if not statuses:
         return "none"
-    return ", ".join(shown(f"{s.server}(needs login)" if getattr(s, "needs_login", False)  # beyond the tutorial
-                           else f"{s.server}(starting)" if getattr(s, "starting", None) is not None  # beyond
+    return ", ".join(shown(f"{s.server}(needs login)" if getattr(s, "needs_login", False)  # beyond the tutorial: logins, late joiners
+                           else f"{s.server}(starting)" if getattr(s, "starting", None) is not None
                            else f"{s.server}(failed to start)" if s.error else f"{s.server}(disabled)"
                            if getattr(s, "disabled", False) else f"{s.server}({len(s.tools)})", one_line=True)
                      for s in statuses)

@@ -1,10 +1,9 @@
 """The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, and only that.
 
-Reads .geekagent/mcp.json, starts every server as a subprocess, speaks JSON-RPC with it over
-stdin/stdout (one message per line) and registers its tools as mcp_<server>_<tool>. Prompts are
-permissions.py's, the registry is tools.py's; what the tutorial leaves out is in beyond/. Node calls
-us back on events, Python has threads; values are taken by JavaScript's rules where mcp.ts tests them.
-Each place where Python differs says why in one line ("# JS ...").
+Reads .geekagent/mcp.json, starts every server as a subprocess, speaks JSON-RPC with it over stdin/stdout
+(one message per line) and registers its tools as mcp_<server>_<tool>; what the tutorial leaves out is in
+beyond/. Node calls us back on events, Python has threads; values follow JavaScript where mcp.ts tests them,
+and each place where Python differs says why in one line ("# JS ...").
 """
 import json
 import os
@@ -62,9 +61,8 @@ def _given(value, default):
 
 
 class McpClient:
-    """One connection to an MCP server: the subprocess plus a line-framed JSON-RPC client.
-
-    start() runs the handshake and returns the tool list; each tool call is one tools/call request.
+    """One connection to an MCP server: the subprocess plus a line-framed JSON-RPC client. start() runs
+    the handshake and returns the tool list; each tool call is one tools/call request.
 
     Where Python differs from Node, one small method each; the full client (beyond/client/session.py)
     overrides these and calls super(), as queue.Queue's subclasses override _init, _put and _get:
@@ -77,19 +75,18 @@ class McpClient:
     """
 
     def __init__(self, name: str, cfg: McpServerConfig) -> None:
-        self.name = name
-        self.cfg = cfg
+        self.name, self.cfg = name, cfg
         self.proc: subprocess.Popen | None = None
-        # _lock guards _next_id, _pending and every change of _dead: callers and the reader thread
-        # share them (Node runs one callback at a time; we have threads). Never held across I/O or a wait.
+        # Guards _next_id, _pending and _dead, which callers and the reader share (Node runs one callback
+        # at a time); never held across I/O or a wait.
         self._lock = threading.Lock()
         self._next_id = 1
         # id -> the waiting caller's reply slot; the reader puts the result or an McpError in it.
         self._pending: dict[int, queue.SimpleQueue] = {}
         # Why the server cannot answer any more (failed to start, or exited); new requests fail at once.
         self._dead: str | None = None
-        # Lines for stdin, written by one writer thread: Node's write() buffers and never blocks its
-        # caller, so a server that stops reading must not block ours past its timeout either.
+        # Lines for stdin, written by one thread: as with Node's buffered write(), a server that stops
+        # reading never blocks a caller.
         self._outbox: queue.SimpleQueue = queue.SimpleQueue()
         self._read_all = threading.Event()  # stdout ended: all the server wrote was read
 
@@ -108,12 +105,8 @@ class McpClient:
             for task, what in ((self._read_stdout, "stdout"), (self._read_stderr, "stderr"),
                                (self._write_stdin, "stdin"), (self._watch_exit, "exit")):
                 threading.Thread(target=task, name=f"mcp-{self.name}-{what}", daemon=True).start()
-
-        self._request("initialize", {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "geekagent", "version": "0.1.0"},
-        })
+        self._request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+                                     "clientInfo": {"name": "geekagent", "version": "0.1.0"}})
         self._notify("notifications/initialized")
         listed = self._request("tools/list", {})
         tools = _given(listed.get("tools") if isinstance(listed, dict) else None, [])
@@ -160,8 +153,7 @@ class McpClient:
                 return  # as mcp.ts's stdin 'error' handler: the server is gone; _mark_dead says why
 
     def _watch_exit(self) -> None:
-        """Exit thread (Node's 'exit' event): the process's end, however long a child holds stdout open;
-        what it wrote before is read first (Node's 'data' events come before 'exit'), for at most a moment."""
+        """Exit thread (Node's 'exit' event); what was written before is read first, as Node's 'data' comes first."""
         code = self.proc.wait()
         self._read_all.wait(0.5)
         self._mark_dead(f"server process exited (code {code})")
@@ -192,8 +184,7 @@ class McpClient:
         return True
 
     def _request(self, method: str, params: dict, waiter: queue.SimpleQueue | None = None) -> dict:
-        """Send a request and wait for the reply with the same id; no reply in time is a failure
-        (`waiter`: a reply slot the caller made, as the full client's, which carries a deadline)."""
+        """Send a request and wait for the reply with the same id (in `waiter`, if given); no reply in time fails."""
         waiter = self._waiter() if waiter is None else waiter
         with self._lock:
             if self._dead:
@@ -220,8 +211,7 @@ class McpClient:
         try:
             return waiter.get(timeout=REQUEST_TIMEOUT_S)
         except queue.Empty:
-            raise McpError(f"request {method} timed out (no reply in {REQUEST_TIMEOUT_S:g} s)",
-                           self.name) from None
+            raise McpError(f"request {method} timed out (no reply in {REQUEST_TIMEOUT_S:g} s)", self.name) from None
 
     def _notify(self, method: str) -> None:
         """A notification has no id and gets no reply."""
@@ -273,9 +263,8 @@ def mcp_statuses() -> list[McpStatus]:
 
 
 def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
-    """Read mcp.json ({"mcpServers": {name: {command, args?, env?}}}), start each server in turn
-    and register its tools. No file means no servers; one server failing is only recorded.
-    """
+    """Read mcp.json ({"mcpServers": {name: {command, args?, env?}}}), start each server in turn and register
+    its tools. No file means no servers; one server failing is only recorded."""
     _statuses.clear()
     _clients.clear()
     try:
@@ -287,17 +276,15 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
     servers = _given(config.get("mcpServers") if isinstance(config, dict) else None, {})
     # JS Object.entries: an object's entries, a list's or a string's items by index, nothing of a number
     indexed = enumerate(servers) if isinstance(servers, (list, str)) else []
-    entries = servers.items() if isinstance(servers, dict) else indexed
-    for name, cfg in entries:
+    for name, cfg in servers.items() if isinstance(servers, dict) else indexed:
         name = str(name)
         # As mcp.ts: the entry is taken as written; whatever is wrong with it fails that server in start().
         entry = cfg if isinstance(cfg, dict) else {}
         client = McpClient(name, McpServerConfig(entry.get("command"), _given(entry.get("args"), []),
                                                  _given(entry.get("env"), {})))
         try:
-            tools = client.start()
             names = []
-            for info in tools:
+            for info in client.start():
                 tool = as_registry_tool(name, client, info)
                 ensure_tool_policy(tool.name, "ask")  # external tools ask; GeekAgent.json may allow or deny
                 register_tool(tool)

@@ -1,8 +1,7 @@
 """One HTTP request with a deadline for the whole exchange and a size limit (http.client, stdlib only).
 
-The TypeScript agent has fetch; Python's urllib follows redirects (with the key) and bounds each
-read, not the exchange. This module is what chat.py (the model) and beyond/wire/http.py (remote MCP
-servers) share: Cutoff, read_limited, and one-line error texts.
+The TypeScript agent has fetch; Python's urllib follows redirects (with the key) and bounds each read,
+not the exchange. chat.py (the model) and beyond/wire/http.py (remote servers) share this module.
 """
 import contextlib
 import heapq
@@ -222,18 +221,15 @@ def transport_error(url: str, e: Exception, hint: str) -> str:
 def reason_of(e: Exception) -> str:
     """An exception in a few words: http.client's as sentences, an OS error's own words, else its text, else its type."""
     import http.client  # loaded already wherever its errors can come from
-    if isinstance(e, http.client.IncompleteRead):
-        return "the connection closed in the middle of the answer"
-    if isinstance(e, http.client.RemoteDisconnected):
-        return "the server closed the connection without answering"
-    if isinstance(e, (http.client.BadStatusLine, http.client.LineTooLong)):
-        return "the server's answer is not HTTP"
-    return getattr(e, "strerror", None) or str(e) or type(e).__name__
+    said = ((http.client.IncompleteRead, "the connection closed in the middle of the answer"),
+            (http.client.RemoteDisconnected, "the server closed the connection without answering"),
+            ((http.client.BadStatusLine, http.client.LineTooLong), "the server's answer is not HTTP"))
+    return next((text for kind, text in said if isinstance(e, kind)), None) or getattr(e, "strerror", None) \
+        or str(e) or type(e).__name__
 
 
 def html_title(body: bytes) -> str | None:
-    """The title of an HTML page, on one line (empty for a page without one); None when the body is no
-    HTML page. A proxy's or a web server's page says in its title what happened."""
+    """An HTML page's title (what a proxy's page says happened), on one line ("": none); None: no HTML page."""
     text = body.decode("utf-8", "replace")
     if not HTML_PAGE.match(text):
         return None

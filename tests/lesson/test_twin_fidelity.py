@@ -33,20 +33,18 @@ TOOLS = '{"jsonrpc":"2.0","id":{id},"result":{"tools":[{"name":"t"}]}}\n'
 
 
 @pytest.fixture
-def scripted(tmp_path):
+def scripted(tmp_path, request):
+    """start(method=raw answer, ...): a started twin on the scripted server, stopped when the test ends."""
     script = tmp_path / "server.py"
     script.write_text(SERVER)
-    clients = []
 
     def start(**answers: str) -> mcp.McpClient:
         client = mcp.McpClient("s", mcp.McpServerConfig(sys.executable, [str(script), json.dumps(
             {"initialize": INIT, "tools/list": TOOLS, **answers})]))
-        clients.append(client)
+        request.addfinalizer(client.stop)
         client.start()
         return client
-    yield start
-    for client in clients:
-        client.stop()
+    return start
 
 
 def reply(result_json: str) -> str:
