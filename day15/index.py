@@ -116,12 +116,12 @@ def status_lines(status, with_tools: bool) -> list[str]:
 
 
 def cmd_mcp(session: Session, arg: str) -> None:
-    """the MCP servers and their tools (/mcp login or logout <server>: a remote server's login)"""
+    """the MCP servers and their tools"""
     if arg:  # Beyond the tutorial
         return session.agent.account(session, arg)
     statuses = session.servers.mcp_statuses()
     if not statuses:
-        print("(no MCP servers: declare them in .geekagent/mcp.json and restart)")
+        print(session.agent.unread() or "(no MCP servers: declare them in .geekagent/mcp.json and restart)")
         return
     print(f"MCP  {mcp_line(session.servers)}")
     for status in statuses:
@@ -137,10 +137,7 @@ def cmd_exit(session: Session, arg: str) -> None:
 # --- the REPL -------------------------------------------------------------------------------
 
 def print_banner(agent: Agent, interactive: bool = True) -> None:
-    servers = agent.servers
-    if agent.tutorial:  # the tutorial's client says nothing while it starts
-        for status in servers.mcp_statuses():
-            print("  " + status_lines(status, with_tools=False)[0])
+    servers = agent.servers  # the tutorial's client says nothing while it starts: its panel line is all
     print(f"MCP  {mcp_line(servers)}" + ("  (their tools are named mcp_<server>_<tool>; /mcp lists them)"
                                          if servers.mcp_statuses() else ""))
     for hint in agent.hints(interactive):  # Beyond the tutorial: no key (-p says it as its error), plain http
@@ -219,6 +216,8 @@ def cmd_help(session: Session, arg: str) -> None:
     for name, function in session.commands.items():
         if function.__doc__:  # a command the tutorial's client has not says so, and is not listed
             print(f"  {name:<9} {function.__doc__}")
+        if function is cmd_mcp and not session.agent.tutorial:  # beyond the tutorial: logins
+            print(f"  {'':<9} /mcp login <server>, /mcp logout <server>: a remote server's login")
     ctrl_c = "Ctrl-C leaves" if session.ctrl_c_leaves else "Ctrl-C clears the line"
     print(f"  Enter sends; a line ending in \\ goes on; {ctrl_c}; Ctrl-D, /exit or exit leave.")
 

@@ -1,9 +1,8 @@
-"""The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, and only that.
+"""The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, and only that (the rest is in beyond/).
 
-Reads .geekagent/mcp.json, starts every server as a subprocess, speaks JSON-RPC with it over stdin/stdout
-(one message per line) and registers its tools as mcp_<server>_<tool>; what the tutorial leaves out is in
-beyond/. Node calls us back on events, Python has threads; values follow JavaScript where mcp.ts tests them,
-and each place where Python differs says why in one line ("# JS ...").
+Reads .geekagent/mcp.json, starts every server as a subprocess, speaks JSON-RPC with it over stdin/stdout (one
+message per line) and registers its tools as mcp_<server>_<tool>. Node calls us back on events, Python has threads;
+values follow JavaScript where mcp.ts tests them, and each place where Python differs says why ("# JS ...").
 """
 import json
 import os
@@ -85,8 +84,7 @@ class McpClient:
         self._pending: dict[int, queue.SimpleQueue] = {}
         # Why the server cannot answer any more (failed to start, or exited); new requests fail at once.
         self._dead: str | None = None
-        # Lines for stdin, written by one thread: as with Node's buffered write(), a server that stops
-        # reading never blocks a caller.
+        # Lines for stdin, written by one thread: as Node's buffered write(), a server not reading blocks no caller.
         self._outbox: queue.SimpleQueue = queue.SimpleQueue()
         self._read_all = threading.Event()  # stdout ended: all the server wrote was read
 
@@ -262,6 +260,17 @@ def mcp_statuses() -> list[McpStatus]:
     return _statuses
 
 
+def mcp_server_entries(config: object) -> list[tuple[str, McpServerConfig]]:
+    """mcp.ts's `Object.entries(config.mcpServers ?? {})`, as written (the folder's trust question shows it too)."""
+    if config is None:  # as JSON.parse("null").mcpServers throws
+        raise TypeError("Cannot read properties of null (reading 'mcpServers')")
+    servers = _given(config.get("mcpServers") if isinstance(config, dict) else None, {})
+    # JS Object.entries: an object's entries, a list's or a string's items by index, nothing of a number
+    entries = servers.items() if isinstance(servers, dict) else enumerate(servers) if isinstance(servers, (list, str)) else []
+    return [(str(name), McpServerConfig(cfg.get("command"), _given(cfg.get("args"), []), _given(cfg.get("env"), {}))
+             if isinstance(cfg, dict) else McpServerConfig(None)) for name, cfg in entries]
+
+
 def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
     """Read mcp.json ({"mcpServers": {name: {command, args?, env?}}}), start each server in turn and register
     its tools. No file means no servers; one server failing is only recorded."""
@@ -272,16 +281,8 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
             raw = f.read()
     except FileNotFoundError:
         return
-    config = json.loads(raw)
-    servers = _given(config.get("mcpServers") if isinstance(config, dict) else None, {})
-    # JS Object.entries: an object's entries, a list's or a string's items by index, nothing of a number
-    indexed = enumerate(servers) if isinstance(servers, (list, str)) else []
-    for name, cfg in servers.items() if isinstance(servers, dict) else indexed:
-        name = str(name)
-        # As mcp.ts: the entry is taken as written; whatever is wrong with it fails that server in start().
-        entry = cfg if isinstance(cfg, dict) else {}
-        client = McpClient(name, McpServerConfig(entry.get("command"), _given(entry.get("args"), []),
-                                                 _given(entry.get("env"), {})))
+    for name, cfg in mcp_server_entries(json.loads(raw)):
+        client = McpClient(name, cfg)
         try:
             names = []
             for info in client.start():

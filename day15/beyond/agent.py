@@ -8,6 +8,7 @@ the folder, kept results and tool search. The lesson modules' hooks it uses, eac
 set_confirm and set_remember, tools' set_audit and set_long_results, chat's set_tool_choice.
 """
 import contextlib
+import json
 import os
 import sys
 
@@ -81,7 +82,7 @@ class Agent:
         """The folder (found upward), its trust, its .env and policies, the built-in tools, and the full
         agent's parts; False when start-up must stop (a policy file that cannot be used)."""
         self.root = find_project()
-        project = self.project = Project.read(".")
+        project = self.project = Project.read(".", tutorial=self.tutorial)
         ask = (lambda question: self.console.confirm(question, always=False)) \
             if self.console.terminal and self.prompt is None else None
         self.trusted = decide(project, self.options.trust, ask)
@@ -181,7 +182,11 @@ class Agent:
 
     def hints(self, interactive: bool) -> list[str]:
         """What the banner warns of: no key (the REPL's hint; -p says it as its error), plain http."""
-        return [hint for hint in (missing_key_hint() if interactive else None, plain_http_hint()) if hint]
+        return [hint for hint in (missing_key_hint() if interactive else None, plain_http_hint(), self.unread()) if hint]
+
+    def unread(self) -> str | None:
+        """Servers the folder declares in a form the tutorial's client does not read (VS Code's), named."""
+        return self.servers.unread() if self.tutorial else None
 
     def missing_key(self) -> str | None:
         return missing_key_hint()
@@ -218,6 +223,17 @@ class TwinServers:
 
     def mcp_statuses(self) -> list[mcp.McpStatus]:
         return mcp.mcp_statuses()
+
+    def unread(self) -> str | None:
+        raw = self.project.files.get(MCP_CONFIG_PATH) if self.project else None
+        try:
+            data = json.loads(raw) if raw else None
+        except (ValueError, RecursionError):
+            return None  # connect_mcp_servers says what is wrong with it
+        if isinstance(data, dict) and "mcpServers" not in data and isinstance(data.get("servers"), dict):
+            return (f'{MCP_CONFIG_PATH} declares "servers" (VS Code\'s format); the tutorial\'s client reads only '
+                    '"mcpServers" (without --tutorial the full agent reads both)')
+        return None
 
     def stop_mcp_servers(self) -> None:
         mcp.stop_mcp_servers()

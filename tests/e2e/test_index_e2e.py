@@ -215,6 +215,13 @@ def test_start_up_says_what_is_true_and_the_tutorial_offers_its_own_commands(tmp
     assert ("/resources" in done.stdout.split("Type a message")[1].split("not in the tutorial")[0]) is not tutorial
     assert ("not in the tutorial's client (run without --tutorial)" in done.stdout) is tutorial
     assert ("Ctrl-C leaves" in done.stdout) is tutorial
+    assert ("/mcp login" in done.stdout.split("Type a message")[1]) is not tutorial  # the twin has no logins
+    # index.ts says nothing while its servers start: the panel line is the first word of them
+    assert ("demo (2 tools)" in done.stdout.split("MCP  demo(2)")[0]) is not tutorial
+    vscode = workdir(tmp_path / "vscode", {})
+    (vscode / ".geekagent" / "mcp.json").write_text(json.dumps({"servers": {"demo": demo()}}))
+    read = run_agent(vscode, ["/mcp", "/exit"], agent_env(key=None), args=MODES[mode])
+    assert ('reads only "mcpServers"' in read.stdout) is tutorial and ("MCP  demo(2)" in read.stdout) is not tutorial
     untrusted = run_agent(cwd, ["/exit"], agent_env(key=None, trust=False), args=MODES[mode])
     assert "MCP  none" in untrusted.stdout and "not trusted" in untrusted.stderr
 

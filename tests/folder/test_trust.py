@@ -1,6 +1,7 @@
 """Folder trust (beyond/folder/trust.py): a folder's config runs only once trusted; the question shows what
 runs; .env parsed."""
 import json
+import shlex
 import sys
 
 import pytest
@@ -87,3 +88,26 @@ def test_a_broken_mcp_json_asks_nothing_and_says_what_is_wrong(tmp_path, monkeyp
     monkeypatch.chdir(cwd)
     assert decide(Project.read("."), False, lambda question: pytest.fail(f"asked: {question}")) is False
     assert "cannot be used, so none of its servers starts" in capsys.readouterr().out
+
+
+def test_the_question_shows_what_the_client_that_starts_them_runs(tmp_path):
+    """The question is built from the reading of mcp.json that starts the servers: with --tutorial the
+    twin's (a list of entries, a number in args and env, a `disabled` it does not know), which runs
+    exactly the command line shown; the full agent reads the same file as unusable and runs nothing."""
+    record = tmp_path / "record.py"
+    record.write_text("import json, os, sys\nopen('ran.json', 'w').write(json.dumps([sys.argv, os.environ.get('N')]))\n")
+    cwd = workdir(tmp_path / "clone", {})
+    (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": [
+        {"command": sys.executable, "args": [str(record), 7, 1.5], "env": {"N": 2}, "disabled": True}]}))
+    env = {**agent_env(key=None, trust=False), "XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1"}
+    shown = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, env,
+                       [("Trust this folder", "y\n"), ("> ", "/exit\n")])
+    line = next(l for l in shown.splitlines() if "server 0: runs " in l)
+    argv, _, env_shown = line.split("server 0: runs ", 1)[1].strip().partition(" with env ")
+    ran, n = json.loads((cwd / "ran.json").read_text())
+    assert shlex.split(argv) == [sys.executable, *ran] and ran[1:] == ["7", "1.5"] and env_shown == f"N={n}" == "N=2"
+    (cwd / "ran.json").unlink()
+    full = run_in_pty([sys.executable, INDEX], cwd, {**env, "XDG_CONFIG_HOME": str(tmp_path / "config2")},
+                      [("> ", "/exit\n")])
+    assert "cannot be used, so none of its servers starts" in full and "Trust this folder" not in full
+    assert not (cwd / "ran.json").exists()

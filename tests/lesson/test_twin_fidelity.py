@@ -118,6 +118,22 @@ def test_mcp_servers_as_a_list_is_taken_by_index_and_a_nameless_tool_is_undefine
         mcp.stop_mcp_servers()
 
 
+@pytest.mark.parametrize("config, names", [
+    ({"mcpServers": "ab"}, ["0", "1"]),      # Object.entries("ab"): its characters by index
+    ({"mcpServers": 7}, []),                 # a number has no entries
+    ({"mcpServers": None}, []),              # null ?? {}
+    ([{"command": "x"}], []),                # a top-level list has no .mcpServers
+    ({"mcpServers": {"a": 5}}, ["a"]),       # an entry that is no object: taken, and fails in start()
+])
+def test_mcp_servers_of_any_shape_give_what_object_entries_gives(config, names):
+    assert [name for name, _ in mcp.mcp_server_entries(config)] == names
+
+
+def test_a_null_config_throws_as_reading_a_property_of_null_does():
+    with pytest.raises(TypeError, match="null"):
+        mcp.mcp_server_entries(None)
+
+
 def test_what_a_server_wrote_before_it_exited_is_read_first():
     """8 MiB written, then the exit: Node's 'data' events come before 'exit', so mcp.ts has the reply."""
     import tempfile

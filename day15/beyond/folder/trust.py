@@ -4,7 +4,7 @@ once the user trusts them (the .env file itself is beyond the tutorial too).
 The tutorial starts every server in mcp.json and reads .env, so starting the agent in a cloned
 folder would run that folder's commands, and a .env could send your API key to another host.
 Here the three files are read once (Project), and what the question shows is built from the same
-parsed entries that start the servers: every command line or URL, every key the .env sets (those
+parsed entries that start the servers (with --tutorial, as the tutorial's client reads them): every command line or URL, every key the .env sets (those
 that change how programs run set apart), every tool GeekAgent.json allows unasked. The answer is
 kept, with a hash of each file, in the user's config directory ($XDG_CONFIG_HOME/geekagent/), never
 in the folder: a changed mcp.json or .env asks again, and so does a GeekAgent.json that allows more.
@@ -12,6 +12,7 @@ Without a terminal nothing is asked: --trust or GEEKAGENT_TRUST=1 trusts for one
 own mcp.json ($XDG_CONFIG_HOME/geekagent/mcp.json, servers for every folder) needs no trust.
 """
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -25,7 +26,7 @@ from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, expanded, load_m
 from beyond.dirs import VARIABLE, config_dir
 from beyond.folder.project import FolderError, JsonStore, LinkOutside, read_inside
 from beyond.text import clean, shorten
-from mcp import McpError
+from mcp import McpError, McpServerConfig, mcp_server_entries
 
 # The files a folder's trust covers, relative to the folder; a change to the first two asks again.
 TRUSTED_FILES = (MCP_CONFIG_PATH, DOTENV_PATH, permissions.POLICY_PATH)
@@ -46,10 +47,11 @@ class Project:
     files: dict[str, bytes | None] = field(default_factory=dict)    # path -> bytes; None when missing
     problems: dict[str, str] = field(default_factory=dict)          # path -> why it is not used
     links: set[str] = field(default_factory=set)                    # the paths that are links out of the folder
+    tutorial: bool = False  # its servers are started by the tutorial's client (mcp.py), which reads mcp.json its way
 
     @classmethod
-    def read(cls, folder: str = ".") -> "Project":
-        project = cls(os.path.realpath(folder))
+    def read(cls, folder: str = ".", tutorial: bool = False) -> "Project":
+        project = cls(os.path.realpath(folder), tutorial=tutorial)
         for path in TRUSTED_FILES:
             try:
                 project.files[path] = read_inside(path, root=folder)
@@ -72,6 +74,19 @@ class Project:
         for config in configs.values():
             config.folder_entry = True  # its roots are held to the folder's bounds (client/roots.py)
         return configs
+
+    def entries(self) -> dict[str, str]:
+        """What each entry runs, as the client that starts them reads mcp.json; McpError if it cannot."""
+        if not self.tutorial:
+            return {name: what_runs(config, self.folder) for name, config in self.servers().items()}
+        if MCP_CONFIG_PATH in self.problems:
+            raise McpError(self.problems[MCP_CONFIG_PATH])
+        try:  # as mcp.connect_mcp_servers reads the same bytes (agent.TwinServers)
+            raw = self.files[MCP_CONFIG_PATH]
+            return {} if raw is None else {name: _what_the_twin_runs(cfg) for name, cfg in
+                                           mcp_server_entries(json.loads(raw.decode("utf-8")))}
+        except (ValueError, TypeError, RecursionError) as e:
+            raise McpError(f"{MCP_CONFIG_PATH}: {e}") from None
 
     def policies(self) -> dict[str, str]:
         """GeekAgent.json's tool policies; PolicyError when it cannot be used (it never silently widens access)."""
@@ -128,9 +143,10 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
             and all(record["entries"].get(name) == runs for name, runs in entries.items()):
         _remember(project, allows, record, entries)  # fewer servers, or the same written otherwise: nothing new runs
         return True
-    if entries is None and project.files[DOTENV_PATH] is None and not allows:
-        print("\n".join(summary(project)))  # nothing could start: there is nothing to ask
-        return False
+    if not entries and project.files[DOTENV_PATH] is None and not allows:  # nothing would start: nothing to ask
+        if entries is None:
+            print("\n".join(summary(project)))
+        return entries is not None
     if ask is None:
         _say(f"{clean(project.folder, one_line=True)}: its .geekagent/mcp.json, .env and GeekAgent.json are not "
              "trusted" + (" since they changed" if record else " yet") + ", so none of its servers starts and .env is not read. "
@@ -149,7 +165,7 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
 def _entries(project: Project) -> dict[str, str] | None:
     """What each of the folder's entries runs, as the question shows it; None when mcp.json cannot be used."""
     try:
-        return {name: what_runs(config, project.folder) for name, config in project.servers().items()}
+        return project.entries()
     except McpError:
         return None
 
@@ -178,8 +194,8 @@ def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
     tools GeekAgent.json allows since the folder was last trusted)."""
     lines = [f"This folder has its own agent configuration: {clean(project.folder, one_line=True)}"]
     try:
-        for name, config in project.servers().items():
-            lines.append(f"  server {clean(shorten(name, 80), one_line=True)}: {what_runs(config, project.folder)}")
+        for name, runs in project.entries().items():
+            lines.append(f"  server {clean(shorten(name, 80), one_line=True)}: {runs}")
     except McpError as e:
         lines.append(f"  {MCP_CONFIG_PATH} cannot be used, so none of its servers starts: {clean(str(e), one_line=True)}")
     settings, warnings = project.dotenv()
@@ -225,6 +241,18 @@ def what_runs(config: ServerConfig, folder: str | None = None) -> str:
     env = ", ".join(f"{key}={_value(key, value, 80)}" for key, value in config.env.items() if not VARIABLE.search(value))
     env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
     return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}{sends}", one_line=True)
+
+
+def _what_the_twin_runs(cfg: McpServerConfig) -> str:
+    """What mcp.McpClient.start() spawns for an entry: its command line and env as it converts them."""
+    try:  # as start() builds them: anything it cannot turn into a command line fails that server unspawned
+        if not isinstance(cfg.command, str) or not isinstance(cfg.args, list):
+            raise TypeError("the tutorial's client needs a command string and an args list")
+        argv, env = [cfg.command, *map(str, cfg.args)], {k: str(v) for k, v in dict(cfg.env).items()}
+    except (TypeError, ValueError) as e:
+        return f"not started: {clean(str(e), one_line=True)}"
+    env = ", ".join(f"{key}={_value(str(key), value, 80)}" for key, value in env.items())
+    return clean(f"runs {shlex.join(argv)}" + (f" with env {env}" if env else ""), one_line=True)
 
 
 def _logs_in(oauth: dict) -> str:
