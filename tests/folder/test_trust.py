@@ -111,3 +111,12 @@ def test_the_question_shows_what_the_client_that_starts_them_runs(tmp_path):
                       [("> ", "/exit\n")])
     assert "cannot be used, so none of its servers starts" in full and "Trust this folder" not in full
     assert not (cwd / "ran.json").exists()
+
+
+def test_a_file_that_starts_nothing_asks_nothing(tmp_path, monkeypatch, capsys):
+    """No entry to start, no .env, nothing allowed: nothing to trust, so no question and nothing said."""
+    from beyond.folder.trust import Project, decide
+    monkeypatch.chdir(workdir(tmp_path / "clone", {}))
+    for tutorial in (False, True):
+        assert decide(Project.read(".", tutorial=tutorial), False, lambda q: pytest.fail(f"asked: {q}")) is True
+    assert capsys.readouterr().out == ""

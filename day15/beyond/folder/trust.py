@@ -4,12 +4,13 @@ once the user trusts them (the .env file itself is beyond the tutorial too).
 The tutorial starts every server in mcp.json and reads .env, so starting the agent in a cloned
 folder would run that folder's commands, and a .env could send your API key to another host.
 Here the three files are read once (Project), and what the question shows is built from the same
-parsed entries that start the servers (with --tutorial, as the tutorial's client reads them): every command line or URL, every key the .env sets (those
-that change how programs run set apart), every tool GeekAgent.json allows unasked. The answer is
-kept, with a hash of each file, in the user's config directory ($XDG_CONFIG_HOME/geekagent/), never
-in the folder: a changed mcp.json or .env asks again, and so does a GeekAgent.json that allows more.
-Without a terminal nothing is asked: --trust or GEEKAGENT_TRUST=1 trusts for one run. The user's
-own mcp.json ($XDG_CONFIG_HOME/geekagent/mcp.json, servers for every folder) needs no trust.
+parsed entries that start the servers (with --tutorial, as the tutorial's client reads them): every
+command line or URL, every key the .env sets (those that change how programs run set apart), every
+tool GeekAgent.json allows unasked. The answer is kept, with a hash of each file, in the user's
+config directory ($XDG_CONFIG_HOME/geekagent/), never in the folder: a changed mcp.json or .env
+asks again, and so does a GeekAgent.json that allows more. Without a terminal nothing is asked:
+--trust or GEEKAGENT_TRUST=1 trusts for one run. The user's own mcp.json
+($XDG_CONFIG_HOME/geekagent/mcp.json, servers for every folder) needs no trust.
 """
 import hashlib
 import json
