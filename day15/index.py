@@ -121,6 +121,7 @@ def cmd_mcp(session: Session, arg: str) -> None:
         return session.agent.account(session, arg)
     statuses = session.servers.mcp_statuses()
     if not statuses:
+        # Beyond the tutorial: a VS Code file's "servers", which the tutorial's client does not read, named
         print(session.agent.unread() or "(no MCP servers: declare them in .geekagent/mcp.json and restart)")
         return
     print(f"MCP  {mcp_line(session.servers)}")
@@ -140,7 +141,7 @@ def print_banner(agent: Agent, interactive: bool = True) -> None:
     servers = agent.servers  # the tutorial's client says nothing while it starts: its panel line is all
     print(f"MCP  {mcp_line(servers)}" + ("  (their tools are named mcp_<server>_<tool>; /mcp lists them)"
                                          if servers.mcp_statuses() else ""))
-    for hint in agent.hints(interactive):  # Beyond the tutorial: no key (-p says it as its error), plain http
+    for hint in agent.hints(interactive):  # Beyond the tutorial: no key (-p says it as its error), plain http, VS Code's file
         print(style(hint, "33"))
     if interactive:
         print("Type a message, or /help for commands.")
