@@ -120,3 +120,21 @@ def test_a_file_that_starts_nothing_asks_nothing(tmp_path, monkeypatch, capsys):
     for tutorial in (False, True):
         assert decide(Project.read(".", tutorial=tutorial), False, lambda q: pytest.fail(f"asked: {q}")) is True
     assert capsys.readouterr().out == ""
+
+
+def test_a_folder_trusted_for_one_client_asks_again_when_the_other_would_run_more(tmp_path, monkeypatch, capsys):
+    """Trusted as the full agent reads it (a disabled entry shown as not started), the same file asks
+    again under --tutorial, whose client starts that entry; unchanged and in the same mode it asks nothing."""
+    from beyond.folder.trust import Project, decide
+    monkeypatch.chdir(workdir(tmp_path / "clone", {"a": fake("normal"), "b": {**fake("slow"), "disabled": True}}))
+    asked = []
+
+    def ask(question: str) -> bool:
+        asked.append(question)
+        return True
+    assert decide(Project.read("."), False, ask) and len(asked) == 1
+    assert decide(Project.read("."), False, ask) and len(asked) == 1
+    capsys.readouterr()
+    assert decide(Project.read(".", tutorial=True), False, ask) and len(asked) == 2
+    assert "runs more, read by this client" in capsys.readouterr().out
+    assert decide(Project.read(".", tutorial=True), False, ask) and len(asked) == 2

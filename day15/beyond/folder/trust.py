@@ -137,12 +137,10 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
     record = record if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
     new = allows if record is None else [name for name in allows if name not in _allowed_before(record)]
     changed = [] if record is None else [p for p in TRUSTED_FILES[:2] if record["files"].get(p, "-") != project.digest(p)]
-    if record is not None and not changed and not new:
-        return True
     entries = _entries(project)
-    if changed == [MCP_CONFIG_PATH] and not new and entries is not None and isinstance(record.get("entries"), dict) \
-            and all(record["entries"].get(name) == runs for name, runs in entries.items()):
-        _remember(project, allows, record, entries)  # fewer servers, or the same written otherwise: nothing new runs
+    if record is not None and not new and set(changed) <= {MCP_CONFIG_PATH} and _runs_as_trusted(entries, record, changed):
+        if changed:
+            _remember(project, allows, record, entries)
         return True
     if not entries and project.files[DOTENV_PATH] is None and not allows:  # nothing would start: nothing to ask
         if entries is None:
@@ -154,13 +152,25 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
              "Start the agent in a terminal to review them, or pass --trust (or set GEEKAGENT_TRUST=1) to trust "
              "them for this run.")
         return False
+    reread = [f"  {MCP_CONFIG_PATH} runs more, read by this client, than the one you trusted it for (--tutorial or not)"]
     print("\n".join(summary(project, new if record else ()) + [f"  {p} changed since you trusted this folder"
-                                                               for p in changed]))
+                                                               for p in changed]
+                     + (reread if record and not changed and not new else [])))
     if not ask(f"Trust this folder: {_what_trust_does(project, allows, entries)}?"):
         print("Not trusted: none of its servers starts, .env is not read and GeekAgent.json allows nothing.")
         return False
     _remember(project, allows, record, entries)
     return True
+
+
+def _runs_as_trusted(entries: dict | None, record: dict, changed: list[str]) -> bool:
+    """Whether what mcp.json runs, read now, was shown when the folder was trusted: each entry as it was
+    (fewer servers, or the same written otherwise). Read by the other client (--tutorial or not), the same
+    file may run what that question never showed (a "disabled" entry the tutorial's client starts)."""
+    kept = record.get("entries")
+    if entries is None or not isinstance(kept, dict):
+        return not changed  # unusable now, or trusted before entries were kept: only as it was
+    return all(kept.get(name) == runs for name, runs in entries.items())
 
 
 def _entries(project: Project) -> dict[str, str] | None:
