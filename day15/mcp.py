@@ -63,8 +63,7 @@ class McpClient:
     """One connection to an MCP server: the subprocess plus a line-framed JSON-RPC client. start() runs
     the handshake and returns the tool list; each tool call is one tools/call request.
 
-    Where Python differs from Node, one small method each; the full client (beyond/client/session.py)
-    overrides these and calls super(), as queue.Queue's subclasses override _init, _put and _get:
+    Where Python differs from Node, one small method each, which the full client (beyond/) overrides:
       _waiter()                 a request's reply slot (Node keeps the promise's resolve and reject)
       _send(message, waiter)    writing to stdin (Node's write() buffers; here a writer thread)
       _wait(id, method, waiter) waiting for the reply (Node's setTimeout; here a wait with a timeout)
@@ -76,14 +75,11 @@ class McpClient:
     def __init__(self, name: str, cfg: McpServerConfig) -> None:
         self.name, self.cfg = name, cfg
         self.proc: subprocess.Popen | None = None
-        # Guards _next_id, _pending and _dead, which callers and the reader share (Node runs one callback
-        # at a time); never held across I/O or a wait.
+        # Guards _next_id, _pending and _dead, shared by callers and the reader; never held across I/O or a wait.
         self._lock = threading.Lock()
         self._next_id = 1
-        # id -> the waiting caller's reply slot; the reader puts the result or an McpError in it.
-        self._pending: dict[int, queue.SimpleQueue] = {}
-        # Why the server cannot answer any more (failed to start, or exited); new requests fail at once.
-        self._dead: str | None = None
+        self._pending: dict[int, queue.SimpleQueue] = {}  # id -> the caller's reply slot: a result or an McpError
+        self._dead: str | None = None  # why the server cannot answer (failed to start, exited): requests fail at once
         # Lines for stdin, written by one thread: as Node's buffered write(), a server not reading blocks no caller.
         self._outbox: queue.SimpleQueue = queue.SimpleQueue()
         self._read_all = threading.Event()  # stdout ended: all the server wrote was read
@@ -99,7 +95,6 @@ class McpClient:
         except OSError as e:  # Node reports this as the process's 'error' event
             self._mark_dead(f"server failed to start: {e}")
         else:
-            # Threads stand in for Node's 'data' callbacks, its buffered writes and its 'exit' event.
             for task, what in ((self._read_stdout, "stdout"), (self._read_stderr, "stderr"),
                                (self._write_stdin, "stdin"), (self._watch_exit, "exit")):
                 threading.Thread(target=task, name=f"mcp-{self.name}-{what}", daemon=True).start()
@@ -176,10 +171,9 @@ class McpClient:
         """Node resolves or rejects the promise; here the waiting slot gets it. False: no such request."""
         with self._lock:
             pending = self._pending.pop(request_id, None)
-        if pending is None:
-            return False  # no request with that id: a notification from the server, which we do not handle
-        pending.put(outcome)
-        return True
+        if pending is not None:  # None: no request with that id (a notification from the server: not handled)
+            pending.put(outcome)
+        return pending is not None
 
     def _request(self, method: str, params: dict, waiter: queue.SimpleQueue | None = None) -> dict:
         """Send a request and wait for the reply with the same id (in `waiter`, if given); no reply in time fails."""
@@ -187,8 +181,7 @@ class McpClient:
         with self._lock:
             if self._dead:
                 raise McpError(self._dead, self.name)
-            request_id = self._next_id
-            self._next_id += 1
+            request_id, self._next_id = self._next_id, self._next_id + 1
             self._pending[request_id] = waiter
         try:
             self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, waiter)
@@ -261,12 +254,12 @@ def mcp_statuses() -> list[McpStatus]:
 
 
 def mcp_server_entries(config: object) -> list[tuple[str, McpServerConfig]]:
-    """mcp.ts's `Object.entries(config.mcpServers ?? {})`, as written (the folder's trust question shows it too)."""
+    """mcp.ts's `Object.entries(config.mcpServers ?? {})`: an object's entries, a list's or a string's items by
+    index, none of a number; each entry as written (the folder's trust question shows the same)."""
     if config is None:  # as JSON.parse("null").mcpServers throws
         raise TypeError("Cannot read properties of null (reading 'mcpServers')")
     servers = _given(config.get("mcpServers") if isinstance(config, dict) else None, {})
-    # JS Object.entries: an object's entries, a list's or a string's items by index, nothing of a number
-    entries = servers.items() if isinstance(servers, dict) else enumerate(servers) if isinstance(servers, (list, str)) else []
+    entries = servers.items() if isinstance(servers, dict) else enumerate(servers if isinstance(servers, (list, str)) else [])
     return [(str(name), McpServerConfig(cfg.get("command"), _given(cfg.get("args"), []), _given(cfg.get("env"), {}))
              if isinstance(cfg, dict) else McpServerConfig(None)) for name, cfg in entries]
 
