@@ -255,7 +255,7 @@ def mcp_statuses() -> list[McpStatus]:
 
 def mcp_server_entries(config: object) -> list[tuple[str, McpServerConfig]]:
     """mcp.ts's `Object.entries(config.mcpServers ?? {})`: an object's entries, a list's or a string's items by
-    index, none of a number; each entry as written (the folder's trust question shows the same)."""
+    index, none of a number; each as written, a wrong one failing in start() (the trust question shows the same)."""
     if config is None:  # as JSON.parse("null").mcpServers throws
         raise TypeError("Cannot read properties of null (reading 'mcpServers')")
     servers = _given(config.get("mcpServers") if isinstance(config, dict) else None, {})
