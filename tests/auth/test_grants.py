@@ -122,16 +122,18 @@ def test_the_trust_question_names_what_a_grant_reads_and_where_its_secrets_go():
 
 
 def test_under_p_a_ci_job_logs_in_with_its_workload_token(tmp_path):
-    """index.py -p with workload identity: no terminal, no browser; the allowed tool runs on the token."""
+    """index.py -p with workload identity: no terminal, no browser; the allowed tool runs on the token,
+    read from the job folder's own file."""
     import subprocess
     import sys
     from conftest import INDEX, agent_env, assert_no_process_left, workdir
     from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
-    (tmp_path / "oidc.jwt").write_text(ASSERTION)
     with OAuthFake(assertions={ASSERTION}) as server:
         cwd = workdir(tmp_path / "job", {"ci": {"url": server.url, "oauth": {
-            "grant": "jwt_bearer", "clientId": "runner", "assertionFile": str(tmp_path / "oidc.jwt")}}},
+            "grant": "jwt_bearer", "clientId": "runner", "assertionFile": "ci/oidc.jwt"}}},
             {"mcp_ci_echo": "allow"})
+        (cwd / "ci").mkdir()
+        (cwd / "ci" / "oidc.jwt").write_text(ASSERTION)
         with FakeOpenAI([tool_calls(("mcp_ci_echo", {"text": "deployed"})), answer_from_tools]) as model:
             done = subprocess.run([sys.executable, INDEX, "-p", "deploy"], cwd=cwd, capture_output=True, text=True,
                                   env=agent_env(model.base_url), timeout=60)

@@ -5,7 +5,9 @@
   token endpoint method as auth/clients.py chooses it;
 - "jwt_bearer" (RFC 7523 section 2.1; SEP-1933, workload identity federation): the entry's
   "assertion" (a JWT, usually ${VAR}) or "assertionFile", read again at every grant (a CI runner's
-  tokens live minutes); the server's error is the login's, with no other method or grant tried;
+  tokens live minutes) as the trust question showed it: a regular file, of the project folder for a
+  folder's entry, never through a link out, a FIFO or the kernel's files (/proc/self/environ would
+  send the agent's environment); the server's error is the login's, with no other method or grant tried;
 - "enterprise" (SEP-990): the user's ID token ("idToken") exchanged at the identity provider's
   "idpTokenEndpoint" (RFC 8693) for an identity assertion (ID-JAG) naming this authorization server
   (audience) and this server (resource), then presented to the authorization server with the JWT
@@ -14,11 +16,9 @@ None of them opens a browser or asks anything; each is repeated when its token n
 (auth/provider.py). Secrets go only to the token endpoint the metadata names, or idpTokenEndpoint,
 through the outbound check (auth/outbound.py); none is kept: only the tokens they bring are.
 """
-import os
-
 from beyond.auth.errors import AuthError
 from beyond.auth.metadata import post_form
-from beyond.dirs import UnsetVariable, expand
+from beyond.dirs import FolderError, UnsetVariable, expand, read_inside
 
 GRANTS = ("client_credentials", "jwt_bearer", "enterprise")
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -37,25 +37,24 @@ def granted(oauth, meta: dict, resource: str, scopes: list[str]) -> tuple[dict, 
     if settings["grant"] == "client_credentials":
         return clients.token_request(meta, client, {"grant_type": "client_credentials", **form}), client
     if settings["grant"] == "jwt_bearer":
-        assertion, client = _assertion(settings), {**client, "may_switch": False}  # the server's error, as it is
+        assertion, client = _assertion(settings, oauth.folder), {**client, "may_switch": False}  # the server's error, as it is
     else:
         assertion = _identity_assertion(oauth, meta, resource, scopes)
     return clients.token_request(meta, client, {"grant_type": JWT_BEARER, "assertion": assertion, **form}), client
 
 
-def _assertion(settings: dict) -> str:
-    """The workload's JWT: the entry's "assertion" expanded, or its "assertionFile" read now."""
+def _assertion(settings: dict, folder: str | None) -> str:
+    """The workload's JWT: the entry's "assertion" expanded, or its "assertionFile" read now (within
+    `folder`, the project folder of a folder's entry)."""
     try:
         if "assertion" in settings:
             return _bounded(expand(settings["assertion"], "oauth.assertion"), "oauth.assertion")
-        path = os.path.expanduser(expand(settings["assertionFile"], "oauth.assertionFile"))
-    except UnsetVariable as e:
-        raise AuthError(str(e)) from None
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_ASSERTION_BYTES + 1)
-    except OSError as e:
-        raise AuthError(f"oauth.assertionFile {path} cannot be read: {e.strerror or e}") from None
+        path = expand(settings["assertionFile"], "oauth.assertionFile")
+        raw = read_inside(path, MAX_ASSERTION_BYTES, root=folder)
+    except (UnsetVariable, FolderError) as e:
+        raise AuthError(f"oauth.assertionFile: {e}" if isinstance(e, FolderError) else str(e)) from None
+    if raw is None:
+        raise AuthError(f"oauth.assertionFile: {path} does not exist")
     return _bounded(raw.decode("utf-8", "replace").strip(), f"oauth.assertionFile {path}")
 
 

@@ -8,8 +8,10 @@ there is auth/clients.py's. The login itself (auth/login.py) asks for the challe
 scopes_supported (plus offline_access where offered), with `resource` (RFC 8707) in both requests.
 Tokens (auth/tokens.py) are refreshed before they expire and on a 401, one refresh at a time for
 all callers and agents; a 403 insufficient_scope logs in again with the union of scopes, a few
-times at most; a server that moved to another authorization server is registered there anew. No
-token is ever put in a URL, a log line or an error.
+times at most. A login is bound to the authorization server (issuer and token endpoint) of the first
+one made for the server: its secrets, assertions, ID tokens and registrations go nowhere else. A server
+that later names another one gets no login there until the user asks for one (/mcp login). No token
+is ever put in a URL, a log line or an error.
 """
 import os
 import re
@@ -73,8 +75,9 @@ class OAuth:
     """The login of one remote server: its tokens, refreshed and replaced as needed."""
 
     def __init__(self, name: str, url: str, settings: dict, log, store: TokenStore | None = None,
-                 allow_insecure: bool = False, screen: Screen | None = None) -> None:
+                 allow_insecure: bool = False, screen: Screen | None = None, folder: str | None = None) -> None:
         self.name, self.url, self.settings, self.log = name, url, settings, log
+        self.folder = folder  # the project folder of a folder's entry: the files its login reads are in it
         self.screen = screen or Screen()  # where a login meets the user (login.py)
         self.outbound = Outbound(url, allow_insecure)  # where its login may go (auth/outbound.py)
         self.store = store or TokenStore()
@@ -148,6 +151,7 @@ class OAuth:
                 if issuer != tokens.get("issuer"):
                     return None
             meta = metadata_for(self.outbound, tokens["issuer"], tokens.get("defaults") is True)
+            self._bound(meta)
             client = self.clients.of_tokens(tokens, meta)
             answer = self.clients.token_request(meta, client, {"grant_type": "refresh_token",
                                                                "refresh_token": tokens["refresh_token"],
@@ -166,6 +170,7 @@ class OAuth:
         if not self.login_allowed and not grant:
             raise LoginNeeded(f"needs login: /mcp login {self.name}", self.name)
         prm, meta = discover(self.outbound, self.url, found)
+        self._bound(meta)
         resource = prm.get("resource") or canonical(self.url)
         scopes = set(found["scope"].split()) if found.get("scope") else set()
         if not scopes:
@@ -185,6 +190,23 @@ class OAuth:
             tokens = authorize(self, meta, resource, sorted(scopes), keep)
         self._fresh = False  # made: from now on the tokens are used
         return tokens
+
+    def _bound(self, meta: dict) -> None:
+        """Bind this server's logins to the authorization server of `meta` at the first one; AuthError when
+        it is another one than the bound, unless the user asked for this login (/mcp login): then it is bound anew."""
+        where = {"issuer": meta["issuer"], "token_endpoint": meta.get("token_endpoint")}
+        with self.store.locked() as data:
+            bound = (data.get("bound") or {}).get(self.url)
+            if bound == where:
+                return
+            if isinstance(bound, dict) and self.login_allowed != FRESH:
+                raise AuthError(f"the server now sends its login to {clean(str(meta['issuer']), one_line=True)}, "
+                                f"not to {clean(str(bound.get('issuer')), one_line=True)} where it was first made; "
+                                f"nothing is sent there unless you log in on purpose: /mcp login {self.name}")
+            if isinstance(bound, dict):
+                self.log(f"logging in at {clean(str(meta['issuer']), one_line=True)} from now on "
+                         f"(was {clean(str(bound.get('issuer')), one_line=True)})")
+            data.setdefault("bound", {})[self.url] = where
 
     def _fresh_pending(self) -> bool:
         return self.login_allowed == FRESH and self._fresh

@@ -14,26 +14,12 @@ import os
 import stat
 import sys
 
-from beyond.dirs import config_dir
+from beyond.dirs import NOFOLLOW, FolderError, config_dir
 
 FOLDER = ".geekagent"
-# Config files are written by hand; anything bigger is not one, and is refused rather than held in memory.
-MAX_CONFIG_BYTES = 1 << 20
 # Files the agent appends to (the audit log) are rotated past this size, one old file kept: a
 # record of months of use, never a disk filled by a model that calls tools in a loop.
 MAX_LOG_BYTES = 8 << 20
-# Links are never followed when the agent writes; the flag does not exist on Windows.
-NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
-class FolderError(ValueError):
-    """A project file that is not used: a link out of the folder, not a regular file, too big."""
-
-
-class LinkOutside(FolderError):
-    """A project file that is a link leading out of the folder (perhaps meant: it is named, and refused)."""
-
-
 # --- which folder is the project ---------------------------------------------------------------
 
 def settings_path() -> str:
@@ -84,28 +70,6 @@ def _shown(path: str) -> str:
 
 
 # --- reading and writing inside the folder -------------------------------------------------------
-
-def read_inside(path: str, limit: int = MAX_CONFIG_BYTES, root: str = ".") -> bytes | None:
-    """The bytes of a file of the folder, read once; None when there is none. FolderError when it is a
-    link leading outside the folder, not a regular file, or bigger than `limit`."""
-    base, real = os.path.realpath(root), os.path.realpath(os.path.join(root, path))
-    if os.path.commonpath([base, real]) != base:
-        raise LinkOutside(f"{path} is a link to {_shown(real)}, outside the folder; it is not read")
-    try:
-        fd = os.open(real, os.O_RDONLY | NOFOLLOW)
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise FolderError(f"{path} cannot be read ({e.strerror or e})") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a folder, a FIFO, a device: never opened as a file
-        os.close(fd)
-        raise FolderError(f"{path} is not a regular file; it is not read")
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise FolderError(f"{path} is over {limit:,} bytes; a config written by hand is smaller")
-    return data
-
 
 def append_inside(path: str, text: str, limit: int = MAX_LOG_BYTES) -> None:
     """Append to a file of the folder without following a link anywhere on the way (the folder or

@@ -24,8 +24,8 @@ import permissions
 from beyond.client.roots import outside
 from beyond.folder.dotenv import DOTENV_PATH, parse_dotenv
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, expanded, load_mcp_config
-from beyond.dirs import VARIABLE, config_dir
-from beyond.folder.project import FolderError, JsonStore, LinkOutside, read_inside
+from beyond.dirs import VARIABLE, FolderError, LinkOutside, config_dir, read_inside
+from beyond.folder.project import JsonStore
 from beyond.text import clean, shorten
 from mcp import McpError, McpServerConfig, mcp_server_entries
 

@@ -12,6 +12,7 @@ are built here from what the client says of each message (base.About): the versi
 """
 import base64
 import http.client
+import os
 import time
 import urllib.parse
 
@@ -86,7 +87,8 @@ class HttpTransport(Transport):
         if "authorization" not in {k.lower() for k in self.headers}:
             screen = getattr(self.inbox, "screen", None) or Screen()
             self.oauth = OAuth(self.name, urllib.parse.urlunsplit(self.url), self.config.oauth, self.inbox.log,
-                               allow_insecure=self.config.allow_insecure, screen=screen)
+                               allow_insecure=self.config.allow_insecure, screen=screen,
+                               folder=os.getcwd() if getattr(self.config, "folder_entry", False) else None)
             self.oauth.login_allowed = self._login_allowed
 
     def allow_login(self, allowed: bool) -> None:
