@@ -6,6 +6,8 @@ forgets the session once (404) at the first tools/call; "unauthorized" wants
 `Authorization: Bearer good-token` and answers 401 with a JSON-RPC error otherwise; "hang"
 never answers tools/call; "error500" answers tools/call with a 500 and a plain-text body;
 "trickle" answers tools/call with an event stream that sends one byte every 0.1 s and never a newline;
+"tail_trickle" sends the reply, then an SSE comment every 50 ms (for 60 s at most), counting in `hung_up`
+the answers whose reader closed the connection meanwhile;
 "expire400" forgets the session once and says so with a 400, as some servers do; "html403" answers
 everything with an HTML 403 page; "push" offers a GET stream, on which the test sends messages with
 push(), and which it ends with drop() (other modes answer GET with 405); "context" offers
@@ -84,6 +86,7 @@ class FakeHttpMcp:
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()  # messages for the open GET stream
         self.changed = threading.Condition()       # notified on every POST, for bounded waits
         self.release = threading.Event()           # lets "hang" requests go when the test ends
+        self.hung_up = 0                           # "tail_trickle": answers the client stopped reading
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
 
@@ -255,6 +258,8 @@ class FakeHttpMcp:
                 handler.wfile.write(b"x")
                 handler.wfile.flush()
             return
+        if self.mode == "tail_trickle":
+            return self.tail_trickle(handler, message)
         if self.mode == "error500":
             handler.send_response(500)
             handler.send_header("Content-Length", "17")
@@ -289,6 +294,25 @@ class FakeHttpMcp:
         self.event(handler, self.result(message, {"content": [
             {"type": "text", "text": f"{text} (ping answered: {pinged})"}]}))
         handler.close_connection = True
+
+    def tail_trickle(self, handler, message: dict) -> None:
+        """The reply, then comments that keep the (chunked, kept-alive) stream going until the reader hangs up."""
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        reply = self.result(message, {"content": [{"type": "text", "text": "answered"}]})
+        chunks = [f"event: message\ndata: {json.dumps(reply)}\n\n".encode()] + [b": still here\n"] * 1200
+        handler.close_connection = True
+        for chunk in chunks:
+            try:
+                handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                handler.wfile.flush()
+            except OSError:
+                self.hung_up += 1
+                return
+            if self.release.wait(0.05):
+                return
 
     @staticmethod
     def cut(handler) -> None:

@@ -5,7 +5,7 @@ import threading
 import pytest
 
 from beyond.wire import stream
-from conftest import wait_until
+from conftest import unhung, wait_until
 from mcp import McpError
 
 
@@ -31,6 +31,15 @@ def test_in_2026_07_28_a_broken_answer_is_sent_again_as_a_new_request(remote):
     assert client.call_tool("echo", {"text": "anew"}) == "anew"
     calls = [m for _, m in server.posts if m.get("method") == "tools/call"]
     assert len(calls) == 2 and calls[0]["id"] != calls[1]["id"] and server.gets == []
+
+
+def test_a_stream_that_trickles_after_its_reply_is_left_at_once_by_the_clock(remote):
+    """After the reply the server writes a comment every 50 ms for up to a minute: each call returns with
+    its answer while the server still trickles, its connection closed by the client, never waited on."""
+    server, client = remote("tail_trickle", timeout=120)
+    assert [unhung(client.call_tool, "echo", {"text": "x"}) for _ in range(3)] == ["answered"] * 3
+    assert wait_until(lambda: server.hung_up == 3)
+    assert not server.release.is_set()
 
 
 def test_an_answer_stream_without_event_ids_that_ends_early_fails_the_call(remote):

@@ -229,7 +229,7 @@ class HttpTransport(Transport):
                 response = connection.getresponse()
                 if response.status >= 400:
                     return self._refused(message, session, response, sent)
-                self.stream.answer(message, response, deadline, about, connection.sock)
+                self.stream.answer(message, response, deadline, about, connection)
             kept = self._pool.keep(connection, response)
             return response.status
         except _Closed:

@@ -164,11 +164,11 @@ class Stream:
         return True
 
     def answer(self, message: dict, response: http.client.HTTPResponse, deadline: float, about: About,
-               sock=None) -> None:
+               connection=None) -> None:
         """The answer of a POST (its status was not an error): the session it opens, its messages handed to the
         inbox, a stream of them resumed if it ends before the reply; TransportError if no reply came. After
-        the reply, the rest of a stream is read for DRAIN_S on `sock` (the connection's): a stream that
-        ended there leaves its connection to be kept for the next request."""
+        the reply, the rest of a stream is read for DRAIN_S on `connection`: a stream that ended there
+        leaves its connection to be kept for the next request."""
         transport = self.transport
         if about.new_session:  # a server without sessions gives none
             transport.session_id = response.getheader("Mcp-Session-Id") or None
@@ -183,7 +183,7 @@ class Stream:
             answers = self.events(response, stream)
             try:
                 if self.delivered(message, answers):
-                    return self._drain(answers, sock)
+                    return self._drain(answers, connection)
                 broken = "the server ended its answer without a reply"
             except (OSError, http.client.HTTPException) as e:  # the connection broke in the middle
                 if time.monotonic() >= deadline or (about.resumable and stream["id"] is None):
@@ -199,18 +199,16 @@ class Stream:
         raise TransportError(f"{message['method']} to {transport.shown_url} failed: "
                              "the server ended its answer without a reply")
 
-    def _drain(self, answers, sock) -> None:
-        """What the stream brings within DRAIN_S after the reply goes to the inbox; then it is left."""
-        if sock is None:
+    def _drain(self, answers, connection) -> None:
+        """What the stream brings within DRAIN_S after the reply goes to the inbox; then it is left. The
+        clock ends it, whatever arrives meanwhile (comments, a byte at a time): the connection is shut
+        down at DRAIN_S and then closed, not kept."""
+        if connection is None or connection.sock is None:
             return
-        end = time.monotonic() + DRAIN_S
         try:
-            sock.settimeout(DRAIN_S)
-            for message in answers:
-                self.transport.inbox.deliver(message)
-                if time.monotonic() >= end:
-                    return
-                sock.settimeout(max(0.001, end - time.monotonic()))
+            with Cutoff(connection, time.monotonic() + DRAIN_S):
+                for message in answers:
+                    self.transport.inbox.deliver(message)
         except (OSError, http.client.HTTPException, ValueError):
             pass  # not ended in time: its connection is closed, not kept
 
