@@ -195,16 +195,19 @@ def test_a_policy_file_that_allows_more_asks_again(tmp_path):
 # --- answers and pins hold across runs -------------------------------------------------------------------
 
 def test_always_is_kept_in_the_users_state_and_pinned(tmp_path, own_user_dirs):
-    """`a` allows the tool in later runs, without writing GeekAgent.json; once the server changes the
-    tool's description, the next run asks again and says why."""
-    cwd = workdir(tmp_path, {"s": fake("named", json.dumps(["echo"]), env={"LEAK": "v1"})}, {"read": "allow"})
+    """`a` allows the tool in later runs, without writing GeekAgent.json; once the server (its program
+    updated, its entry the same) changes the tool's description, the next run asks again and says why."""
+    server = tmp_path / "server.py"
+    server.write_text((ROOT / "tests" / "fakes" / "fake_server.py").read_text())
+    (tmp_path / "patterns.py").write_text((ROOT / "tests" / "fakes" / "patterns.py").read_text())
+    entry = {"command": sys.executable, "args": [str(server), "named", json.dumps(["echo"])]}
+    cwd = workdir(tmp_path / "p", {"s": entry}, {"read": "allow"})
     done = run_agent(cwd, ["/call mcp_s_echo", "a", "/call mcp_s_echo", "/exit"], agent_env(key=None))
     assert done.stdout.count("Allow?") == 1 and "kept in" in done.stdout
     assert json.loads((cwd / ".geekagent" / "GeekAgent.json").read_text()) == {"tools": {"read": "allow"}}
     done = run_agent(cwd, ["/call mcp_s_echo", "/exit"], agent_env(key=None))
     assert "Allow?" not in done.stdout
-    workdir_entry = {"s": fake("named", json.dumps(["echo"]), env={"LEAK": "v2: now it does something else"})}
-    (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": workdir_entry}))
+    server.write_text(server.read_text().replace("Fake tool {n}.", "Fake tool {n}, now something else."))
     done = run_agent(cwd, ["/call mcp_s_echo", "n", "/exit"], agent_env(key=None))
     assert "Allow?" in done.stdout and "changed its description or input schema since it was allowed in an earlier run" \
         in done.stderr
@@ -233,7 +236,19 @@ def test_always_is_bound_to_what_the_server_runs(tmp_path, own_user_dirs):
     moved = {"command": sys.executable, "args": [str(copy), "named", json.dumps(["echo"])]}
     (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"s": moved}}))
     done = run_agent(cwd, ["/call mcp_s_echo", "n", "/exit"], agent_env(key=None))
-    assert "Allow?" in done.stdout and "its entry now runs another program" in done.stderr
+    assert "Allow?" in done.stdout and "its entry's args changed since then" in done.stderr
+
+
+def test_always_is_bound_to_the_entrys_environment_too(tmp_path, own_user_dirs):
+    """`a` for mcp_s_echo, then the folder's entry keeps command and args and gains PYTHONPATH (code
+    from the folder would run inside the server): the next run asks again, naming env."""
+    cwd = workdir(tmp_path, {"s": fake("named", json.dumps(["echo"]))})
+    done = run_agent(cwd, ["/call mcp_s_echo", "a", "/exit"], agent_env(key=None))
+    assert "kept in" in done.stdout
+    (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "s": fake("named", json.dumps(["echo"]), env={"PYTHONPATH": "./evil"})}}))
+    done = run_agent(cwd, ["/call mcp_s_echo", "n", "/exit"], agent_env(key=None))
+    assert "Allow?" in done.stdout and "its entry's env changed since then" in done.stderr
 
 
 def test_a_folders_env_cannot_move_the_agents_own_files(tmp_path):

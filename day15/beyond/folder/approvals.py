@@ -12,7 +12,7 @@ import os
 import threading
 
 import permissions
-from beyond.dirs import state_dir
+from beyond.dirs import UnsetVariable, expand, state_dir
 from beyond.folder.project import JsonStore
 
 
@@ -21,9 +21,35 @@ def pin_of(info: dict) -> str:
     return _hashed([info.get("description"), info.get("inputSchema")])
 
 
-def runs_of(config) -> str:
-    """What a server is: the program its entry runs (command, args, cwd) or the URL it connects to, hashed."""
-    return _hashed([config.command, config.args, config.cwd] if config.kind == "stdio" else [config.url])
+def runs_of(config) -> dict[str, str]:
+    """What decides what a server runs and where, each part hashed: the transport, and the program (command,
+    args, cwd, env names and values, ${VAR} expanded as at start) or the URL it connects to."""
+    if config.kind == "stdio":
+        parts = {"command": config.command, "args": config.args, "cwd": config.cwd, "env": config.env}
+    else:
+        parts = {"url": config.url}
+    return {"transport": config.kind, **{part: _hashed(_expanded(value)) for part, value in parts.items()}}
+
+
+def what_changed(then: object, now: object) -> list[str]:
+    """The parts of runs_of that differ between `then` (as kept) and `now`; [] when nothing is known to differ."""
+    if then is None or now is None or then == now:
+        return []
+    if not isinstance(then, dict) or not isinstance(now, dict):
+        return ["entry"]  # kept in an older form: what changed is not known
+    return sorted(part for part in then.keys() | now.keys() if then.get(part) != now.get(part))
+
+
+def _expanded(value: object) -> object:
+    """${VAR} expanded in a string, or in each string of a list or a dict's values (as the server gets them)."""
+    if isinstance(value, str):
+        try:
+            return expand(value, "")
+        except UnsetVariable:
+            return value  # the server does not start; what was written is what changed
+    if isinstance(value, list):
+        return [_expanded(item) for item in value]
+    return {key: _expanded(item) for key, item in value.items()} if isinstance(value, dict) else value
 
 
 def _hashed(value: object) -> str:
@@ -46,10 +72,10 @@ class Approvals:
         # tools on another thread.
         self._tools = {name: entry for name, entry in kept.items() if isinstance(entry, dict)}
         self._said: dict[str, str] = {}
-        self._runs: dict[str, str | None] = {}
+        self._runs: dict[str, dict | None] = {}
         self._lock = threading.Lock()
 
-    def review(self, name: str, info: dict | None, runs: str | None = None) -> str | None:
+    def review(self, name: str, info: dict | None, runs: dict | None = None) -> str | None:
         """A tool is registered (info None: one whose description is ours, with nothing to pin), its
         server running `runs` (runs_of). An `a` for it as it is now, from a server that runs what it ran
         then, allows it. For an allowed tool that changed, the return says what changed and why it
@@ -61,12 +87,12 @@ class Approvals:
                 self._said[name] = pin
             self._runs[name] = runs
             kept = self._tools.get(name, {})
-        moved = kept.get("always") is True and kept.get("runs") not in (None, runs)
+        moved = what_changed(kept.get("runs"), runs) if kept.get("always") is True else []
         if kept.get("always") is True and kept.get("pin") == pin and not moved:
             permissions.set_policy(name, "allow")  # `a` in an earlier run, for the tool as it was then
         if moved and permissions.policy_for(name) != "deny":
-            return ("is asked again since it was allowed: its entry now runs another program (or URL) than "
-                    "then; it asks before every call until you allow it again")
+            return (f"is asked again since it was allowed: its entry's {', '.join(moved)} changed since then; "
+                    "it asks before every call until you allow it again")
         changed = "changed its description or input schema since it was allowed"
         if earlier != pin and permissions.policy_for(name) == "allow":
             return f"{changed}; it asks before every call for the rest of this session"

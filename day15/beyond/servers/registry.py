@@ -182,7 +182,7 @@ def with_bad_schemas(client) -> list[str]:
     return [str(info.get("name")) for info in client.tools if not _needs_tasks(info) and not _object_schema(info)]
 
 
-def _pin(server: str, name: str, info: dict, runs: str, approvals: Approvals) -> None:
+def _pin(server: str, name: str, info: dict, runs: dict, approvals: Approvals) -> None:
     """An allowed tool whose description or schema is not what it was, or whose entry runs another
     program now, asks again."""
     changed = approvals.review(name, info, runs)
