@@ -122,6 +122,32 @@ def test_a_login_page_that_is_no_https_url_is_neither_shown_nor_opened(remote, t
     assert "Log in to" not in capfd.readouterr().out
 
 
+@pytest.mark.parametrize("page, kind", [("http://127.0.0.1:{port}/admin/reset?all=1", "this machine"),
+                                        ("https://192.168.1.1/cgi-bin/reset", "private network"),
+                                        ("https://as.lan.test/authorize", "private network")])
+def test_a_remote_servers_login_page_on_this_machine_or_a_private_network_is_never_opened(
+        remote, canary, tmp_path, monkeypatch, page, kind):
+    """A public server whose authorization_endpoint is a page of this machine (a local admin page) or of
+    a private network, by address or by a name resolving there: the login fails naming the kind, and
+    no browser is started (nothing reaches the local service)."""
+    opened = tmp_path / "opened"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f"#!/bin/sh\necho \"$@\" > {opened}\n")
+    browser.chmod(0o755)
+    remote("as.lan.test", address="192.168.7.7")
+    server = remote("mcp.evil.test", meta={"authorization_endpoint": page.format(port=canary.server.server_port)})
+    monkeypatch.setenv("BROWSER", str(browser))
+    with pytest.raises(McpError, match=f"authorization_endpoint .*{kind}"):
+        login(server.url)
+    assert not opened.exists() and canary.requests == [] and server.authorizations == []
+
+
+def test_a_local_servers_login_page_on_this_machine_still_opens(browser):
+    """A server on this machine keeps its local login page (the usual development setup)."""
+    with OAuthFake() as server:
+        assert login(server.url) == "through" and len(server.authorizations) == 1
+
+
 @pytest.mark.parametrize("where", ["registration_endpoint", "token_endpoint", "resource_metadata",
                                    "authorization_servers"])
 def test_no_login_request_of_a_remote_server_reaches_this_machine(remote, canary, where):

@@ -6,8 +6,9 @@ code, the PKCE verifier and any client secret). The server is untrusted: its met
 the browser to `file:` or a `--renderer-cmd-prefix=...` option, or the agent to a service on this
 machine or the cloud's metadata address. So a page opens only as an absolute https URL with a host
 (plain http only to this machine, or to the server's own host for an entry with "allowInsecure"),
-and a fetch goes no closer than the server itself: loopback only for a loopback server, private
-networks only for a server on one, link-local and unspecified addresses never. Every address a
+and a page or a fetch goes no closer than the server itself: loopback only for a loopback server,
+private networks only for a server on one, link-local and unspecified addresses never (the browser's
+own private-network protections do not hold for a navigation the agent starts). Every address a
 name resolves to is checked, and the connection is made to the address checked, so DNS cannot
 change between the check and the use. A URL a server asks the user to open shows the host a
 browser would open, or is declined where parsers could disagree.
@@ -88,12 +89,21 @@ class Outbound:
         if parts.scheme != "https" and not (parts.scheme == "http" and (
                 local or (self.allow_insecure and host.lower() == self.server_host))):
             raise Refused(f"{field} {_shown(url)} is not an https URL; no login page is opened")
+        self._no_nearer(parts, url, field, "no login page is opened there")
         return url
 
     def connection(self, url: object, field: str, timeout: float) -> tuple[object, str]:
         """A connection for one request of the login, made to an address checked, and the path to ask
         for; Refused when the URL or any address its host resolves to may not be fetched."""
         parts = self._parts(url, field)
+        port, addresses = self._no_nearer(parts, url, field, "no login request goes there")
+        if parts.scheme != "https" and not (parts.scheme == "http" and self._insecure_ok(parts.hostname)):
+            raise Refused(f"{field} {_shown(url)} is not https; a login is only spoken over https")
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return _pinned(parts.hostname, port, addresses[0], timeout, parts.scheme == "https"), path
+
+    def _no_nearer(self, parts: urllib.parse.SplitResult, url: str, field: str, so: str) -> tuple[int, list[str]]:
+        """(port, addresses) of the URL's host, each checked to be no nearer than the server; else Refused."""
         port = parts.port or (443 if parts.scheme == "https" else 80)
         addresses = resolve(parts.hostname, port)
         floor = self.server_kind()
@@ -101,11 +111,8 @@ class Outbound:
             kind = kind_of(address)
             if kind == NEVER or kind < floor:
                 raise Refused(f"{field} {_shown(url)} leads to {NAMES[kind]} ({address}), nearer than the server "
-                              f"{self.server_host}; no login request goes there")
-        if parts.scheme != "https" and not (parts.scheme == "http" and self._insecure_ok(parts.hostname)):
-            raise Refused(f"{field} {_shown(url)} is not https; a login is only spoken over https")
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        return _pinned(parts.hostname, port, addresses[0], timeout, parts.scheme == "https"), path
+                              f"{self.server_host}; {so}")
+        return port, addresses
 
     def _insecure_ok(self, host: str) -> bool:
         """Plain http: to this machine for a server on it, or to the server's own host when its entry allows it."""
