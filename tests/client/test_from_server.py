@@ -29,6 +29,17 @@ def test_log_notification_is_kept_and_shown_when_verbose(started, capfd):
     assert "[mcp:fake] warning: disk almost full" in capfd.readouterr().err
 
 
+def test_a_server_that_logs_in_a_loop_cannot_flood_the_terminal(started, capfd):
+    """2,000 warnings at once: a burst of them is printed, then one line saying the rest are held back
+    and where they are; /logs keeps the newest."""
+    client = started(fake("normal"))
+    assert client.call_tool("log_flood", {"count": 2000}) == "flooded"
+    assert wait_until(lambda: "warning: noise 1999" in client.from_server.tail)
+    err = capfd.readouterr().err
+    printed = err.count("[mcp:fake] warning: noise")
+    assert 20 <= printed < 500 and err.count("the rest are held back (/logs fake keeps the last 200)") >= 1
+
+
 def test_a_failure_to_follow_a_change_leaves_later_changes_followed(started, capfd):
     """When following a changed list fails, that is said, and the next change is followed all the same."""
     client = started(fake("normal"))

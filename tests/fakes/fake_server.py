@@ -27,7 +27,7 @@ TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_too
               "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error",
               "escapes", "redescribe", "progress", "more_context", "ping_storm", "requests_seen", "needs_input",
               "say_later", "ask_roots", "ask_form", "ask_url", "capabilities", "pattern", "typed", "terminal",
-              "ask_later", "replies", "busy_pinged", "long_ids", "lone_surrogate"]
+              "ask_later", "replies", "busy_pinged", "long_ids", "lone_surrogate", "log_flood"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), or @file holding one
@@ -401,6 +401,9 @@ TOOL_BEHAVIOURS = {
                          send({"jsonrpc": "2.0", "method": "notifications/message",
                                "params": {"level": "warning", "data": "disk almost full"}}),
                          reply(r, text_result("logged"))),
+    "log_flood": lambda r, a: ([send({"jsonrpc": "2.0", "method": "notifications/message",
+                                      "params": {"level": "warning", "data": f"noise {i}"}}) for i in range(a["count"])],
+                               reply(r, text_result("flooded"))),
 }
 
 

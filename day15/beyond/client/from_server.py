@@ -42,6 +42,9 @@ MAX_ID_CHARS = 1024
 MAX_QUEUED_ANSWERS = 64
 # A server's log messages at these levels are printed as they come; lower ones go to /logs (--verbose: both).
 LOUD_LEVELS = ("warning", "error", "critical", "alert", "emergency")
+# A server's lines are printed at most this many a second (in bursts of as many); the rest are held
+# back and counted (/logs keeps them), so a server that logs in a loop cannot flood the terminal.
+PRINTED_PER_S = 20.0
 # The ids of URL elicitations the server said are complete, kept (the newest): what a -32042 waits on.
 COMPLETED_KEPT = 32
 
@@ -72,6 +75,10 @@ class FromServer:
         self._tokens = itertools.count(1)  # next() on a count is atomic too
         # The URL elicitations the server said are complete (notifications/elicitation/complete), the last few.
         self._completed: deque[str] = deque(maxlen=COMPLETED_KEPT)
+        # _print_lock guards the lines it may print now, when that was counted, and those held back since
+        # the last one printed: stderr and stdout lines come on two threads.
+        self._print_lock = threading.Lock()
+        self._print_budget, self._print_time, self._held = PRINTED_PER_S, time.monotonic(), 0
 
     def completed(self, elicitation_id: str) -> bool:
         """Whether the server said the URL elicitation of this id is complete."""
@@ -237,7 +244,21 @@ class FromServer:
         call.on_progress(text + (f" {shorten(clean(str(note), one_line=True), 80)}" if note else ""))
 
     def said(self, line: str, loud: bool = False) -> None:
-        """A line of the server's own (stderr, or a log notification): kept, and shown when echoing or `loud`."""
+        """A line of the server's own (stderr, or a log notification): kept, and shown when echoing or `loud`,
+        within PRINTED_PER_S; past it the first held back line says so, the next one printed how many were."""
         self.tail.append(clean(mask_secrets(line), one_line=True))
-        if self.echo or loud:
+        if not (self.echo or loud):
+            return
+        now = time.monotonic()
+        with self._print_lock:
+            self._print_budget = min(PRINTED_PER_S, self._print_budget + (now - self._print_time) * PRINTED_PER_S)
+            self._print_time, printed = now, self._print_budget >= 1
+            held, self._held = (self._held, 0) if printed else (0, self._held + 1)
+            self._print_budget -= 1 if printed else 0
+        where = f"/logs {self.client.name} keeps the last {TAIL_LINES}"
+        if not printed and self._held == 1:
+            self.client.log(f"more than {PRINTED_PER_S:g} lines a second: the rest are held back ({where})")
+        if printed and held:
+            self.client.log(f"{held} line{'s' if held != 1 else ''} held back ({where})")
+        if printed:
             self.client.log(line)
