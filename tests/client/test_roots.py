@@ -65,3 +65,23 @@ def test_a_folders_own_entry_cannot_hand_out_the_disk_or_home_and_the_question_s
 def test_roots_must_be_a_list_of_folders_or_false():
     with pytest.raises(Exception, match='"roots" must be a list of folders, or false'):
         entry(roots=True)
+
+
+def test_a_root_that_leads_elsewhere_after_the_question_is_left_out_with_a_line(tmp_path, capfd):
+    """A folder's entry with "roots": ["docs"]: once docs becomes a link to a folder outside the project
+    (mid-session), roots/list leaves it out and says so; the question never showed that folder."""
+    import json
+    import shutil
+    from beyond.folder.trust import Project
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / ".geekagent").mkdir(parents=True)
+    (project / "docs").mkdir()
+    outside.mkdir()
+    (project / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"files": {
+        "command": "npx", "roots": ["docs"]}}}))
+    config = Project.read(str(project)).servers()["files"]
+    assert roots(config, project) == [f"file://{project / 'docs'}"]
+    shutil.rmtree(project / "docs")
+    os.symlink(outside, project / "docs")
+    assert roots(config, project) == []
+    assert f"{outside} is left out of its roots: it is not where the trust question showed it" in capfd.readouterr().err

@@ -24,10 +24,11 @@ each line marked as its own (beyond/text.py: quoted).
 Every elicitation and sampling is one line of the audit log: server, what was asked, the action.
 """
 import os
+import sys
 import urllib.parse
 
 from beyond.asks.form import form
-from beyond.client.roots import roots_of
+from beyond.client.roots import roots_now
 from beyond.auth.outbound import page_host
 from beyond.client.asked import METHOD_NOT_FOUND, AskRefused
 from beyond.console import Busy, Console
@@ -71,8 +72,12 @@ class Handlers:
         if method == "roots/list":
             if getattr(config, "roots", None) is False:
                 raise AskRefused(METHOD_NOT_FOUND, "method not found: roots/list (the entry says \"roots\": false)")
+            roots, moved = roots_now(config, self.root_folder())
+            for folder in moved:
+                print(f"[mcp:{clean(server, one_line=True)}] {clean(folder, one_line=True)} is left out of its roots: "
+                      "it is not where the trust question showed it", file=sys.stderr)
             return {"roots": [{"uri": "file://" + urllib.parse.quote(folder), "name": os.path.basename(folder) or "root"}
-                              for folder in roots_of(config, self.root_folder())]}
+                              for folder in roots]}
         if method == "elicitation/create":
             result = self._elicit(server, config, params)
             fields = sorted((params.get("requestedSchema") or {}).get("properties") or {})

@@ -78,6 +78,7 @@ class ServerConfig(McpServerConfig):
     always_load: bool | list = False    # tools offered even when the rest wait for tool_search (servers/toolsearch.py)
     roots: list | bool | None = None    # the folders it is given (client/roots.py); false: no roots capability
     folder_entry: bool = False          # from the folder's own mcp.json, not the user's (client/roots.py)
+    shown_roots: list | None = None     # a folder entry's roots as the trust question showed them (client/roots.py)
     problem: str | None = None          # what is wrong with the entry (file and key): shown, not started
 
 

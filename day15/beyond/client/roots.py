@@ -7,7 +7,8 @@ its command line with the client's roots: adding the project folder would widen 
 gave it); else the project folder. A remote server gets roots only from "roots". From a folder's
 own mcp.json (the entry's `folder_entry`), / and the home folder and its parents are never roots:
 a cloned folder cannot hand a server the whole disk; what lies outside the project folder is shown
-in the trust question (folder/trust.py).
+in the trust question (folder/trust.py). The roots the question showed are the entry's `shown_roots`:
+a root that later resolves elsewhere (a link swapped in, a folder replaced) is left out (roots_now).
 """
 import os
 
@@ -27,6 +28,15 @@ def roots_of(config, project: str) -> list[str]:
                                                                   and _too_wide(folder)):
             found.append(folder)
     return found if found or isinstance(wanted, list) else [os.path.realpath(project)]
+
+
+def roots_now(config, project: str) -> tuple[list[str], list[str]]:
+    """(the roots to give now, those left out since the trust question showed others): a folder's entry
+    gets only roots the question showed (its `shown_roots`, when set)."""
+    found, shown = roots_of(config, project), getattr(config, "shown_roots", None)
+    if shown is None:
+        return found, []
+    return [root for root in found if root in shown], [root for root in found if root not in shown]
 
 
 def outside(config, project: str) -> list[str]:

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 
 import permissions
-from beyond.client.roots import outside
+from beyond.client.roots import outside, roots_of
 from beyond.folder.dotenv import DOTENV_PATH, parse_dotenv
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, expanded, load_mcp_config
 from beyond.dirs import VARIABLE, FolderError, LinkOutside, config_dir, read_inside
@@ -49,6 +49,7 @@ class Project:
     problems: dict[str, str] = field(default_factory=dict)          # path -> why it is not used
     links: set[str] = field(default_factory=set)                    # the paths that are links out of the folder
     tutorial: bool = False  # its servers are started by the tutorial's client (mcp.py), which reads mcp.json its way
+    parsed: dict[str, ServerConfig] | None = None  # mcp.json's entries, parsed once: shown, then started
 
     @classmethod
     def read(cls, folder: str = ".", tutorial: bool = False) -> "Project":
@@ -70,11 +71,13 @@ class Project:
         """The parsed mcpServers entries (what the question shows and what starts); McpError if unusable."""
         if MCP_CONFIG_PATH in self.problems:
             raise McpError(self.problems[MCP_CONFIG_PATH])
-        raw = self.files[MCP_CONFIG_PATH]
-        configs = {} if raw is None else load_mcp_config(MCP_CONFIG_PATH, raw)
-        for config in configs.values():
-            config.folder_entry = True  # its roots are held to the folder's bounds (client/roots.py)
-        return configs
+        if self.parsed is None:
+            raw = self.files[MCP_CONFIG_PATH]
+            self.parsed = {} if raw is None else load_mcp_config(MCP_CONFIG_PATH, raw)
+            for config in self.parsed.values():
+                config.folder_entry = True  # its roots are held to the folder's bounds (client/roots.py)
+                config.shown_roots = roots_of(config, self.folder)  # resolved once: what the question shows
+        return self.parsed
 
     def entries(self) -> dict[str, str]:
         """What each entry runs, as the client that starts them reads mcp.json; McpError if it cannot."""
