@@ -402,8 +402,8 @@ TOOL_BEHAVIOURS = {
                                "params": {"level": "warning", "data": "disk almost full"}}),
                          reply(r, text_result("logged"))),
     "log_flood": lambda r, a: ([send({"jsonrpc": "2.0", "method": "notifications/message",
-                                      "params": {"level": "warning", "data": f"noise {i}"}}) for i in range(a["count"])],
-                               reply(r, text_result("flooded"))),
+                                      "params": {"level": "warning", "data": f"noise {i}"}})
+                                for i in range(a["count"])], reply(r, text_result("flooded"))),
 }
 
 

@@ -37,7 +37,8 @@ def granted(oauth, meta: dict, resource: str, scopes: list[str]) -> tuple[dict, 
     if settings["grant"] == "client_credentials":
         return clients.token_request(meta, client, {"grant_type": "client_credentials", **form}), client
     if settings["grant"] == "jwt_bearer":
-        assertion, client = _assertion(settings, oauth.folder), {**client, "may_switch": False}  # the server's error, as it is
+        # The server's error is the login's: no other method is tried.
+        assertion, client = _assertion(settings, oauth.folder), {**client, "may_switch": False}
     else:
         assertion = _identity_assertion(oauth, meta, resource, scopes)
     return clients.token_request(meta, client, {"grant_type": JWT_BEARER, "assertion": assertion, **form}), client

@@ -5,10 +5,12 @@ path-based, else the root well-known URL), checked to name this server; its auth
 metadata (RFC 8414, then OpenID discovery, in the specification's order), checked to name the issuer
 it was found by, exactly, and to offer PKCE S256 (a 2025-03-26 server without the first is its own
 authorization server: its origin's metadata, else the default endpoints); and form and JSON requests to that server, each
-with one deadline, over https (or to this machine), never following a redirect.
+with one deadline, over https (or to this machine), never following a redirect. A 401's challenge
+(WWW-Authenticate: Bearer resource_metadata=..., scope=...) is read here too.
 """
 import base64
 import json
+import re
 import time
 import urllib.parse
 
@@ -16,6 +18,9 @@ from beyond.auth.errors import AuthError
 from beyond.auth.outbound import Refused
 from beyond.text import clean
 from net import Cutoff, read_limited, reason_of
+
+# Bearer challenge parameters: name=value or name="quoted value".
+CHALLENGE_PARAM = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
 # Every exchange with an authorization server or a metadata URL ends by this.
 FETCH_TIMEOUT_S = 15.0
@@ -170,3 +175,11 @@ def exchange(outbound, field: str, method: str, url: str, body: bytes | None, he
     if expect_json and not isinstance(data, dict):
         raise AuthError(f"{url}: the answer is not a JSON object")
     return data if isinstance(data, dict) else {}
+
+
+def challenge(header: str | None) -> dict[str, str]:
+    """The parameters of a WWW-Authenticate Bearer challenge (resource_metadata, scope, error), keys lowercased."""
+    if not header or not header.strip().lower().startswith("bearer"):
+        return {}
+    return {m.group(1).lower(): (m.group(2).replace('\\"', '"') if m.group(2) is not None else m.group(3))
+            for m in CHALLENGE_PARAM.finditer(header.strip()[6:])}

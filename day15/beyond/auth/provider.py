@@ -14,13 +14,12 @@ that later names another one gets no login there until the user asks for one (/m
 is ever put in a URL, a log line or an error.
 """
 import os
-import re
 import threading
 import time
 
 from beyond.auth.clients import Clients
 from beyond.auth.errors import AuthError, LoginNeeded
-from beyond.auth.metadata import Answered, canonical, discover, metadata_for, post_form
+from beyond.auth.metadata import Answered, canonical, challenge, discover, metadata_for, post_form
 from beyond.auth.outbound import Outbound
 from beyond.auth.screen import Screen
 from beyond.auth.tokens import TokenStore
@@ -33,8 +32,6 @@ REFRESH_MARGIN_S = 60.0
 NO_TOKENS_LOOK_S = 1.0
 # A 403 insufficient_scope is answered with a new login at most this many times per server.
 MAX_STEP_UPS = 2
-# Bearer challenge parameters: name=value or name="quoted value".
-CHALLENGE_PARAM = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 # start(login=FRESH): a login that never tries the stored tokens first (/mcp login), where True
 # uses them while they work (start(login=True) for scripts).
 FRESH = "fresh"
@@ -61,14 +58,6 @@ def usable(tokens: object) -> bool:
         return False
     return expires is None or (isinstance(expires, (int, float)) and not isinstance(expires, bool)
                                and 0 < expires < time.time() + 2 * MAX_LIFE_S)
-
-
-def challenge(header: str | None) -> dict[str, str]:
-    """The parameters of a WWW-Authenticate Bearer challenge (resource_metadata, scope, error), keys lowercased."""
-    if not header or not header.strip().lower().startswith("bearer"):
-        return {}
-    return {m.group(1).lower(): (m.group(2).replace('\\"', '"') if m.group(2) is not None else m.group(3))
-            for m in CHALLENGE_PARAM.finditer(header.strip()[6:])}
 
 
 class OAuth:
@@ -192,21 +181,19 @@ class OAuth:
         return tokens
 
     def _bound(self, meta: dict) -> None:
-        """Bind this server's logins to the authorization server of `meta` at the first one; AuthError when
-        it is another one than the bound, unless the user asked for this login (/mcp login): then it is bound anew."""
+        """The first login binds the server to `meta`'s authorization server; another is AuthError unless
+        the user asked for this login (/mcp login), which binds anew."""
         where = {"issuer": meta["issuer"], "token_endpoint": meta.get("token_endpoint")}
         with self.store.locked() as data:
-            bound = (data.get("bound") or {}).get(self.url)
-            if bound == where:
-                return
-            if isinstance(bound, dict) and self.login_allowed != FRESH:
-                raise AuthError(f"the server now sends its login to {clean(str(meta['issuer']), one_line=True)}, "
-                                f"not to {clean(str(bound.get('issuer')), one_line=True)} where it was first made; "
-                                f"nothing is sent there unless you log in on purpose: /mcp login {self.name}")
-            if isinstance(bound, dict):
-                self.log(f"logging in at {clean(str(meta['issuer']), one_line=True)} from now on "
-                         f"(was {clean(str(bound.get('issuer')), one_line=True)})")
-            data.setdefault("bound", {})[self.url] = where
+            data["bound"] = data["bound"] if isinstance(data.get("bound"), dict) else {}
+            bound = data["bound"].get(self.url)
+            new, was = (clean(str(w.get("issuer")), one_line=True) for w in (where, bound or {}))
+            if isinstance(bound, dict) and bound != where:
+                if self.login_allowed != FRESH:
+                    raise AuthError(f"the server now sends its login to {new}, not to {was} where it was first made; "
+                                    f"nothing is sent there unless you log in on purpose: /mcp login {self.name}")
+                self.log(f"logging in at {new} from now on (was {was})")
+            data["bound"][self.url] = where
 
     def _fresh_pending(self) -> bool:
         return self.login_allowed == FRESH and self._fresh

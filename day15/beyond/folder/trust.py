@@ -31,14 +31,13 @@ from mcp import McpError, McpServerConfig, mcp_server_entries
 
 # The files a folder's trust covers, relative to the folder; a change to the first two asks again.
 TRUSTED_FILES = (MCP_CONFIG_PATH, DOTENV_PATH, permissions.POLICY_PATH)
-# .env keys that change how this agent and the servers it starts run, not only where the model is:
-# which programs run, what they load, which certificates and proxies they trust, where they write.
 # .env keys a folder may not set at all: where the agent finds its own files (the user's own mcp.json,
 # the trust record, the logins), how it behaves, and which certificates it trusts. Refused, and named.
 REFUSED_SETTING = re.compile(r"XDG_.*|HOME|GEEKAGENT_.*|SSL_CERT_FILE|SSL_CERT_DIR", re.IGNORECASE)
-RUNTIME_SETTING = re.compile(r"PATH|LD_.*|DYLD_.*|PYTHON.*|NODE_.*|NPM_CONFIG_.*|SSL_.*|.*_PROXY|.*_CA_BUNDLE|"
-                             r"TMPDIR|TMP|TEMP|HOME|SHELL|BASH_ENV|ENV|IFS|GIT_.*|PERL.*|RUBY.*|XDG_.*|GEEKAGENT_.*",
-                             re.IGNORECASE)
+# .env keys that change how this agent and the servers it starts run (which programs run, what they
+# load, which certificates and proxies they trust, where they write): set apart in the question.
+RUNTIME_SETTING = re.compile(r"PATH|LD_.*|DYLD_.*|PYTHON.*|NODE_.*|NPM_CONFIG_.*|SSL_.*|.*_PROXY|.*_CA_BUNDLE|TMPDIR|"
+                             r"TMP|TEMP|HOME|SHELL|BASH_ENV|ENV|IFS|GIT_.*|PERL.*|RUBY.*|XDG_.*|GEEKAGENT_.*", re.I)
 
 
 @dataclass
@@ -127,10 +126,8 @@ def store() -> JsonStore:
 
 
 def decide(project: Project, trust_now: bool, ask) -> bool:
-    """Whether the folder's files may take effect: nothing to trust, --trust, trusted as they are, or asked.
-
-    `ask` is None without a terminal; otherwise it takes the question and returns the answer.
-    """
+    """Whether the folder's files may take effect: nothing to trust, --trust, trusted as they are, or asked
+    (`ask` takes the question and returns the answer; None without a terminal)."""
     allows = project.allows()
     if not allows and all(project.files[p] is None and p not in project.problems for p in TRUSTED_FILES[:2]):
         return True
