@@ -101,9 +101,9 @@ def test_a_client_secret_never_follows_the_server_to_another_authorization_serve
     assert f"logging in at {b.base} from now on" in capfd.readouterr().err
 
 
-def test_a_registration_is_not_made_at_another_authorization_server_unasked(monkeypatch):
-    """A browser login registered at A; the server then names B: a login started by a script (not /mcp login)
-    neither registers at B nor opens its page."""
+def test_a_login_without_the_entrys_secrets_registers_at_the_new_authorization_server(monkeypatch):
+    """A browser login registered at A; the server then names B: the next login registers at B (SEP-2352),
+    since nothing of the entry's goes there."""
     monkeypatch.setenv("BROWSER", BROWSER)
     monkeypatch.delenv("GEEKAGENT_NO_BROWSER", raising=False)
     with OAuthFake() as a, OAuthFake() as b:
@@ -112,6 +112,6 @@ def test_a_registration_is_not_made_at_another_authorization_server_unasked(monk
         client.stop()
         a.prm = {"authorization_servers": [b.base]}
         a.restart()
-        with pytest.raises(McpError, match=f"sends its login to {b.base}"):
+        with pytest.raises(McpError):  # b's token is not one a takes: registered and logged in at b all the same
             beyond_mcp.McpClient("remote", {"url": a.url}).start(login=True)
-        assert b.registrations == [] and b.authorizations == [] and len(a.registrations) == 1
+        assert len(b.registrations) == 1 and len(b.authorizations) >= 1 and len(a.registrations) == 1

@@ -8,10 +8,10 @@ there is auth/clients.py's. The login itself (auth/login.py) asks for the challe
 scopes_supported (plus offline_access where offered), with `resource` (RFC 8707) in both requests.
 Tokens (auth/tokens.py) are refreshed before they expire and on a 401, one refresh at a time for
 all callers and agents; a 403 insufficient_scope logs in again with the union of scopes, a few
-times at most. A login is bound to the authorization server (issuer and token endpoint) of the first
-one made for the server: its secrets, assertions, ID tokens and registrations go nowhere else. A server
-that later names another one gets no login there until the user asks for one (/mcp login). No token
-is ever put in a URL, a log line or an error.
+times at most. A login with the entry's own secrets (a client secret, a grant's assertion or ID token)
+is bound to the authorization server (issuer and token endpoint) of the first one: a server that later
+names another gets none of them until the user asks (/mcp login). A login without them registers at a
+new authorization server anew (SEP-2352). No token is ever put in a URL, a log line or an error.
 """
 import os
 import threading
@@ -181,8 +181,10 @@ class OAuth:
         return tokens
 
     def _bound(self, meta: dict) -> None:
-        """The first login binds the server to `meta`'s authorization server; another is AuthError unless
-        the user asked for this login (/mcp login), which binds anew."""
+        """The first login with the entry's secrets binds the server to `meta`'s authorization server;
+        another is AuthError unless the user asked for this login (/mcp login), which binds anew."""
+        if not (self.settings.get("clientSecret") or self.settings.get("grant")):
+            return  # nothing of the entry's to send: a registration is made where the server says (SEP-2352)
         where = {"issuer": meta["issuer"], "token_endpoint": meta.get("token_endpoint")}
         with self.store.locked() as data:
             data["bound"] = data["bound"] if isinstance(data.get("bound"), dict) else {}
