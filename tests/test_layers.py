@@ -1,6 +1,7 @@
 """The arrows between the parts (DESIGN.md, "Layout"): every import in day15/, function-level ones
 too, read with ast, must point the way the design draws. Drawn as a ladder, a part imports only parts
-on lower rungs; the lesson never imports the product; index.py reaches it only through beyond.agent."""
+on lower rungs; the lesson never imports the product; index.py reaches it only through beyond.shell, inside
+a function; nothing in the product assigns into a lesson module."""
 import ast
 from pathlib import Path
 
@@ -11,6 +12,7 @@ LESSON = {"chat", "tools", "permissions", "mcp", "net", "sse"}  # the tutorial's
 LADDER = [
     {"entry"},                                         # day15/beyond_mcp.py, the published entry
     {"face"},                                          # beyond/__init__.py
+    {"shell"},                                         # beyond/shell.py, the REPL index.py runs
     {"agent"},
     {"repl"},
     {"servers"},
@@ -93,8 +95,8 @@ def wrong_way(root: Path) -> list[str]:
             elif mine == "lesson" and theirs != "lesson":
                 why = "the lesson never imports the product"
             elif mine == "index":
-                if theirs != "lesson" and target != "beyond.agent":
-                    why = "index.py reaches the product through beyond.agent only"
+                if theirs != "lesson" and target != "beyond.shell":
+                    why = "index.py reaches the product through beyond.shell only"
             elif theirs in ("index", "demo_server"):
                 why = "nothing imports a program"
             elif theirs == "lesson":
@@ -171,3 +173,48 @@ def test_every_folder_names_each_of_its_files():
             if path.name != "__init__.py" and (path.suffix == ".py" or (path / "__init__.py").exists()):
                 name = path.name + ("/" if path.is_dir() else "")
                 assert name in listed, f"{init.relative_to(ROOT)} does not name {name}"
+
+
+def module_level_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of the imports a file runs when it is imported: outside every function and class."""
+    found, todo = [], list(ast.parse(path.read_text(), str(path)).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, node.module or ""))
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo += [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)]
+    return found
+
+
+def test_no_lesson_file_imports_the_product_when_it_is_imported():
+    """Copied alone, the lesson's files import: the product is reached inside a function (index.py) only."""
+    for path in (ROOT / "day15").glob("*.py"):
+        if path.name != "beyond_mcp.py":
+            assert [m for _, m in module_level_imports(path) if m.split(".")[0] == "beyond"] == [], path.name
+
+
+def writes_into_the_lesson(path: Path) -> list[str]:
+    """'file:line' of each assignment (or setattr) to an attribute of a lesson module the file imported."""
+    tree = ast.parse(path.read_text(), str(path))
+    names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+             for alias in node.names if alias.name in LESSON | {"index"}}
+    found = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr" and node.args:
+            targets = [ast.Attribute(value=node.args[0], attr="?")]
+        found += [f"{path.name}:{node.lineno}" for target in targets
+                  if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) in names]
+    return found
+
+
+def test_the_product_never_assigns_into_a_lesson_module(tmp_path):
+    """The product extends the lesson from above (subclass, wrap, pass an object in), never rewires it."""
+    for path in (ROOT / "day15" / "beyond").rglob("*.py"):
+        assert writes_into_the_lesson(path) == [], path
+    bad = write(tmp_path, {"x.py": "import chat\nimport mcp as m\nchat.MAX = 1\nm.f += 1\nsetattr(chat, 'y', 2)\n"})
+    assert writes_into_the_lesson(bad / "x.py") == ["x.py:3", "x.py:4", "x.py:5"]

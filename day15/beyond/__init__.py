@@ -2,7 +2,8 @@
 
 The parts, each a folder named for what it owns (imports point down this list; tests/test_layers.py
 holds the arrows):
-  agent.py    the one object index.py builds for the full agent
+  shell.py    the REPL index.py runs when this folder is there: section 4.5 with the agent's console
+  agent.py    the one object the shell builds for the full agent
   repl/       the REPL around the agent: commands, resources and prompts, -p, the ways out
   servers/    many servers as registry tools: parallel start, names, pins, tool search, kept results
   folder/     the project folder and the user's own files: trust, approvals, the audit log

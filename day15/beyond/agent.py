@@ -1,6 +1,6 @@
-"""Beyond the tutorial: the agent, the one object index.py builds; it holds the parts and hands each what it needs.
+"""Beyond the tutorial: the agent, the one object the shell builds; it holds the parts and hands each what it needs.
 
-index.py keeps the tutorial's section 4.5 (connect at start-up, the status line, /mcp, /exit, the
+shell.py keeps the tutorial's section 4.5 (connect at start-up, the status line, /mcp, /exit, the
 REPL loop) and asks an Agent for the rest: the command line (repl/options.py), the folder and its
 trust (folder/), the console, and the servers: the twin's (mcp.py) with --tutorial, else the full
 client's (servers/), with the handlers of what servers ask (asks/), the approvals and audit log of
@@ -31,7 +31,7 @@ from beyond.repl.options import USAGE, VERSION, UsageError, parse
 from beyond.servers.results import Results
 from beyond.servers.servers import Servers
 from beyond.servers.toolsearch import Offered, ToolSearch
-from beyond.terminal import shown, style  # index.py's too: it reaches the product through this module only
+from beyond.terminal import shown, style  # the shell's too
 
 __all__ = ["Agent", "shown", "style"]
 
@@ -67,7 +67,7 @@ class Agent:
         self._quiet.__enter__()
         for stream in (self.out, sys.stderr):  # what a server or model sent that cannot be encoded: replaced
             stream.reconfigure(errors="replace")
-        stop_on_signals()  # SIGTERM and SIGHUP leave through index.main's finally
+        stop_on_signals()  # SIGTERM and SIGHUP leave through the shell's main's finally
         self.console = Console()  # every line read from the user, one question at a time
         if self.prompt is None:
             self.console.take_signals()

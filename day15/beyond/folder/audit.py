@@ -1,7 +1,7 @@
 """Beyond the tutorial: every tool call is recorded, one JSON line each, in .geekagent/audit.jsonl.
 
 The MCP specification says clients SHOULD log tool usage for audit; the tutorial records nothing.
-tools.run_tool reports each call here (set by index.py): when, which server and tool, the
+tools.run_tool reports each call here (set by agent.py): when, which server and tool, the
 arguments (masked, bounded), what was decided, how long it took, how it ended and how much it
 returned. Writing never fails a call: a failure is one warning. The file is written without
 following links and rotated (folder/project.py). /audit shows the last entries.

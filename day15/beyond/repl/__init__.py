@@ -1,4 +1,4 @@
-"""The REPL around the agent (index.py runs it).
+"""The REPL around the agent (shell.py runs it).
 
   commands.py    /tools, /call, /logs, /history, /last, /audit, /reset, /mcp login and logout
   resources.py   resources and prompts: /resources, /read, @server:uri, /prompts, /prompt

@@ -1,6 +1,6 @@
 """Beyond the tutorial: the REPL's commands that index.ts does not have (its own are /mcp and /exit,
 with /help listing them), one small function each: /tools, /call, /logs, /history, /last, /audit and
-/reset, and /mcp login and /mcp logout. index.py puts them in its command table beside the
+/reset, and /mcp login and /mcp logout. The shell (shell.py) puts them in its command table beside the
 tutorial's; resources and prompts are repl/resources.py's. Each takes the REPL's session and the
 rest of the line.
 """
@@ -116,7 +116,7 @@ def not_in_the_tutorial(session, arg: str) -> None:
 
 not_in_the_tutorial.__doc__ = None  # /help lists only what the client running has
 
-# The REPL's commands beyond the tutorial's (index.py has /help, /mcp and /exit), in the order /help
+# The REPL's commands beyond the tutorial's (the shell has /help, /mcp and /exit), in the order /help
 # lists them; those the tutorial's client cannot do at all, with --tutorial, only say so.
 COMMANDS = {"/tools": cmd_tools, "/call": cmd_call, "/logs": cmd_logs, "/history": cmd_history, "/last": cmd_last,
             "/audit": cmd_audit, "/resources": resources.cmd_resources, "/read": resources.cmd_read,

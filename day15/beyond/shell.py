@@ -1,0 +1,221 @@
+"""Beyond the tutorial: the agent's shell, the REPL index.py runs when day15/beyond/ is there.
+
+It keeps the tutorial's section 4.5 as index.ts has it (connect at start-up, the side panel's line,
+/mcp, /exit, the loop) with the agent's console for every line read (keys, history, one question at
+a time) and asks an Agent (agent.py) for the rest: the command line, the folder and its trust, the
+servers (the twin's with --tutorial, else the full client's), the commands beyond /mcp and /exit.
+"""
+import sys
+import time
+
+import chat
+from beyond.agent import Agent, shown, style
+
+# The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
+TOOL_LINE_CHARS = 80
+# Words that end the session when typed alone, as in Python's REPL (beyond the tutorial).
+LEAVE_WORDS = ("exit", "quit")
+
+
+class Session:
+    """The REPL's state: the agent (its servers, console and commands), the conversation, the last tool result."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent, self.servers, self.console, self.audit = agent, agent.servers, agent.console, agent.audit
+        # As index.ts: with the tutorial's client, Ctrl-C leaves (its servers share our process
+        # group, so the terminal's Ctrl-C reaches them too); the full client's servers do not.
+        self.ctrl_c_leaves = agent.tutorial
+        self.history = chat.new_history()
+        self.last_result = ""
+        self.running = True
+        self.activity = agent.console.activity
+        # The tutorial's commands are /help, /mcp and /exit; (beyond the tutorial) the agent's come between.
+        self.commands = {"/help": cmd_help, "/mcp": cmd_mcp, **agent.commands(), "/exit": cmd_exit}
+
+    def chat(self, text: str, typed: bool = True) -> None:
+        """A chat turn, for a command that sends a message (a server's prompt)."""
+        chat_turn(self, text, typed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    agent = Agent(sys.argv[1:] if argv is None else argv)  # Beyond the tutorial: flags, -p, --help
+    if agent.done is not None:
+        return agent.done
+    try:
+        if not agent.prepare():  # Beyond the tutorial: the folder's trust, its .env and policies; built-in tools
+            return 1
+        print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
+        for line in agent.intro():
+            print(style(line, "2") if line.startswith("client:") else line)
+        if not connect(agent):
+            return 1
+        print_banner(agent, interactive=agent.prompt is None)
+        session = Session(agent)
+        if agent.prompt is not None:  # Beyond the tutorial: one prompt, unattended
+            return agent.run_unattended(session)
+        repl(session)
+    except KeyboardInterrupt:  # Ctrl-C at the trust question or while the servers start: leave quietly
+        print()
+        return 130
+    finally:
+        agent.stop()  # as index.ts's exit: no server is left behind
+    return 0
+
+
+# --- tutorial section 4.5 (index.ts): connect at start-up, mcpLine, /mcp, /exit ------------------
+
+def connect(agent: Agent) -> bool:
+    """index.ts: connectMcpServers at start-up; a config the tutorial's client cannot read stops it
+    (the full agent says what is wrong with a file and starts without its servers)."""
+    try:
+        agent.connect_mcp_servers(line=lambda status: status_lines(status, False)[0])
+    except Exception as e:  # as index.ts: whatever stops the client from reading the file
+        print(f"error: cannot use .geekagent/mcp.json: {shown(str(e), one_line=True)}", file=sys.stderr)
+        return False
+    return True
+
+
+def mcp_line(servers) -> str:
+    """index.ts: mcpLine, the side panel's line: each server with its tool count, or that it failed.
+    A plain REPL has no side panel, so it is printed at start-up and at the top of /mcp."""
+    statuses = servers.mcp_statuses()
+    if not statuses:
+        return "none"
+    return ", ".join(shown(f"{s.server}(needs login)" if getattr(s, "needs_login", False)  # beyond the tutorial: logins, late joiners
+                           else f"{s.server}(starting)" if getattr(s, "starting", None) is not None
+                           else f"{s.server}(failed to start)" if s.error else f"{s.server}(disabled)"
+                           if getattr(s, "disabled", False) else f"{s.server}({len(s.tools)})", one_line=True)
+                     for s in statuses)
+
+
+def status_lines(status, with_tools: bool) -> list[str]:
+    """One server as the tutorial's /mcp shows it: `demo (2 tools)` and, with_tools, one tool a line."""
+    server = shown(status.server, one_line=True)
+    if getattr(status, "disabled", False):  # only the full client has disabled entries
+        return [f"- {server}: disabled"]
+    if getattr(status, "starting", None) is not None:  # beyond the tutorial: joins when it is up
+        return [f"- {server}: still starting ({time.monotonic() - status.starting:.0f} s so far)"]
+    if status.error:
+        return [style(f"x {server}: {shown(status.error, one_line=True)}", "31")]
+    head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))})"
+    # Beyond the tutorial: the full client's tools that need tasks, and the revision the server speaks.
+    unusable = [f"  {shown(name, one_line=True)}: needs tasks (not supported)" for name in getattr(status, "needs_tasks", [])]
+    unusable += [f"  {shown(name, one_line=True)}: not offered, its inputSchema is not an object schema"
+                 for name in getattr(status, "bad_schemas", [])]
+    client = getattr(status, "client", None)
+    revision, login = getattr(client, "revision", None), client.login_status() if client else None
+    spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
+    spoken += [f"  {shown(login, one_line=True)}"] if login else []
+    return [head] + ([f"  {tool}" for tool in status.tools] + unusable + spoken if with_tools else [])
+
+
+def cmd_mcp(session: Session, arg: str) -> None:
+    """the MCP servers and their tools"""
+    if arg:  # Beyond the tutorial
+        return session.agent.account(session, arg)
+    statuses = session.servers.mcp_statuses()
+    if not statuses:
+        # Beyond the tutorial: a VS Code file's "servers", which the tutorial's client does not read, named
+        print(session.agent.unread() or "(no MCP servers: declare them in .geekagent/mcp.json and restart)")
+        return
+    print(f"MCP  {mcp_line(session.servers)}")
+    for status in statuses:
+        print("\n".join(status_lines(status, with_tools=True)))
+
+
+def cmd_exit(session: Session, arg: str) -> None:
+    """leave (Ctrl-D works too)"""
+    session.servers.stop_mcp_servers()  # as index.ts's /exit (main() stops them on every other way out)
+    session.running = False
+
+
+# --- the REPL -------------------------------------------------------------------------------
+
+def print_banner(agent: Agent, interactive: bool = True) -> None:
+    servers = agent.servers  # the tutorial's client says nothing while it starts: its panel line is all
+    print(f"MCP  {mcp_line(servers)}" + ("  (their tools are named mcp_<server>_<tool>; /mcp lists them)"
+                                         if servers.mcp_statuses() else ""))
+    for hint in agent.hints(interactive):  # Beyond the tutorial: no key (-p says it as its error), plain http, VS Code's file
+        print(style(hint, "33"))
+    if interactive:
+        print("Type a message, or /help for commands.")
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
+
+
+def repl(session: Session) -> None:
+    console = session.console
+    # Beyond the tutorial: keys, history and completion (the console's; commands, tools and @ mentions).
+    console.start_repl(session.agent.completer(session), ctrl_c_clears=not session.ctrl_c_leaves)
+    try:
+        while session.running:
+            message = console.read_message()
+            if message is None or message.strip() in LEAVE_WORDS:
+                return
+            if message.strip():
+                handle_line(session, message)
+    finally:
+        console.save_history()
+
+
+def handle_line(session: Session, line: str) -> None:
+    """One message: a slash command or a chat turn. Nothing that goes wrong here ends the REPL."""
+    command, _, rest = line.strip().partition(" ")
+    try:
+        if command.startswith("/"):
+            session.commands.get(command, unknown_command)(session, rest.strip())
+        else:
+            chat_turn(session, line)
+    except KeyboardInterrupt:
+        session.activity.stop()
+        if session.ctrl_c_leaves:
+            raise
+        print("\n(cancelled)")
+    except Exception as e:  # a bug must not end the session: show it and read the next line
+        print(f"internal error: {type(e).__name__}: {shown(str(e), one_line=True)}", file=sys.stderr)
+
+
+def chat_turn(session: Session, text: str, typed: bool = True) -> None:
+    """One turn; `typed` is False for text a server wrote (a prompt), whose @server:uri is never read."""
+    hint = session.agent.missing_key()  # Beyond the tutorial: the REPL stays usable without a model
+    if hint:
+        print(hint)
+        return
+    if typed:  # Beyond the tutorial: @server:uri, only in what the user typed
+        text = session.agent.attach(session, text)
+    output = session.console.output(TOOL_LINE_CHARS)
+
+    def on_tool(name: str, result: str) -> None:
+        session.last_result = result
+        output.tool(name, result)
+    try:
+        chat.run_turn(session.history, text, on_tool=on_tool,
+                      waiting=session.activity.waiting, on_text=output.text, on_usage=output.usage,
+                      on_retry=session.activity.progress if session.activity.live else None)
+    except chat.ChatError as e:
+        output.end()
+        print(style(f"error: {shown(str(e), one_line=True)}", "31"))
+        return
+    finally:
+        output.end()
+    if output.tokens_in or output.tokens_out:
+        print(style(f"tokens: {output.tokens_in:,} in, {output.tokens_out:,} out", "2"))
+
+
+# --- slash commands: one small function each -----------------------------------------------
+
+def cmd_help(session: Session, arg: str) -> None:
+    """this list"""
+    for name, function in session.commands.items():
+        if function.__doc__:  # a command the tutorial's client has not says so, and is not listed
+            print(f"  {name:<9} {function.__doc__}")
+        if function is cmd_mcp and not session.agent.tutorial:  # beyond the tutorial: logins
+            print(f"  {'':<9} /mcp login <server>, /mcp logout <server>: a remote server's login")
+    ctrl_c = "Ctrl-C leaves" if session.ctrl_c_leaves else "Ctrl-C clears the line"
+    print(f"  Enter sends; a line ending in \\ goes on; {ctrl_c}; Ctrl-D, /exit or exit leave.")
+
+
+def unknown_command(session: Session, arg: str) -> None:
+    print("Unknown command; /help lists the commands.")
