@@ -1,8 +1,8 @@
-"""The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, and only that (the rest is in beyond/).
+"""The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, and only that.
 
-Reads .geekagent/mcp.json, starts every server as a subprocess, speaks JSON-RPC with it over stdin/stdout (one
-message per line) and registers its tools as mcp_<server>_<tool>. Node calls us back on events, Python has threads;
-values follow JavaScript where mcp.ts tests them, and each place where Python differs says why ("# JS ...").
+Reads .geekagent/mcp.json, starts every server as a subprocess, speaks JSON-RPC with it over
+stdin/stdout (one message per line) and registers its tools as mcp_<server>_<tool>. Node calls us
+back on events, Python has threads; where mcp.ts relies on JavaScript's rules, js.py has them.
 """
 import json
 import os
@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TypedDict
 
+import js
 from permissions import authorize, ensure_tool_policy
 from tools import Tool, register_tool
 
@@ -37,8 +38,6 @@ class McpToolInfo(TypedDict, total=False):
 PROTOCOL_VERSION = "2025-06-18"
 # A server that does not answer within this long has failed, so the agent never hangs on it.
 REQUEST_TIMEOUT_S = 10.0
-# JS trim() removes these (str.strip() removes U+001C-U+001F and U+0085 too, and keeps U+FEFF).
-JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(map(chr, range(0x2000, 0x200b)))
 
 
 class McpError(Exception):
@@ -47,16 +46,6 @@ class McpError(Exception):
     def __init__(self, message: str, server: str = "", code: int | None = None) -> None:
         super().__init__(message)
         self.server, self.code = server, code
-
-
-def _truthy(value) -> bool:
-    """JavaScript's truth, where mcp.ts tests a value: {} and [] are true; 0, "" and NaN false."""
-    return value is not None and value is not False and value != 0 and value != "" and value == value
-
-
-def _given(value, default):
-    """mcp.ts's `value ?? default`: only a missing value (None) takes the default."""
-    return default if value is None else value
 
 
 class McpClient:
@@ -86,12 +75,10 @@ class McpClient:
 
     def start(self) -> list[McpToolInfo]:
         """Spawn the server, run the initialize handshake and return the tools it declares."""
-        if not isinstance(self.cfg.args, list):  # Node's spawn throws for args that are not an array
-            raise TypeError(f'The "args" argument must be a list, not {type(self.cfg.args).__name__}')
-        try:  # Node's spawn writes numbers in args and env as strings (String(1.0) is "1"; str() says "1.0")
-            self.proc = subprocess.Popen([self.cfg.command, *map(str, self.cfg.args)], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         env={**os.environ, **{k: str(v) for k, v in dict(self.cfg.env).items()}})
+        args, env = js.spawn_args(self.cfg.args, self.cfg.env)
+        try:
+            self.proc = subprocess.Popen([self.cfg.command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, env={**os.environ, **env})
         except OSError as e:  # Node reports this as the process's 'error' event
             self._mark_dead(f"server failed to start: {e}")
         else:
@@ -102,7 +89,7 @@ class McpClient:
                                      "clientInfo": {"name": "geekagent", "version": "0.1.0"}})
         self._notify("notifications/initialized")
         listed = self._request("tools/list", {})
-        tools = _given(listed.get("tools") if isinstance(listed, dict) else None, [])
+        tools = js.nullish(listed.get("tools") if isinstance(listed, dict) else None, [])
         if not isinstance(tools, list):  # mcp.ts's for...of throws for {} or false
             raise McpError("tools is not iterable", self.name)
         return tools
@@ -112,10 +99,9 @@ class McpClient:
         result = self._request("tools/call", {"name": tool, "arguments": args})
         result = result if isinstance(result, dict) else {}  # JS: .content of an array or a string is undefined
         content = result.get("content") if isinstance(result.get("content"), list) else []
-        # JS join() writes null as ""; a number or an object it writes by JS rules, str() by Python's
-        text = "\n".join("" if item.get("text") is None else str(item["text"]) for item in content
-                         if isinstance(item, dict) and item.get("type") == "text")
-        if _truthy(result.get("isError")):
+        text = "\n".join("" if item.get("text") is None else js.string(item["text"]) for item in content
+                         if isinstance(item, dict) and item.get("type") == "text")  # join() writes null as ""
+        if js.truthy(result.get("isError")):
             raise McpError(text or "the MCP tool returned an error", self.name)
         return text or "(no content)"
 
@@ -126,7 +112,7 @@ class McpClient:
     def _read_stdout(self) -> None:
         """Reader thread (mcp.ts: onData): split stdout into lines, one JSON message per line."""
         for raw in self.proc.stdout:
-            line = raw.decode("utf-8", "replace").strip(JS_SPACE)
+            line = js.trim(raw.decode("utf-8", "replace"))
             if line and raw.endswith(b"\n"):  # mcp.ts never takes a last line without its newline
                 self._accept(line)
         self._read_all.set()
@@ -152,17 +138,17 @@ class McpClient:
         self._mark_dead(f"server process exited (code {code})")
 
     def _accept(self, line: str) -> None:
-        try:  # JSON.parse refuses NaN (int("NaN") raises) and takes any integer (big ones as floats)
-            msg = json.loads(line, parse_constant=int, parse_int=lambda s: int(s) if len(s) < 4000 else float(s))
-        except (ValueError, RecursionError):  # JS parses deep nesting; Python cannot: the line is skipped
+        try:
+            msg = js.parse(line)
+        except (ValueError, RecursionError):
             return  # a line that is not valid JSON is ignored
         request_id = msg.get("id") if isinstance(msg, dict) else None  # mcp.ts crashes on null.id; skipped here
         if not isinstance(request_id, (int, float)) or isinstance(request_id, bool):
             return  # mcp.ts's Map holds numbers: any other id (a list, true, a string) matches nothing
-        if _truthy(msg.get("error")):
+        if js.truthy(msg.get("error")):
             error = msg["error"] if isinstance(msg["error"], dict) else {}
             message = error.get("message")  # mcp.ts: message ?? JSON.stringify(error)
-            self._settle(request_id, McpError(json.dumps(msg["error"]) if message is None else str(message),
+            self._settle(request_id, McpError(json.dumps(msg["error"]) if message is None else js.string(message),
                                               self.name, error.get("code")))
         else:
             self._settle(request_id, msg.get("result"))
@@ -232,8 +218,8 @@ def as_registry_tool(server: str, client: McpClient, info: McpToolInfo) -> Tool:
             return "call cancelled"
         return client.call_tool(info.get("name"), args)
 
-    return Tool(name=name, description=f"[MCP:{server}] {_given(info.get('description'), tool)}",
-                parameters=_given(info.get("inputSchema"), {"type": "object", "properties": {}}),
+    return Tool(name=name, description=f"[MCP:{server}] {js.nullish(info.get('description'), tool)}",
+                parameters=js.nullish(info.get("inputSchema"), {"type": "object", "properties": {}}),
                 run=run, authorizes=True)
 
 
@@ -258,10 +244,9 @@ def mcp_server_entries(config: object) -> list[tuple[str, McpServerConfig]]:
     index, none of a number; each as written, a wrong one failing in start() (the trust question shows the same)."""
     if config is None:  # as JSON.parse("null").mcpServers throws
         raise TypeError("Cannot read properties of null (reading 'mcpServers')")
-    servers = _given(config.get("mcpServers") if isinstance(config, dict) else None, {})
-    entries = servers.items() if isinstance(servers, dict) else enumerate(servers if isinstance(servers, (list, str)) else [])
-    return [(str(name), McpServerConfig(cfg.get("command"), _given(cfg.get("args"), []), _given(cfg.get("env"), {}))
-             if isinstance(cfg, dict) else McpServerConfig(None)) for name, cfg in entries]
+    servers = js.nullish(config.get("mcpServers") if isinstance(config, dict) else None, {})
+    return [(name, McpServerConfig(cfg.get("command"), js.nullish(cfg.get("args"), []), js.nullish(cfg.get("env"), {}))
+             if isinstance(cfg, dict) else McpServerConfig(None)) for name, cfg in js.entries(servers)]
 
 
 def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
@@ -269,12 +254,11 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
     its tools. No file means no servers; one server failing is only recorded."""
     _statuses.clear()
     _clients.clear()
-    try:
-        with open(file, encoding="utf-8") as f:
-            raw = f.read()
-    except FileNotFoundError:
+    if not os.path.exists(file):
         return
-    for name, cfg in mcp_server_entries(json.loads(raw)):
+    with open(file, encoding="utf-8") as f:
+        config = js.parse(f.read())
+    for name, cfg in mcp_server_entries(config):
         client = McpClient(name, cfg)
         try:
             names = []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import ROOT
 
-LESSON = {"chat", "tools", "permissions", "mcp", "net", "sse"}  # the tutorial's modules, under every part
+LESSON = {"chat", "tools", "permissions", "mcp", "js", "net", "sse"}  # the tutorial's modules, under every part
 # The rungs, top first; a part may import the parts below its own rung, and the lesson modules.
 LADDER = [
     {"entry"},                                         # day15/beyond_mcp.py, the published entry

@@ -20,6 +20,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
+import js
 import permissions
 from beyond.client.roots import outside, roots_of
 from beyond.folder.dotenv import DOTENV_PATH, parse_dotenv
@@ -257,13 +258,13 @@ def what_runs(config: ServerConfig, folder: str | None = None) -> str:
 def _what_the_twin_runs(cfg: McpServerConfig) -> str:
     """What mcp.McpClient.start() spawns for an entry: its command line and env as it converts them."""
     try:  # as start() builds them: anything it cannot turn into a command line fails that server unspawned
-        if not isinstance(cfg.command, str) or not isinstance(cfg.args, list):
-            raise TypeError("the tutorial's client needs a command string and an args list")
-        argv, env = [cfg.command, *map(str, cfg.args)], {k: str(v) for k, v in dict(cfg.env).items()}
+        if not isinstance(cfg.command, str):
+            raise TypeError("the tutorial's client needs a command string")
+        (args, env), argv = js.spawn_args(cfg.args, cfg.env), [cfg.command]
     except (TypeError, ValueError) as e:
         return f"not started: {clean(str(e), one_line=True)}"
     env = ", ".join(f"{key}={_value(str(key), value, 80)}" for key, value in env.items())
-    return clean(f"runs {shlex.join(argv)}" + (f" with env {env}" if env else ""), one_line=True)
+    return clean(f"runs {shlex.join(argv + args)}" + (f" with env {env}" if env else ""), one_line=True)
 
 
 def _logs_in(oauth: dict) -> str:
