@@ -67,7 +67,7 @@ def cmd_mcp() -> None:
 
 
 def repl() -> None:
-    history = chat.new_history()
+    model, history = chat.Chat(), chat.new_history()
     while True:
         try:
             line = input("You > ").strip()
@@ -81,17 +81,19 @@ def repl() -> None:
         elif line.startswith("/"):
             print("Commands: /mcp, /exit")
         elif line:
-            chat_turn(history, line)
+            chat_turn(model, history, line)
 
 
-def chat_turn(history: list[dict], text: str) -> None:
+def chat_turn(model: chat.Chat, history: list[dict], text: str) -> None:
     """One turn of the unchanged tool loop (chat.py); its tool calls go through the registry."""
     def on_tool(name: str, result: str) -> None:
         short = result if len(result) <= TOOL_LINE_CHARS else result[:TOOL_LINE_CHARS] + "..."
         print(f"[tool {name} -> {short}]")
+    start = len(history)
     try:
-        print(chat.run_turn(history, text, on_tool=on_tool))
+        print(model.run_turn(history, text, on_tool=on_tool))
     except chat.ChatError as e:
+        del history[start:]  # the failed turn is forgotten, so the next request is one the API takes
         print(f"error: {e}")
 
 

@@ -86,7 +86,6 @@ def clean_state():
     permissions.load_policies(str(ROOT / "tests" / "no-such-policy-file.json"))  # the defaults alone
     permissions.set_confirm(permissions.ask_on_stdin)
     permissions.set_remember(None)
-    chat.streaming = True
     yield
     mcp.stop_mcp_servers()
     beyond_mcp.stop_mcp_servers()
@@ -96,6 +95,13 @@ def clean_state():
 def empty_registry() -> None:
     for tool in tools.all_tools():
         tools.unregister_tool(tool.name)
+
+
+@pytest.fixture
+def model():
+    """The full agent's model client (beyond/repl/model.py), new for each test."""
+    from beyond.repl.model import ModelChat
+    return ModelChat()
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ holds the arrows):
   auth/       OAuth for remote servers: discovery, the login, tokens, where a login may go
   wire/       bytes in, messages out, knowing no MCP: stdio and Streamable HTTP
   console.py  the one owner of the terminal (terminal.py draws the activity line and the answer)
-  text.py, waits.py, dirs.py   the bottom: text made safe to show, deadlines and waits, the XDG folders
+  text.py, waits.py, dirs.py   the bottom: text made safe to show, deadlines and waits, the XDG folders;
+  net.py, sse.py               one HTTP exchange with a deadline and a size limit; Server-Sent Events
 
 The public face, for scripts: McpClient(name, entry).start(login=...), call_tool, stop, McpError,
 connect_mcp_servers, mcp_statuses, stop_mcp_servers.

@@ -5,7 +5,7 @@ REPL loop) and asks an Agent for the rest: the command line (repl/options.py), t
 trust (folder/), the console, and the servers: the twin's (mcp.py) with --tutorial, else the full
 client's (servers/), with the handlers of what servers ask (asks/), the approvals and audit log of
 the folder, kept results and tool search. The lesson modules' hooks it uses, each once: permissions'
-set_confirm and set_remember, tools' set_audit and set_long_results, chat's set_tool_choice.
+set_confirm and set_remember, tools' set_audit and set_long_results; the model is a ModelChat (repl/model.py).
 """
 import contextlib
 import json
@@ -26,7 +26,7 @@ from beyond.folder.dotenv import load_dotenv
 from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, servers_to_start, user_config_path
 from beyond.repl import commands, resources, unattended
 from beyond.repl.exits import Orphans, stop_on_signals
-from beyond.repl.model import missing_key_hint, plain_http_hint, sampling_model
+from beyond.repl.model import ModelChat, missing_key_hint, plain_http_hint
 from beyond.repl.options import USAGE, VERSION, UsageError, parse
 from beyond.servers.results import Results
 from beyond.servers.servers import Servers
@@ -77,6 +77,7 @@ class Agent:
         self.trusted = False
         self.audit: AuditLog | None = None
         self.servers = TwinServers(None)  # until prepare() knows which
+        self.chat = ModelChat()  # the model, with the tools prepare() chooses how to offer
 
     def prepare(self) -> bool:
         """The folder (found upward), its trust, its .env and policies, the built-in tools, and the full
@@ -102,7 +103,7 @@ class Agent:
         if self.tutorial:
             self.servers = TwinServers(project if self.trusted else None)
             offered = Offered()  # never more tools than the API takes
-            chat.set_tool_choice(lambda specs, messages: offered(specs))
+            self.chat = ModelChat(lambda specs, messages: offered(specs))
         else:
             self._full(self.root or os.getcwd())
         return True
@@ -117,14 +118,15 @@ class Agent:
         audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool))
         tools.set_audit(lambda name, arguments, decision, outcome, seconds, size: audit.record(
             name, arguments, decision, outcome, seconds - self.console.asked_within(seconds), size))  # the tool's time
-        asks = Handlers(self.console, model=sampling_model, record=audit.asked, root=folder,
+        self.chat = ModelChat()  # its tools chosen by tool search once the servers are there (below)
+        asks = Handlers(self.console, model=self.chat.sample, record=audit.asked, root=folder,
                         interactive=False if self.prompt is not None else None)
         self.servers = Servers(asks=asks, screen=Screen(browser=self.options.browser, console=self.console),
                                approvals=approvals, activity=self.console.activity.tool)
         tools.set_long_results(self.results.keep)  # a long result is kept whole, read back by pages
         self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of)
-        self.search.register()  # many MCP tools: a few offered, the others searched
-        chat.set_tool_choice(self.search.choose)
+        self.search.register()
+        self.chat.choose = self.search.choose  # many MCP tools: a few offered, the others searched
         if self.prompt is None:
             permissions.set_confirm(self.console.confirm)  # below what the model wrote, one question at a time
         else:

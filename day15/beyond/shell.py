@@ -191,7 +191,7 @@ def chat_turn(session: Session, text: str, typed: bool = True) -> None:
         session.last_result = result
         output.tool(name, result)
     try:
-        chat.run_turn(session.history, text, on_tool=on_tool,
+        session.agent.chat.run_turn(session.history, text, on_tool=on_tool,
                       waiting=session.activity.waiting, on_text=output.text, on_usage=output.usage,
                       on_retry=session.activity.progress if session.activity.live else None)
     except chat.ChatError as e:

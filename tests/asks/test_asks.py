@@ -253,10 +253,10 @@ def test_sampling_sends_the_limit_it_shows(monkeypatch, capsys):
 
 def test_the_sampling_model_is_asked_with_the_limit(endpoint):
     """The agent's sampling model sends the limit as the request's max_tokens, without tools."""
-    from beyond.agent import sampling_model
-    model = endpoint(answer("short"))
-    assert sampling_model([{"role": "user", "content": "hi"}], 7) == ("short", "test-model")
-    assert model.requests[0]["max_tokens"] == 7 and "tools" not in model.requests[0]
+    from beyond.repl.model import ModelChat
+    fake_model = endpoint(answer("short"))
+    assert ModelChat().sample([{"role": "user", "content": "hi"}], 7) == ("short", "test-model")
+    assert fake_model.requests[0]["max_tokens"] == 7 and "tools" not in fake_model.requests[0]
 
 
 def test_after_a_page_for_a_request_enter_sends_it_again_and_c_gives_up():

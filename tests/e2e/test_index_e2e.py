@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-import net
+from beyond import net
 from conftest import agent_env, assert_no_process_left, demo, fake, FAKES, INDEX, processes_in, ROOT, run_agent, wait_for_output, workdir
 from fakes.openai_server import answer, answer_from_tools, FakeOpenAI, Hang, HttpError, tool_calls
 

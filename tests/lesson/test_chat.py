@@ -1,209 +1,64 @@
-"""chat.py against the scripted OpenAI-compatible server: the tool loop, errors, history, .env."""
-import json
+"""The lesson's chat.py (chat.ts): one urllib request per round, the tool loop through the registry, a
+failed request as one ChatError line. The full agent's model client is tested in tests/repl/test_model*.py."""
 import socket
-import threading
 
 import pytest
 
 import chat
-import net
 import permissions
 import tools
-from beyond.folder import dotenv
-from beyond.repl.model import missing_key_hint
-from fakes.openai_server import Hang, HttpError, Raw, answer, answer_from_tools, check_request, tool_calls
-from tools import Tool
+from fakes.openai_server import HttpError, answer, answer_from_tools, tool_calls
 
 
 @pytest.fixture
 def echo():
-    """An allowed tool that records its calls."""
     calls = []
-    tools.register_tool(Tool("echo", "Echo.", {"type": "object", "properties": {}},
-                             lambda args: calls.append(args) or f"echoed {args.get('text')}"))
+    tools.register_tool(tools.Tool("echo", "Echo.", {"type": "object", "properties": {}},
+                                   lambda args: calls.append(args) or f"echoed {args.get('text')}"))
     permissions.set_policy("echo", "allow")
     return calls
 
 
-def test_tool_loop_runs_calls_and_returns_answer(endpoint, echo):
-    """tool_calls are run in order, their results sent back, and the text answer returned."""
+def test_the_loop_runs_each_call_through_the_registry_and_returns_the_answer(endpoint, echo):
+    """tool_calls run in order, their results go back as tool messages, the text answer is returned."""
     fake = endpoint(tool_calls(("echo", {"text": "a"}), ("echo", {"text": "b"})), answer_from_tools)
-    shown = []
-    history = chat.new_history()
-    result = chat.run_turn(history, "hi", on_tool=lambda name, text: shown.append((name, text)))
-    assert result == "Results: echoed a | echoed b"
-    assert echo == [{"text": "a"}, {"text": "b"}]
+    shown, history = [], chat.new_history()
+    result = chat.Chat().run_turn(history, "hi", on_tool=lambda name, text: shown.append((name, text)))
+    assert result == "Results: echoed a | echoed b" and echo == [{"text": "a"}, {"text": "b"}]
     assert shown == [("echo", "echoed a"), ("echo", "echoed b")]
     assert [m["role"] for m in history] == ["system", "user", "assistant", "tool", "tool", "assistant"]
-    assert history[2]["content"] is None
+    assert "stream" not in fake.requests[0]  # one JSON answer a round: no streaming in the lesson
 
 
-def test_request_shape(endpoint, echo):
-    """POST carries model, messages, tools and the bearer key."""
+def test_a_request_carries_the_model_the_messages_the_tools_and_the_key(endpoint, echo):
     fake = endpoint(answer("hello"))
-    assert chat.run_turn(chat.new_history(), "hi") == "hello"
+    assert chat.Chat().run_turn(chat.new_history(), "hi") == "hello"
     body, headers = fake.requests[0], fake.headers[0]
     assert body["model"] == "test-model" and body["messages"][-1] == {"role": "user", "content": "hi"}
     assert [t["function"]["name"] for t in body["tools"]] == ["echo"]
     assert headers["Authorization"] == "Bearer sk-test-key"
 
 
-def test_no_tools_and_no_key_omit_fields(endpoint, monkeypatch):
-    """With an empty registry `tools` is omitted; with no key there is no Authorization header."""
-    fake = endpoint(answer("ok"))
-    monkeypatch.delenv("OPENAI_API_KEY")
-    chat.run_turn(chat.new_history(), "hi")
-    assert "tools" not in fake.requests[0] and "Authorization" not in fake.headers[0]
-
-
-def test_round_limit(endpoint, echo, monkeypatch):
-    """A model that never stops calling tools is stopped after MAX_ROUNDS with a clear line."""
+def test_a_model_that_never_stops_calling_tools_is_stopped(endpoint, echo, monkeypatch):
     monkeypatch.setattr(chat, "MAX_ROUNDS", 3)
-    fake = endpoint(*[tool_calls(("echo", {"text": str(i)})) for i in range(3)], answer("next turn"))
-    history = chat.new_history()
-    assert "stopped after 3 rounds" in chat.run_turn(history, "loop")
+    endpoint(*[tool_calls(("echo", {"text": str(i)})) for i in range(3)])
+    assert chat.Chat().run_turn(chat.new_history(), "loop") == "(stopped after 3 rounds of tool calls without an answer)"
     assert len(echo) == 3
-    assert chat.run_turn(history, "again") == "next turn"  # the history is valid for the API
 
 
-@pytest.mark.parametrize("failure, expected", [
-    (HttpError(401, '{"error": {"message": "Incorrect API key"}}'), "HTTP 401 .*Incorrect API key .*OPENAI_API_KEY"),
-    (HttpError(404, '{"error": {"message": "model nope not found"}}'), "HTTP 404 .*model nope not found.*OPENAI_MODEL"),
-    (HttpError(429, '{"error": {"message": "slow down"}}'), "HTTP 429 .*slow down.*rate limit"),
-    (HttpError(503, "<!DOCTYPE html>\n<html><head><title>503 Service\n Unavailable</title></head><body>nginx "
-                    "upstream down" + " " * 5000 + "</body></html>"), r"HTTP 503 .*: an HTML page \('503 Service Unavailable'\)"),
-    (HttpError(502, "<html lang=en><body>bad gateway</body></html>"), r"HTTP 502 .*: an HTML page without a title"),
-    (lambda body: "not-a-message", "has no message"),
-])
-def test_http_and_reply_errors(endpoint, failure, expected, monkeypatch):
-    """Each failure becomes one ChatError line with the status and the API's message (whole replies);
-    an HTML page (a wrong base URL, a proxy) is reduced to its title."""
-    monkeypatch.setattr(chat, "streaming", False)
-    monkeypatch.setattr(net, "RETRIES", 0)  # the statuses that are tried again fail at the first answer here
-    endpoint(failure)
-    with pytest.raises(chat.ChatError, match=expected):
-        chat.run_turn(chat.new_history(), "hi")
-
-
-@pytest.fixture
-def notices(monkeypatch):
-    said = []
-    monkeypatch.setattr(chat, "retry_notice", said.append)
-    return said
-
-
-@pytest.mark.parametrize("streamed", [True, False])
-def test_a_503_then_200_answers(endpoint, notices, streamed, monkeypatch):
-    """A 503 with Retry-After is tried again after what it asks; the answer that follows is the turn's."""
-    monkeypatch.setattr(chat, "streaming", streamed)
-    fake = endpoint(HttpError(503, '{"error": {"message": "busy"}}', retry_after="0"), answer("here it is"))
-    assert chat.run_turn(chat.new_history(), "hi") == "here it is"
-    assert len(fake.requests) == 2 and fake.requests[0] == fake.requests[1] and fake.violations == []
-    assert len(notices) == 1 and notices[0].startswith("trying again in 0 s (1 of 3): HTTP 503 from ")
-
-
-def test_hiccups_are_tried_again_with_growing_waits_then_reported(endpoint, notices, monkeypatch):
-    """429, 502, 504 and a reset connection are each tried again, after 1, 2, 4 times the first wait;
-    past RETRIES the last failure is the turn's error."""
-    monkeypatch.setattr(net, "RETRY_FIRST_WAIT_S", 0.01)
-    fake = endpoint(HttpError(429), HttpError(502), Raw(b""), HttpError(504), answer("unused"))
-    with pytest.raises(chat.ChatError, match="HTTP 504"):
-        chat.run_turn(chat.new_history(), "hi")
-    assert len(fake.requests) == 4
-    assert [n.split("trying again in ")[1].split(" s")[0] for n in notices] == ["0.01", "0.02", "0.04"]
-    assert "RemoteDisconnected" in notices[2]
-
-
-def test_a_retry_note_shows_the_endpoints_words_made_visible_and_bounded(endpoint, notices):
-    """An endpoint's message with escape sequences, a newline and a bidi override, 5,000 long: the note
-    that goes to the terminal obeys none of them and stays short."""
-    hostile = "\x1b[2J\x1b]0;owned\x07\nfake prompt> \u202e" + "x" * 5000
-    fake = endpoint(HttpError(503, json.dumps({"error": {"message": hostile}}), retry_after="0"), answer("ok"))
-    assert chat.run_turn(chat.new_history(), "hi") == "ok" and len(fake.requests) == 2
-    (note,) = notices
-    assert not any(c in note for c in "\x1b\x07\n\u202e") and "\\x1b[2J" in note and "\\u202e" in note
-    assert len(note) <= net.NOTICE_CHARS + 60
-
-
-def test_a_retry_after_past_the_deadline_fails_at_once(endpoint, notices):
-    """An endpoint that asks for more time than the request has left is not waited for: the error says what it asked."""
-    fake = endpoint(HttpError(429, '{"error": {"message": "quota"}}', retry_after=str(chat.HTTP_TIMEOUT_S + 60)))
-    with pytest.raises(chat.ChatError, match=r"HTTP 429 .*quota.*\(it asks to wait \d+ s\)"):
-        chat.run_turn(chat.new_history(), "hi")
-    assert len(fake.requests) == 1 and notices == []
-
-
-def test_reply_not_json_and_without_choices(monkeypatch):
-    """A body that is not JSON, or has no choices, is a ChatError naming the problem."""
-    for raw, expected in ((b"<html>", "is not JSON"), (b'{"object": "list"}', "has no choices")):
-        with pytest.raises(chat.ChatError, match=expected):
-            chat._message_of("http://x/v1/chat/completions", raw)
-
-
-def test_connection_refused_names_url(monkeypatch):
-    """A closed port is reported with the URL and a hint."""
+def test_a_failed_request_is_one_line_naming_the_status_or_the_url(endpoint, monkeypatch):
+    endpoint(HttpError(404, '{"error": {"message": "model nope not found"}}'))
+    with pytest.raises(chat.ChatError, match=r"HTTP 404 from http://127\.0\.0\.1:\d+/v1/chat/completions: .*nope"):
+        chat.Chat().run_turn(chat.new_history(), "hi")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
-    with pytest.raises(chat.ChatError, match=f"cannot reach http://127.0.0.1:{port}/v1/chat/completions.*refused"):
-        chat.complete(chat.new_history())
+    with pytest.raises(chat.ChatError, match=f"cannot reach http://127.0.0.1:{port}/v1/chat/completions"):
+        chat.Chat().complete(chat.new_history())
 
 
-def test_timeout(endpoint, monkeypatch):
-    """A server that never answers fails after HTTP_TIMEOUT_S."""
-    monkeypatch.setattr(chat, "HTTP_TIMEOUT_S", 0.5)
-    endpoint(Hang(threading.Event()))
-    with pytest.raises(chat.ChatError, match="no reply from .* within 0.5 s"):
-        chat.run_turn(chat.new_history(), "hi")
-
-
-def test_history_valid_after_error_mid_turn(endpoint, echo):
-    """A failure after tool calls leaves a history the API accepts; the next turn works."""
-    fake = endpoint(tool_calls(("echo", {"text": "x"})), HttpError(400), answer("fine"))
-    history = chat.new_history()
-    with pytest.raises(chat.ChatError, match="HTTP 400"):
-        chat.run_turn(history, "first")
-    assert check_request({"model": "m", "messages": history}) == []
-    assert history[-1]["role"] == "assistant" and "request failed" in history[-1]["content"]
-    assert chat.run_turn(history, "second") == "fine"
-    assert fake.requests[-1]["messages"][1]["content"] == "first"  # nothing the user said is lost
-
-
-def test_interrupt_during_tools_answers_every_call(endpoint):
-    """Ctrl-C while a tool runs: every call still gets a tool message, the turn is closed."""
-    def interrupt(args):
-        raise KeyboardInterrupt
-    tools.register_tool(Tool("slow", "", {"type": "object"}, interrupt))
-    permissions.set_policy("slow", "allow")
-    endpoint(tool_calls(("slow", {}), ("slow", {})))
-    history = chat.new_history()
-    with pytest.raises(KeyboardInterrupt):
-        chat.run_turn(history, "go")
-    assert check_request({"model": "m", "messages": history}) == []
-    assert [m["content"] for m in history if m["role"] == "tool"] == ["(cancelled by the user)"] * 2
-
-
-def test_dotenv_parsing(tmp_path, monkeypatch):
-    """KEY=VALUE, comments, quotes and export are understood; the environment wins."""
-    (tmp_path / ".env").write_text(
-        "# a comment\nexport A_ONE=1\nA_TWO=\"two words\"\nA_THREE='x # y'\nA_FOUR=plain # note\n"
-        "not a pair\nA_SET=from-file\n")
-    for name in ("A_ONE", "A_TWO", "A_THREE", "A_FOUR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("A_SET", "from-env")
-    dotenv.load_dotenv(str(tmp_path / ".env"))
-    import os
-    assert [os.environ[k] for k in ("A_ONE", "A_TWO", "A_THREE", "A_FOUR", "A_SET")] == \
-        ["1", "two words", "x # y", "plain", "from-env"]
-    for name in ("A_ONE", "A_TWO", "A_THREE", "A_FOUR"):
-        monkeypatch.delenv(name)
-
-
-def test_missing_key_hint_only_for_default_endpoint(monkeypatch):
-    """No key and the default URL: a hint; a local base URL needs no key."""
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    assert "OPENAI_API_KEY" in missing_key_hint()
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
-    assert missing_key_hint() is None
+def test_the_lesson_imports_no_http_client_of_its_own():
+    """chat.py speaks urllib.request; http.client and sockets are the product's (beyond/net.py)."""
+    source = open(chat.__file__).read()
+    assert "import urllib.request" in source and "http.client" not in source and "import socket" not in source

@@ -38,7 +38,7 @@ def page_reader(request: dict) -> dict:
                         for i in range(3)])
 
 
-def test_a_2_mb_result_comes_back_whole_through_read_result(tmp_path, endpoint, keeping, own_user_dirs):
+def test_a_2_mb_result_comes_back_whole_through_read_result(model, tmp_path, endpoint, keeping, own_user_dirs):
     """The model gets the head, the tail, the size and an id; paging with read_result over several
     replies gives back every character, each reply within its budget; the file is the user's, 0600."""
     connect(tmp_path, {"fake": fake("normal")})
@@ -46,7 +46,7 @@ def test_a_2_mb_result_comes_back_whole_through_read_result(tmp_path, endpoint, 
     fake_model = endpoint(tool_calls(("mcp_fake_pattern", {"size": size})), *[page_reader] * 12)
     permissions.set_policy("mcp_fake_pattern", "allow")
     history = chat.new_history()
-    assert chat.run_turn(history, "get it") == "read it all"
+    assert model.run_turn(history, "get it") == "read it all"
     expected = pattern_text(size)
     first = next(m["content"] for m in history if m["role"] == "tool")
     assert first.startswith(expected[:beyond_results.HEAD_CHARS]) and first.endswith(expected[-beyond_results.TAIL_CHARS:])
@@ -93,14 +93,15 @@ def test_what_is_kept_is_bounded_in_size_and_age(keeping, monkeypatch):
     assert ids[2] not in os.listdir(beyond_results.folder()) and len(os.listdir(beyond_results.folder())) == 2
 
 
-def test_a_structured_result_that_does_not_match_the_output_schema_is_an_error_the_model_reads(tmp_path, endpoint):
+def test_a_structured_result_that_does_not_match_the_output_schema_is_an_error_the_model_reads(model, tmp_path,
+                                                                                              endpoint):
     """typed's outputSchema wants {"count": integer >= 0} and nothing else: 3 passes, "three" and an extra
     key reach the model as errors that say where."""
     connect(tmp_path, {"fake": fake("normal")})
     permissions.set_policy("mcp_fake_typed", "allow")
     fake_model = endpoint(tool_calls(("mcp_fake_typed", {"count": 3}), ("mcp_fake_typed", {"count": "three"}),
                                      ("mcp_fake_typed", {"count": 1, "more": True})), answer("ok"))
-    chat.run_turn(chat.new_history(), "go")
+    model.run_turn(chat.new_history(), "go")
     results = [m["content"] for m in fake_model.requests[1]["messages"] if m["role"] == "tool"]
     assert results[0] == '{"count": 3}'
     assert results[1].startswith("Error: mcp_fake_typed failed:") and "does not match the tool's outputSchema" in results[1]

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 import chat
+from beyond.repl.model import ModelChat
 import permissions
 import tools
 from beyond.servers import toolsearch
@@ -16,10 +17,9 @@ from fakes.openai_server import answer, tool_calls
 @pytest.fixture
 def searching(monkeypatch, servers):
     search = toolsearch.ToolSearch(servers.always_loaded, servers.server_of)
-    monkeypatch.setattr(chat, "_choose", search.choose)
     search.register()
     permissions.set_confirm(lambda question: True)  # the MCP tools ask; the user says yes
-    return SimpleNamespace(choose=search.choose, search=search.search, servers=servers)
+    return SimpleNamespace(choose=search.choose, search=search.search, servers=servers, model=ModelChat(search.choose))
 
 
 def names_file(tmp_path, name: str, names: list[str]) -> str:
@@ -45,7 +45,7 @@ def test_150_tools_offer_a_few_and_a_search_loads_the_one_needed(tmp_path, endpo
                           tool_calls(("mcp_b_forecast_weather", {"text": "rain at noon"})), answer("it rains"),
                           answer("still here"))
     history = chat.new_history()
-    assert chat.run_turn(history, "weather?") == "it rains"
+    assert searching.model.run_turn(history, "weather?") == "it rains"
     first, second, third = (offered(r) for r in fake_model.requests[:3])
     assert first == ["mcp_a_tool007", "mcp_b_tool001", toolsearch.NAME]
     assert len(json.dumps(fake_model.requests[0]["tools"])) <= toolsearch.MAX_TOOL_SPECS_BYTES
@@ -55,14 +55,14 @@ def test_150_tools_offer_a_few_and_a_search_loads_the_one_needed(tmp_path, endpo
     search_result = next(m["content"] for m in fake_model.requests[1]["messages"] if m["role"] == "tool")
     assert search_result.startswith("Loaded for this conversation: mcp_b_forecast_weather")
     assert [m["content"] for m in fake_model.requests[2]["messages"] if m["role"] == "tool"][-1] == "rain at noon"
-    chat.run_turn(history, "and later?")  # the next turn of the same conversation still has it, in the same place
+    searching.model.run_turn(history, "and later?")  # the next turn of the conversation still has it, in its place
     assert offered(fake_model.requests[3]) == second
     assert fake_model.violations == []
 
 
 def test_a_new_conversation_forgets_what_was_loaded(tmp_path, searching):
     connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(50)]))}, searching.servers)
-    specs = chat.openai_tools()
+    specs = tools.openai_tools()
     history = [{"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "tool_search", "arguments": '{"query": "t7"}'}}]},
         {"role": "tool", "tool_call_id": "c1", "content": searching.search({"query": "mcp_a_t7"})}]
@@ -74,7 +74,7 @@ def test_a_new_conversation_forgets_what_was_loaded(tmp_path, searching):
 
 def test_few_tools_are_all_offered_without_a_search(tmp_path, searching):
     connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(toolsearch.MAX_MCP_TOOLS)]))}, searching.servers)
-    names = [s["function"]["name"] for s in searching.choose(chat.openai_tools(), chat.new_history())]
+    names = [s["function"]["name"] for s in searching.choose(tools.openai_tools(), chat.new_history())]
     assert names == [f"mcp_a_t{i}" for i in range(toolsearch.MAX_MCP_TOOLS)]
 
 

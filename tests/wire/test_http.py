@@ -184,7 +184,7 @@ def test_an_idle_connection_the_server_closed_is_not_taken():
     """The pool gives back an idle connection only while the server keeps it open; one the server has
     closed (its end readable: EOF) is dropped, so no request is sent on it."""
     import socket
-    from net import ConnectionPool
+    from beyond.net import ConnectionPool
 
     class Connection:  # what the pool uses of an http.client connection
         def __init__(self, sock):

@@ -17,7 +17,7 @@ import urllib.parse
 from beyond.auth.errors import AuthError
 from beyond.auth.outbound import Refused
 from beyond.text import clean
-from net import Cutoff, read_limited, reason_of
+from beyond.net import Cutoff, read_limited, reason_of
 
 # Bearer challenge parameters: name=value or name="quoted value".
 CHALLENGE_PARAM = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')

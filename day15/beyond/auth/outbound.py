@@ -19,7 +19,7 @@ import socket
 import urllib.parse
 
 from beyond.text import clean, shorten
-from net import is_this_machine
+from beyond.net import is_this_machine
 
 # How near an address is, from this machine outward; a login may fetch nothing nearer than its server.
 LOOPBACK, PRIVATE, PUBLIC = 0, 1, 2

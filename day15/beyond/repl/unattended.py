@@ -58,7 +58,7 @@ def run(session, prompt: str, as_json: bool, out) -> int:
     output, answer, error = session.console.output(TOOL_LINE_CHARS), None, None  # tool lines, on stderr
     try:
         prompt = attach_mentions(session, prompt)  # @server:uri, as in the REPL
-        answer = chat.run_turn(session.history, prompt, on_tool=output.tool, on_usage=count)
+        answer = session.agent.chat.run_turn(session.history, prompt, on_tool=output.tool, on_usage=count)
         if answer == f"({chat.STOPPED.format(rounds=chat.MAX_ROUNDS)})":
             answer, error = None, chat.STOPPED.format(rounds=chat.MAX_ROUNDS)
     except chat.ChatError as e:

@@ -25,7 +25,7 @@ from beyond.wire.base import (METHOD_NOT_FOUND, About, Deadline, Inbox, Rejected
                               Transport, TransportError, encode)
 from beyond.wire.headers import about_headers
 from beyond.wire.stream import Stream, error_reply
-from net import (ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, connection_to, error_detail, html_title,
+from beyond.net import (ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, connection_to, error_detail, html_title,
                  is_this_machine, read_limited, reason_of)
 from permissions import URL_PASSWORD
 

@@ -18,8 +18,8 @@ import time
 from beyond.waits import SIGNAL_CHECK_S
 from beyond.text import loads_or_none, shorten
 from beyond.wire.base import MAX_MESSAGE_BYTES, About, Dropped, TransportError
-from net import ERROR_BODY_BYTES, HEADER_BREAK, Cutoff, read_limited, reason_of
-import sse
+from beyond.net import ERROR_BODY_BYTES, HEADER_BREAK, Cutoff, read_limited, reason_of
+from beyond import sse
 
 # The GET stream of what the server sends unasked: after it drops it is opened again once, after
 # this pause, doubled each time a stream ended without bringing a message (up to the cap), so a

@@ -1,7 +1,7 @@
-"""One HTTP request with a deadline for the whole exchange and a size limit (http.client, stdlib only).
+"""Beyond the tutorial: one HTTP request with a deadline for the whole exchange and a size limit (http.client).
 
-The TypeScript agent has fetch; Python's urllib follows redirects (with the key) and bounds each read,
-not the exchange. chat.py (the model) and beyond/wire/http.py (remote servers) share this module.
+The lesson's chat.py uses urllib, which follows redirects (with the key) and bounds each read, not the
+exchange. The model client (repl/model.py), remote servers (wire/) and logins (auth/) share this module.
 """
 import contextlib
 import heapq

@@ -13,23 +13,23 @@ def echo():
     permissions.set_policy("echo", "allow")
 
 
-def test_text_arrives_in_pieces_and_usage_is_reported(endpoint):
+def test_text_arrives_in_pieces_and_usage_is_reported(model, endpoint):
     """The answer comes as several pieces (cut at odd places on the wire) that join to the whole."""
     fake = endpoint(answer("Model Context Protocol, streamed."))
     pieces, usage = [], []
-    result = chat.run_turn(chat.new_history(), "hi", on_text=pieces.append, on_usage=usage.append)
+    result = model.run_turn(chat.new_history(), "hi", on_text=pieces.append, on_usage=usage.append)
     assert result == "".join(pieces) == "Model Context Protocol, streamed." and len(pieces) > 3
     assert usage == [{"prompt_tokens": 1234, "completion_tokens": 56}]
     assert fake.requests[0]["stream"] is True and fake.requests[0]["stream_options"] == {"include_usage": True}
 
 
 @pytest.mark.parametrize("quirk", sorted(QUIRKS - {"refuse_stream"}) + ["none"])
-def test_tool_calls_assembled_whatever_the_endpoint_does(endpoint, echo, quirk):
+def test_tool_calls_assembled_whatever_the_endpoint_does(model, endpoint, echo, quirk):
     """Two tool calls with arguments in fragments are run with the right arguments, under every quirk."""
     script = [tool_calls(("echo", {"text": "first call"}), ("echo", {"text": "second"})), answer_from_tools]
     fake = endpoint(*script, quirks={quirk} - {"none"})
     history = chat.new_history()
-    assert chat.run_turn(history, "go") == "Results: echo first call | echo second"
+    assert model.run_turn(history, "go") == "Results: echo first call | echo second"
     assert check_request({"model": "m", "messages": history}) == []
     assert [c["function"]["arguments"] for c in history[2]["tool_calls"]] == [
         '{"text": "first call"}', '{"text": "second"}']
@@ -37,7 +37,7 @@ def test_tool_calls_assembled_whatever_the_endpoint_does(endpoint, echo, quirk):
 
 def test_new_id_at_an_index_in_use_is_a_new_call():
     """An endpoint that sends every call at index 0 but with its own id: two calls, not one."""
-    import sse
+    from beyond import sse
     reply = sse.StreamedReply()
     for delta in ({"index": 0, "id": "a", "function": {"name": "echo", "arguments": '{"text"'}},
                   {"index": 0, "function": {"arguments": ': "x"}'}},
@@ -47,18 +47,18 @@ def test_new_id_at_an_index_in_use_is_a_new_call():
     assert [(c["id"], c["function"]["arguments"]) for c in calls] == [("a", '{"text": "x"}'), ("b", "{}")]
 
 
-def test_endpoint_that_refuses_streaming_gets_whole_requests(endpoint, capfd):
+def test_endpoint_that_refuses_streaming_gets_whole_requests(model, endpoint, capfd):
     """A 400 naming "stream": the request is sent again whole, and so is every later one."""
     fake = endpoint(answer("first"), answer("second"), quirks={"refuse_stream"})
     pieces = []
     history = chat.new_history()
-    assert chat.run_turn(history, "one", on_text=pieces.append) == "first" and pieces == ["first"]
-    assert chat.run_turn(history, "two") == "second"
+    assert model.run_turn(history, "one", on_text=pieces.append) == "first" and pieces == ["first"]
+    assert model.run_turn(history, "two") == "second"
     assert [r.get("stream", False) for r in fake.requests] == [True, False, False]
     assert "does not stream" in capfd.readouterr().err
 
 
-def test_ctrl_c_during_the_stream_keeps_what_arrived(endpoint):
+def test_ctrl_c_during_the_stream_keeps_what_arrived(model, endpoint):
     """Ctrl-C while the text streams in: the text so far stays as the assistant's message; the history is valid."""
     endpoint(answer("a long answer that is interrupted"), answer("next"))
     history = chat.new_history()
@@ -69,12 +69,12 @@ def test_ctrl_c_during_the_stream_keeps_what_arrived(endpoint):
         seen.append(text)
     seen = []
     with pytest.raises(KeyboardInterrupt):
-        chat.run_turn(history, "first", on_text=interrupt)
+        model.run_turn(history, "first", on_text=interrupt)
     kept = history[-1]["content"]  # what arrived, the piece being shown when Ctrl-C came included
     assert history[-1]["role"] == "assistant" and kept.startswith("".join(seen)) and len(kept) > len("".join(seen))
     assert "a long answer that is interrupted".startswith(kept)
     assert check_request({"model": "m", "messages": history}) == []
-    assert chat.run_turn(history, "second") == "next"
+    assert model.run_turn(history, "second") == "next"
 
 
 class Pieces:
@@ -91,7 +91,7 @@ class Pieces:
 @pytest.mark.parametrize("size", [1, 2, 5, 1000])
 def test_events_end_lines_with_cr_lf_or_crlf_and_drop_a_bom(size):
     """The SSE format's three line ends, mixed and cut anywhere, and a leading BOM: the same events."""
-    import sse
+    from beyond import sse
     stream = b"\xef\xbb\xbfid: 1\rdata: one\r\rdata: two\r\ndata: lines\r\n\r\n: comment\ndata: three\n\nid: 4\r\n\r\n"
     ids = []
     assert list(sse.events(Pieces(stream, size), 1 << 20, ids.append)) == ["one", "two\nlines", "three"]

@@ -1,15 +1,15 @@
 """Server-Sent Events read as they arrive, a streamed Chat Completion assembled from its chunks, and the
 history kept as the API wants it back (every reply stored normalised, a failed turn closed).
 
-A model streams its reply as events (chat.py, as chat.ts does); a remote MCP server may answer a
-request with a stream of them (beyond/wire/http.py). events() is the one reader for both, with a size
+A model streams its reply as events (repl/model.py, as chat.ts does); a remote MCP server may answer a
+request with a stream of them (wire/http.py). events() is the one reader for both, with a size
 limit per event; StreamedReply turns a model's chunks into one assistant message.
 """
 import json
 import re
 from collections.abc import Callable, Iterator
 
-from net import TooBig
+from beyond.net import TooBig
 
 
 def events(response, limit: int, on_id: Callable[[str], None] = lambda event_id: None,

@@ -6,6 +6,7 @@ import threading
 import pytest
 
 import chat
+from beyond.repl import model as model_module
 import permissions
 import tools
 from beyond.servers import registry
@@ -16,7 +17,7 @@ def reads(path: str, count: int) -> dict:
     return tool_calls(*[("read", {"path": path})] * count)
 
 
-def test_one_reply_runs_a_bounded_number_of_calls_adding_a_bounded_amount(tmp_path, endpoint, monkeypatch):
+def test_one_reply_runs_a_bounded_number_of_calls_adding_a_bounded_amount(model, tmp_path, endpoint, monkeypatch):
     """40 reads of a 64 KB page in one reply: 32 run, 8 are answered "not run"; what they add to the next
     request stays within the reply's budget, with a note saying how to get the rest."""
     monkeypatch.chdir(tmp_path)
@@ -24,11 +25,11 @@ def test_one_reply_runs_a_bounded_number_of_calls_adding_a_bounded_amount(tmp_pa
     tools.register_builtin_tools(str(tmp_path))
     fake_model = endpoint(reads("big.txt", 40), answer("done"))
     history = chat.new_history()
-    assert chat.run_turn(history, "read it all") == "done"
+    assert model.run_turn(history, "read it all") == "done"
     results = [m["content"] for m in fake_model.requests[1]["messages"] if m["role"] == "tool"]
     assert len(results) == 40 and sum("not run: too many calls in one reply" in r for r in results) == 8
     notes = sum(len(r) - len(r.split("\n[... ")[0]) for r in results[:32])
-    assert sum(len(r) for r in results[:32]) - notes == chat.MAX_REPLY_RESULT_CHARS
+    assert sum(len(r) for r in results[:32]) - notes == model_module.MAX_REPLY_RESULT_CHARS
     assert "call again in a later reply for the rest" in results[31] and results[0].startswith("y" * 1999)
 
 
@@ -68,14 +69,14 @@ def test_the_prompt_shows_every_argument(monkeypatch):
     {"role": "assistant", "content": None, "tool_calls": [{"type": "function"}]},
     {"role": "assistant"},
 ])
-def test_every_turn_ends_with_a_history_the_endpoint_accepts(endpoint, monkeypatch, reply):
+def test_every_turn_ends_with_a_history_the_endpoint_accepts(model, endpoint, monkeypatch, reply):
     """Content as a list of parts, calls that are not a list, a call without a name or id, no content:
     stored normalised (never content null without calls), so the next turn is accepted."""
-    monkeypatch.setattr(chat, "streaming", False)
+    model.streaming = False
     fake_model = endpoint(reply, answer("fine"), answer("fine"))
     history = chat.new_history()
-    first = chat.run_turn(history, "first")
-    assert chat.run_turn(history, "second") == "fine"
+    first = model.run_turn(history, "first")
+    assert model.run_turn(history, "second") == "fine"
     assert fake_model.violations == [] and check_request({"model": "m", "messages": history}) == []
     assert all(isinstance(m.get("content"), str) or m.get("tool_calls") for m in history if m["role"] == "assistant")
     if isinstance(reply.get("content"), list):
