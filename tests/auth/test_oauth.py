@@ -241,3 +241,22 @@ def test_a_login_another_agent_made_is_used_at_the_next_401():
         data.setdefault("tokens", {})[url] = {"access_token": "from-another-agent", "expires_at": None}
     oauth.unauthorized({}, "Bearer")
     assert oauth.header() == {"Authorization": "Bearer from-another-agent"}
+
+
+@pytest.mark.parametrize("named, logs_in", [(lambda base: base + "/", True), (lambda base: base + "//", False),
+                                            (lambda base: base + "/other", False), (lambda base: base.upper(), False)])
+def test_an_issuer_that_differs_only_by_one_trailing_slash_is_the_same(browser, named, logs_in):
+    """The official Python SDK's legacy example names http://localhost:PORT/ where it is found at
+    http://localhost:PORT: that logs in; any other difference is refused before anything is sent."""
+    with OAuthFake() as server:
+        server.meta = {"issuer": named(server.base)}
+        server.iss_override = server.meta["issuer"]
+        client = beyond_mcp.McpClient("remote", {"url": server.url})
+        if logs_in:
+            client.start(login=True)
+            assert client.call_tool("echo", {"text": "in"}) == "in"
+            client.stop()
+        else:
+            with pytest.raises(McpError, match="names the issuer"):
+                client.start(login=True)
+            assert server.authorizations == [] and server.registrations == []

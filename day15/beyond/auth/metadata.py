@@ -76,6 +76,13 @@ def discover(outbound, url: str, found: dict) -> tuple[dict, dict]:
     return prm, server_metadata(outbound, servers[0])
 
 
+def same_issuer(named: object, found_at: str) -> bool:
+    """The issuer the metadata names is the one it was found by, exactly or but for one trailing slash
+    (the official Python SDK names http://localhost:PORT/ for http://localhost:PORT); any other
+    difference is another issuer (mix-up protection)."""
+    return isinstance(named, str) and (named == found_at or named in (found_at + "/", found_at.removesuffix("/")))
+
+
 def names(url: str, resource: str) -> bool:
     """The metadata's resource is the server's URL, or its origin or a path above it."""
     ours, theirs = canonical(url), canonical(resource)
@@ -105,7 +112,7 @@ def server_metadata(outbound, issuer: str) -> dict:
     else:
         urls = [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
     meta = first_document(outbound, urls, "authorization server metadata")
-    if meta.get("issuer") != issuer:
+    if not same_issuer(meta.get("issuer"), issuer):
         raise AuthError(f"the authorization server metadata names the issuer {meta.get('issuer')!r}, "
                              f"not {issuer!r}, where it was found; no login is tried")
     if "S256" not in (meta.get("code_challenge_methods_supported") or []):
