@@ -20,6 +20,18 @@ def test_environment_is_filtered_and_expanded(started, monkeypatch):
     assert env["PATH"]
 
 
+def test_the_networks_settings_reach_the_server(started, monkeypatch):
+    """A custom CA and a proxy (upper and lower case) reach the server, as uvx and npx need them; no secret does."""
+    settings = {"SSL_CERT_FILE": "/etc/corp/ca.pem", "SSL_CERT_DIR": "/etc/corp/certs", "REQUESTS_CA_BUNDLE": "/ca.pem",
+                "NODE_EXTRA_CA_CERTS": "/ca.pem", "HTTPS_PROXY": "http://proxy.corp:3128", "http_proxy": "http://p:8080",
+                "no_proxy": "localhost,.corp"}
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
+    env = json.loads(started(fake("normal")).call_tool("env", {}))
+    assert {name: env.get(name) for name in settings} == settings and "OPENAI_API_KEY" not in env
+
+
 def test_missing_variable_is_an_error_for_that_server(tmp_path, monkeypatch):
     """${VAR} without a value and without a default fails that server only, naming the variable."""
     monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)

@@ -20,6 +20,12 @@ from beyond.dirs import expand
 # A server inherits only these variables (the official SDKs' list) plus its config `env`, so
 # secrets such as OPENAI_API_KEY never reach third-party code unasked.
 SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+# And the network's settings, on every platform: behind a company's CA or proxy, `uvx` and `npx`
+# (and the servers they start) reach their registries only with these (a proxy's password is masked
+# wherever a URL is shown).
+NETWORK_ENV = tuple(name for names in ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+                                       "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY")
+                    for name in (names, names.lower()))
 SAFE_ENV_WINDOWS = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
                     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME",
                     "USERPROFILE", "PROGRAMFILES")
@@ -33,7 +39,7 @@ def server_command(config) -> list[str]:
 def server_env(config) -> dict[str, str]:
     """The safe part of the agent's environment plus the config's env (expanded)."""
     names = SAFE_ENV_WINDOWS if sys.platform == "win32" else SAFE_ENV_POSIX
-    env = {name: os.environ[name] for name in names if name in os.environ}
+    env = {name: os.environ[name] for name in names + NETWORK_ENV if name in os.environ}
     env.update({key: expand(value, f"env.{key}") for key, value in config.env.items()})
     return env
 
