@@ -18,7 +18,11 @@ DEFAULT_POLICIES = {"get_current_time": "allow", "ls": "allow", "read": "allow"}
 # Environment variables whose names contain one of these hold secrets and are never shown.
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 # Shorter values would mask ordinary words and digits all over the output.
-MIN_SECRET_LEN = 4
+MIN_SECRET_LEN = 8
+# What local endpoints take as a key (Ollama, LM Studio, vLLM) and what examples write: words, not secrets.
+PLACEHOLDER_KEYS = {"none", "null", "empty", "test", "dummy", "fake", "placeholder", "changeme", "ollama", "lm-studio",
+                    "lmstudio", "no-key", "nokey", "not-needed", "sk-no-key-required", "sk-xxx", "sk-test", "sk-dummy",
+                    "sk-1234", "sk-placeholder"}
 
 _policies: dict[str, str] = dict(DEFAULT_POLICIES)
 
@@ -181,31 +185,34 @@ URL_PASSWORD = re.compile(r"(?<![a-zA-Z0-9+.-])([a-zA-Z][a-zA-Z0-9+.-]{0,31}://[
 
 
 def mask_secrets(text: str) -> str:
-    """Replace the value of every secret-named environment variable (as written, and as JSON
-    writes it inside a string) by [REDACTED:<name>], and a URL's password by [REDACTED]."""
-    for value, name in _secrets():
-        if value in text:
-            text = text.replace(value, f"[REDACTED:{name}]")
+    """Replace the value of every secret-named environment variable that could be a secret (as written,
+    and as JSON writes it inside a string; a whole token, never part of a longer word) by
+    [REDACTED:<name>], and a URL's password by [REDACTED]."""
+    names, pattern = _secrets()
+    if pattern is not None:
+        text = pattern.sub(lambda match: f"[REDACTED:{names[match.group(0)]}]", text)
     return URL_PASSWORD.sub(r"\1[REDACTED]@", text)
 
 
 # What _secrets() found, and in which environment: (its names, the values of the secret-named ones,
-# the (value, name) pairs, longest first). Every tool result, description and server line is masked,
-# so the environment is read again only when its names or those values changed.
-_found: tuple = ((), (), [])
+# (each value that could be a secret -> its name, one pattern matching any of them as a whole token)).
+# Every tool result, description and server line is masked, so the environment is read again only when
+# its names or those values changed.
+_found: tuple = ((), (), ({}, None))
 
 
-def _secrets() -> list[tuple[str, str]]:
+def _secrets() -> tuple[dict[str, str], "re.Pattern | None"]:
     global _found
     names = tuple(getattr(os.environ, "_data", os.environ))  # the raw keys: no decoding of 100 variables
     secret_names = [n for n in os.environ if SECRET_NAME.search(n)] if names != _found[0] else _found[1][0]
     values = (secret_names, [os.environ.get(n) for n in secret_names])
     if names == _found[0] and values == _found[1]:
         return _found[2]
-    pairs = []
+    found = {}
     for name, value in zip(*values):
-        if value is not None and len(value) >= MIN_SECRET_LEN:
-            escaped = json.dumps(value, ensure_ascii=False)[1:-1]
-            pairs += [(value, name)] + ([(escaped, name)] if escaped != value else [])
-    _found = (names, values, sorted(pairs, key=lambda pair: -len(pair[0])))
+        if value is not None and len(value) >= MIN_SECRET_LEN and value.lower() not in PLACEHOLDER_KEYS:
+            found.update({value: name, json.dumps(value, ensure_ascii=False)[1:-1]: name})
+    longest_first = "|".join(re.escape(value) for value in sorted(found, key=len, reverse=True))
+    pattern = re.compile(f"(?<![A-Za-z0-9])(?:{longest_first})(?![A-Za-z0-9])") if found else None
+    _found = (names, values, (found, pattern))
     return _found[2]

@@ -145,6 +145,17 @@ def test_secrets_are_masked_in_results_and_prompts(monkeypatch):
     assert "ghp_abcdefgh" not in asked[0] and "[REDACTED:GITHUB_TOKEN]" in asked[0]
 
 
+@pytest.mark.parametrize("placeholder", ["ollama", "none", "EMPTY", "test", "lm-studio", "sk-no-key-required"])
+def test_a_local_models_placeholder_key_masks_no_words(monkeypatch, placeholder):
+    """OPENAI_API_KEY=ollama (or another placeholder a local endpoint takes) is no secret: what tools say
+    stays as it is; a real key is still masked, but only as a whole token, never inside another word."""
+    monkeypatch.setenv("OPENAI_API_KEY", placeholder)
+    monkeypatch.setenv("MY_TOKEN", "tok-12345678")
+    text = f"timezone: none, model {placeholder}, empty test; tok-12345678; xtok-12345678y"
+    assert permissions.mask_secrets(text) == \
+        f"timezone: none, model {placeholder}, empty test; [REDACTED:MY_TOKEN]; xtok-12345678y"
+
+
 def test_builtin_tools_stay_inside_root(tmp_path):
     """ls and read work inside the root and refuse '..', absolute paths and escaping symlinks."""
     (tmp_path / "notes.txt").write_text("line one\nline two\n")
