@@ -1,5 +1,6 @@
 """End to end: day15/index.py as a subprocess with piped stdin and a scripted model."""
 import json
+import os
 import re
 import signal
 import subprocess
@@ -195,10 +196,13 @@ def test_sigterm_during_startup_leaves_no_server(tmp_path, start_agent):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_make_demo_runs_the_conversation(mode):
-    """make demo: the scripted model calls both demo tools, the user answers y twice, the answer sums up."""
+def test_make_demo_runs_the_conversation(tmp_path, mode):
+    """make demo: the scripted model calls both demo tools, the user answers y twice, the answer sums up
+    (in a folder of the test's with the repository's demo entry, so the checkout's audit log stays untouched)."""
+    cwd = workdir(tmp_path, {"demo": demo()})
     done = subprocess.run([sys.executable, str(FAKES / "demo_model.py"), *MODES[mode], "--trust"], cwd=ROOT,
-                          input=f"{SCENARIO}\ny\ny\n/exit\n", capture_output=True, text=True, timeout=30)
+                          input=f"{SCENARIO}\ny\ny\n/exit\n", capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "DEMO_FOLDER": str(cwd)})
     assert done.returncode == 0, done.stderr
     assert BANNER[mode] in done.stdout and done.stdout.count("Allow? [y/N/a=always]") == 2
     assert re.search(r'The die says: rolled [1-6]\. "Model Context Protocol": 22 characters, 3 words\.', done.stdout)

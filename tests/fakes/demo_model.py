@@ -3,7 +3,8 @@
 Starts the scripted model of the tests (openai_server.py) on 127.0.0.1 and runs day15/index.py
 against it, with any arguments given (`make demo ARGS=--tutorial` runs the twin). Whatever you
 type, the model rolls the die and counts the words of the phrase you quote (or of your whole
-message), asking through the MCP tools like a real model would; then it sums up the results.
+message), asking through the MCP tools like a real model would; then it sums up the results. The agent
+runs in this repository (its .geekagent/), or in DEMO_FOLDER when that is set (the tests' own folder).
 """
 import os
 import re
@@ -41,7 +42,8 @@ def main() -> int:
     with FakeOpenAI([demo_reply] * (2 * DEMO_TURNS)) as model:
         env = {**os.environ, "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "demo-key-not-secret",
                "OPENAI_MODEL": "scripted-demo-model"}
-        agent = subprocess.Popen([sys.executable, str(ROOT / "day15" / "index.py"), *sys.argv[1:]], cwd=ROOT, env=env)
+        agent = subprocess.Popen([sys.executable, str(ROOT / "day15" / "index.py"), *sys.argv[1:]],
+                                 cwd=os.environ.get("DEMO_FOLDER") or ROOT, env=env)
         while True:
             try:
                 return agent.wait()

@@ -544,8 +544,11 @@ def main() -> None:
     if MODE == "ignore_term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         time.sleep(float(ARG or 0))  # and, with ARG, a slow start
-    if MODE == "start_child":
-        start_child()
+    if MODE == "start_child":  # with ARG: the child's pid is written there, for the test to end it
+        pid = start_child()
+        if ARG:
+            with open(ARG, "w") as f:
+                f.write(str(pid))
     if MODE == "escaped_child":  # a daemon of its own session, out of our group's reach; its pid goes to ARG
         escaped = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({LIFETIME_S})"],
                                    start_new_session=True)

@@ -315,12 +315,17 @@ def test_ids_that_are_not_numbers(twin, started):
     assert started(fake("normal")).call_tool("bool_id", {}) == "for my id"
 
 
-def test_the_exit_is_noticed_while_a_child_holds_stdout(twin, started):
+def test_the_exit_is_noticed_while_a_child_holds_stdout(twin, started, tmp_path):
     """A server that exits while its child keeps stdout open: both fail the call with the exit at once,
     not at the timeout (the twin watches the process, as Node's 'exit' event does)."""
-    for client in (twin(fake("start_child"))[0], started(fake("start_child"))):
-        with pytest.raises(mcp.McpError, match="exited"):
-            client.call_tool("crash", {})
+    pid_file = tmp_path / "child.pid"
+    try:
+        for client in (twin(fake("start_child", str(pid_file)))[0], started(fake("start_child"))):
+            with pytest.raises(mcp.McpError, match="exited"):
+                client.call_tool("crash", {})
+    finally:  # the twin leaves its server's child behind, as the tutorial's client does: the test ends it
+        if pid_file.exists() and pid_alive(int(pid_file.read_text())):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
 def test_stop_returns_at_once_and_reaps(twin, started):
