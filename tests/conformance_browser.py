@@ -5,7 +5,8 @@ person's browser does after they approve, without a person.
 It GETs the authorization URL and follows redirects one by one; a page with a login form (the
 Python SDK's simple-auth asks for a user name and password, filled in already) is submitted as it
 is, with its hidden fields. It stops at the client's own callback on 127.0.0.1, whose page is
-written to $BROWSER_PAGE_FILE when that is set, so a test can read what the page said.
+written to $BROWSER_PAGE_FILE when that is set, so a test can read what the page said: whole, as a
+temporary file renamed into place (a test waits for the file, never for a half-written one).
 """
 import html.parser
 import os
@@ -48,8 +49,10 @@ def main() -> int:
             status, headers, page = e.code, e.headers, e.read()
         if urllib.parse.urlsplit(url).hostname == "127.0.0.1" and urllib.parse.urlsplit(url).path == "/callback":
             if os.environ.get("BROWSER_PAGE_FILE"):
-                with open(os.environ["BROWSER_PAGE_FILE"], "wb") as f:
+                part = f"{os.environ['BROWSER_PAGE_FILE']}.{os.getpid()}.part"
+                with open(part, "wb") as f:
                     f.write(page)
+                os.replace(part, os.environ["BROWSER_PAGE_FILE"])
             return 0
         if 300 <= status < 400 and headers.get("Location"):
             url, body = urllib.parse.urljoin(url, headers["Location"]), None

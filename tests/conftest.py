@@ -186,6 +186,12 @@ def wait_until(condition, timeout: float = 10.0) -> bool:
     return True
 
 
+def written_by_another(path: Path, timeout: float = 10.0) -> str:
+    """The text of a file another process writes (whole: it renames it into place), once it is there."""
+    assert wait_until(path.exists, timeout), f"{path} was not written within {timeout:g} s"
+    return path.read_text()
+
+
 def said_on_stderr(capfd, text: str) -> bool:
     """Whether `text` reaches our stderr (written by another thread) before wait_until gives up."""
     said: list[str] = []

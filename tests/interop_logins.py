@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from conftest import ROOT, agent_env, run_agent, workdir
+from conftest import ROOT, agent_env, run_agent, workdir, written_by_another
 
 INTEROP = ROOT / ".interop"
 SIMPLE_AUTH = INTEROP / "venv" / "bin"
@@ -67,7 +67,7 @@ def log_in_and_call(tmp_path, url: str, tool: str, arguments: str) -> str:
         workdir(cwd, {"remote": {"type": "http", "url": url, "timeout": 30}})
     done = run_agent(cwd, ["/mcp login remote", f"/call {tool} {arguments}", "y", "/exit"], login_env(tmp_path),
                      timeout=90)
-    assert "Logged in" in (tmp_path / "page.html").read_text()  # the browser's page says what the terminal does
+    assert "Logged in" in written_by_another(tmp_path / "page.html")  # the browser's page says what the terminal does
     return done.stdout
 
 

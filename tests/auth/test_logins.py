@@ -12,7 +12,7 @@ import pytest
 import beyond_mcp
 from beyond.auth import login
 from beyond.auth.provider import FRESH
-from conftest import ROOT
+from conftest import ROOT, written_by_another
 from fakes.oauth_server import OAuthFake
 from mcp import McpError
 
@@ -86,11 +86,12 @@ def test_the_page_says_what_the_terminal_says(tmp_path):
     with OAuthFake(refuse_code=True) as server:
         with pytest.raises(McpError, match="the code was refused"):
             logged_in(server)
-        page = (tmp_path / "page.html").read_text()
+        page = written_by_another(tmp_path / "page.html")
         assert "The login failed" in page and "the code was refused" in page and "Logged in" not in page
+    (tmp_path / "page.html").unlink()
     with OAuthFake() as server:
         logged_in(server).stop()
-        assert "Logged in" in (tmp_path / "page.html").read_text()
+        assert "Logged in" in written_by_another(tmp_path / "page.html")
 
 
 def test_a_registration_the_server_forgot_is_replaced_before_the_browser_opens():
