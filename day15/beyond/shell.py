@@ -96,7 +96,8 @@ def status_lines(status, with_tools: bool) -> list[str]:
     if getattr(status, "starting", None) is not None:  # beyond the tutorial: joins when it is up
         return [f"- {server}: still starting ({time.monotonic() - status.starting:.0f} s so far)"]
     if status.error:
-        return [style(f"x {server}: {shown(status.error, one_line=True)}", "31")]
+        more = f" (/logs {server} has what it said)" if getattr(status, "said", None) else ""
+        return [style(f"x {server}: {shown(status.error, one_line=True)}{more}", "31")]
     head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))})"
     # Beyond the tutorial: the full client's tools that need tasks, and the revision the server speaks.
     unusable = [f"  {shown(name, one_line=True)}: needs tasks (not supported)" for name in getattr(status, "needs_tasks", [])]

@@ -69,3 +69,17 @@ def test_a_descendant_that_left_the_servers_group_is_stopped_at_exit(tmp_path):
     cwd = workdir(tmp_path / "agent", {"d": fake("escaped_child", str(pid_file))})
     done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None))  # it also checks nothing runs in cwd
     assert "d (" in done.stdout and not pid_alive(int(pid_file.read_text()))
+
+
+def test_what_a_server_that_failed_to_start_said_is_kept_for_logs(tmp_path):
+    """A server that writes its error, then a hint, and exits: start-up says /logs has more; /logs and
+    /logs <server> show all it said; /logs of no such server says so."""
+    said = ("import sys; print('Traceback (most recent call last):', file=sys.stderr); "
+            "print('ValueError: the config has no region', file=sys.stderr); "
+            "print('hint: see the docs', file=sys.stderr); sys.exit(1)")
+    cwd = workdir(tmp_path, {"bad": {"command": sys.executable, "args": ["-c", said]}})
+    done = run_agent(cwd, ["/logs", "/logs bad", "/logs nosuch", "/exit"], agent_env(key=None))
+    assert "x bad: " in done.stdout and "(/logs bad has what it said)" in done.stdout
+    assert done.stdout.count("bad: (failed to start)") == 2
+    assert done.stdout.count("  ValueError: the config has no region") == 2
+    assert "no server named nosuch; /mcp lists them" in done.stdout

@@ -77,12 +77,16 @@ def cmd_call(session, arg: str) -> None:
 
 
 def cmd_logs(session, arg: str) -> None:
-    """[server]: what the servers wrote on stderr or logged, last 200 lines each"""
-    for status in session.servers.mcp_statuses():
+    """[server]: what the servers wrote on stderr or logged, last 200 lines each (a failed one's too)"""
+    statuses = [s for s in session.servers.mcp_statuses() if arg in ("", s.server)]
+    if arg and not statuses:
+        print(f"no server named {shown(arg, one_line=True)}; /mcp lists them")
+    for status in statuses:
         client = getattr(status, "client", None)
-        if client is not None and arg in ("", status.server):
-            print(f"{shown(status.server, one_line=True)}:")
-            print("\n".join(f"  {line}" for line in client.from_server.tail) or "  (nothing)")
+        lines = list(client.from_server.tail) if client is not None else getattr(status, "said", [])
+        if client is not None or status.error:
+            print(f"{shown(status.server, one_line=True)}:" + (" (failed to start)" if status.error else ""))
+            print("\n".join(f"  {line}" for line in lines) or "  (nothing)")
 
 
 def cmd_history(session, arg: str) -> None:

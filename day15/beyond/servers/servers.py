@@ -37,6 +37,7 @@ class McpStatus(mcp.McpStatus):
     needs_tasks: list[str] = field(default_factory=list)
     bad_schemas: list[str] = field(default_factory=list)  # tools whose inputSchema a model endpoint refuses
     starting: float | None = None  # still starting after the prompt came: since when (time.monotonic())
+    said: list[str] = field(default_factory=list)  # a server that failed: the last of what it said (/logs)
 
 
 class Servers:
@@ -90,7 +91,8 @@ class Servers:
                 pending.discard(client.name)
                 joins = client.name in late
                 if not joins:
-                    on_ready(_failed(client.name, error) if error else McpStatus(client.name, offered_names(client)))
+                    on_ready(_failed(client.name, error, client) if error else
+                             McpStatus(client.name, offered_names(client)))
                 said.notify_all()
             if joins:
                 self._join(client, error, on_join)
@@ -132,13 +134,13 @@ class Servers:
             if error is None:
                 claim_names({s.server: s.client for s in self._statuses.values() if s.client} | {client.name: client},
                             self._contested)
-            status = self._statuses[client.name] = self._connected(client.name, None if error else client, error)
+            status = self._statuses[client.name] = self._connected(client.name, client, error)
         on_join(status)
 
     def _connected(self, name: str, client: McpClient | None, error: McpError | str | None) -> McpStatus:
         """Caller holds _lock."""
         if error:
-            return _failed(name, error)
+            return _failed(name, error, client)
         if client is None:
             return McpStatus(name, [], disabled=True)
         return McpStatus(name, register_all(name, client, self._contested, self.approvals, self.activity),
@@ -268,9 +270,11 @@ def _start(client: McpClient) -> McpError | str | None:
     return None
 
 
-def _failed(name: str, error: McpError | str) -> McpStatus:
-    """The status of a server that did not start: its error, and whether a login would start it."""
-    return McpStatus(name, [], str(error), needs_login=isinstance(error, LoginNeeded))
+def _failed(name: str, error: McpError | str, client: McpClient | None = None) -> McpStatus:
+    """The status of a server that did not start: its error, whether a login would start it, and
+    the last of what it said (its stderr and log messages), for /logs."""
+    said = list(client.from_server.tail) if client is not None else []
+    return McpStatus(name, [], str(error), needs_login=isinstance(error, LoginNeeded), said=said)
 
 
 def _no_remote(name: str) -> str:
