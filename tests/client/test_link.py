@@ -1,7 +1,10 @@
 """A server that stops (beyond/client/link.py): restarted once per crash, a few times a session, never after stop()."""
+import json
+import threading
+
 import pytest
 
-from conftest import fake
+from conftest import fake, unhung
 from mcp import McpError
 
 
@@ -53,3 +56,22 @@ def test_restart_is_once_per_death_and_bounded(started, tmp_path):
         with pytest.raises(McpError, match=r"restarting it failed: .*code 5"):
             flaky.call_tool("echo", {"text": "x"})
     assert runs.read_text() == "run\n"  # one restart, not one per call
+
+
+def test_calls_arriving_during_a_restart_wait_for_its_handshake(started):
+    """After a crash, 8 threads call at once while the new server takes 0.3 s to answer initialize: every
+    call reaches it after notifications/initialized (none in the middle of the handshake), and each answers."""
+    client = started(fake("normal", env={"INIT_DELAY": "0.3"}))
+    with pytest.raises(McpError, match="server exited"):
+        client.call_tool("crash", {})
+    answers: dict[int, str] = {}
+    threads = [threading.Thread(target=lambda i=i: answers.__setitem__(i, client.call_tool("echo", {"text": str(i)})))
+               for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        unhung(thread.join)
+    assert answers == {i: str(i) for i in range(8)}
+    methods = json.loads(client.call_tool("methods_seen", {}))
+    handshake = methods[:methods.index("notifications/initialized")]
+    assert handshake[0] == "initialize" and "tools/call" not in handshake, methods

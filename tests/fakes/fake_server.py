@@ -27,7 +27,7 @@ TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_too
               "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error",
               "escapes", "redescribe", "progress", "more_context", "ping_storm", "requests_seen", "needs_input",
               "say_later", "ask_roots", "ask_form", "ask_url", "capabilities", "pattern", "typed", "terminal",
-              "ask_later", "replies", "busy_pinged", "long_ids", "lone_surrogate", "log_flood"]
+              "ask_later", "replies", "busy_pinged", "long_ids", "lone_surrogate", "log_flood", "methods_seen"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), or @file holding one
@@ -372,6 +372,7 @@ TOOL_BEHAVIOURS = {
     "ping_flood": ping_flood,
     "ping_storm": ping_storm,
     "requests_seen": lambda r, a: reply(r, text_result(json.dumps(requests_seen))),
+    "methods_seen": lambda r, a: reply(r, text_result(json.dumps(methods_seen))),
     "say_later": lambda r, a: (reply(r, text_result("scheduled")), time.sleep(float(a.get("after", 1.5))),
                                sys.stderr.write("said later\n"), sys.stderr.flush()),
     "needs_input": lambda r, a: needs_input(r, a),  # defined above
@@ -489,6 +490,7 @@ HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on
 MODERN = "2026-07-28"
 META = "io.modelcontextprotocol/"
 requests_seen: list[dict] = []  # {id, method, params} of every request, in order
+methods_seen: list[str] = []  # the method of every message, notifications too, in order
 
 
 def modern_refusal(request: dict) -> bool:
@@ -520,6 +522,7 @@ def discover(request: dict) -> None:
 
 
 def handle(message: dict) -> None:
+    methods_seen.append(message.get("method", "(a reply)"))
     if "id" in message and "method" in message:
         requests_seen.append({"id": message["id"], "method": message["method"], "params": message.get("params")})
         if MODE == "exit_on_probe" and not any(r["method"] == "initialize" for r in requests_seen):

@@ -14,6 +14,8 @@ from mcp import McpError
 
 # A crashed server is started again once per crash, and at most this many times in a session.
 MAX_RESTARTS = 3
+# A call that finds a restart under way waits for it as long as its handshake may take, and this much more.
+RESTART_WAIT_MARGIN_S = 5.0
 
 
 class Inbox:
@@ -56,8 +58,10 @@ class Link:
         self.transport: Transport | None = None
         self._inbox: Inbox | None = None
         # _restart_lock lets one caller restart a dead server while the others wait for it, and
-        # guards _restarts and _restart_failed.
+        # guards _restarts and _restart_failed. _restarting is set under it from the moment the old
+        # server is retired until the new one's handshake is complete: no call goes out meanwhile.
         self._restart_lock = threading.Lock()
+        self._restarting = False
         self._restarts = 0
         self._restart_failed: str | None = None  # why the last restart failed: no other until it runs again
         # _renewing is set while one thread initializes a session the server forgot, so the others
@@ -90,11 +94,14 @@ class Link:
             self.client.connect()
 
     def restart_if_dead(self) -> None:
-        """A server that died is started again by the next call to it: once per death, MAX_RESTARTS in all."""
+        """A server that died is started again by the next call to it: once per death, MAX_RESTARTS in all.
+        Calls that arrive while it restarts wait until its handshake is complete (bounded)."""
         client = self.client
-        if not client.dead_reason:
+        if not client.dead_reason and not self._restarting:
             return  # the common case, without taking the lock
-        with self._restart_lock:
+        if not self._restart_lock.acquire(timeout=client.cfg.startup_timeout + RESTART_WAIT_MARGIN_S):
+            raise McpError("the server is still being restarted; try again", client.name)
+        try:
             reason = client.dead_reason
             if not reason or client.closed or self.transport is None:
                 return
@@ -103,6 +110,7 @@ class Link:
             if self._restarts >= MAX_RESTARTS:
                 raise McpError(f"{reason}; not restarted: it stopped {MAX_RESTARTS + 1} times", client.name)
             self._restarts += 1
+            self._restarting = True
             self.retire()  # what is left of the old process group
             client.revive()
             try:
@@ -110,6 +118,9 @@ class Link:
             except McpError as e:
                 self._restart_failed = f"{reason}; restarting it failed: {e}"
                 raise McpError(self._restart_failed, client.name) from None
+        finally:
+            self._restarting = False
+            self._restart_lock.release()
         client.log(f"restarted the server (it had stopped: {reason})")
         if client.on_tools_changed:
             client.on_tools_changed(client)

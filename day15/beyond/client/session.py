@@ -136,8 +136,7 @@ class McpClient(Requests):
         in all); the agent's calls all ask. Structured content that does not match the tool's
         output_schema is an error.
         """
-        if self._dead:
-            self.link.restart_if_dead()
+        self.link.restart_if_dead()  # a dead server is started again; a restart under way is waited for
         call = Call(self.cfg.timeout, on_progress, PROGRESS_CAP)
         params = {"name": tool, "arguments": args}
         token = None if on_progress is None else self.from_server.track(call)
