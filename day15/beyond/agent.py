@@ -100,6 +100,10 @@ class Agent:
         untrusted_allows = [] if self.trusted else project.allows()
         permissions.load_policies(policies={**policies, **dict.fromkeys(untrusted_allows, "ask")})
         tools.register_builtin_tools()
+        if self.prompt is None:  # every Allow? through the console: below what the model wrote, one at a
+            permissions.set_confirm(self.console.confirm)  # time, never answered by what was typed before it
+        else:
+            permissions.set_confirm(lambda question: False, declined=unattended.REFUSED)  # nobody to ask
         if self.tutorial:
             self.servers = TwinServers(project if self.trusted else None)
             offered = Offered()  # never more tools than the API takes
@@ -127,10 +131,6 @@ class Agent:
         self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of)
         self.search.register()
         self.chat.choose = self.search.choose  # many MCP tools: a few offered, the others searched
-        if self.prompt is None:
-            permissions.set_confirm(self.console.confirm)  # below what the model wrote, one question at a time
-        else:
-            permissions.set_confirm(lambda question: False, declined=unattended.REFUSED)  # nobody to ask
 
     def intro(self) -> list[str]:
         """Which client runs, and where: the lines after the title."""

@@ -4,6 +4,8 @@ import json
 import re
 import sys
 
+import pytest
+
 from conftest import INDEX, agent_env, demo, fake, run_in_pty, workdir
 from fakes.openai_server import FakeOpenAI, answer
 
@@ -115,3 +117,22 @@ def test_the_prompt_comes_within_the_grace_and_a_slow_server_joins_with_its_line
     offered = [{t["function"]["name"] for t in r.get("tools", [])} for r in model.requests]
     assert not any(name.startswith("mcp_late_") for name in offered[0])
     assert "mcp_late_echo" in offered[1]
+
+
+@pytest.mark.parametrize("args", [(), ("--tutorial",)], ids=["full", "tutorial"])
+def test_a_line_typed_while_the_model_works_never_answers_the_next_question(tmp_path, args):
+    """"y" typed while the model still thinks is not taken as the Allow? answer that follows (in either
+    client): the question waits for what is typed after it shows, and the "y" comes back at the prompt."""
+    import threading
+    from fakes.openai_server import answer_from_tools, tool_calls
+    cwd = workdir(tmp_path / "p", {"demo": demo()})
+    typed = threading.Event()
+
+    def thinking(request: dict) -> dict:
+        assert typed.wait(20), "the test never typed ahead"
+        return tool_calls(("mcp_demo_dice", {}))
+    with FakeOpenAI([thinking, answer_from_tools]) as model:
+        screen = run_in_pty([sys.executable, INDEX, *args], cwd, pty_env(tmp_path, model.base_url), [
+            ("> ", "roll\r"), ("roll", "y\r"), ("y", lambda shown: typed.set() or ""),
+            ("Allow?", "n\r"), ("> y", "\x15/exit\r", "\x15/exit\r")])
+    assert "rolled" not in screen and "call cancelled" in screen
