@@ -218,3 +218,13 @@ def test_the_product_never_assigns_into_a_lesson_module(tmp_path):
         assert writes_into_the_lesson(path) == [], path
     bad = write(tmp_path, {"x.py": "import chat\nimport mcp as m\nchat.MAX = 1\nm.f += 1\nsetattr(chat, 'y', 2)\n"})
     assert writes_into_the_lesson(bad / "x.py") == ["x.py:3", "x.py:4", "x.py:5"]
+
+
+def test_importing_the_product_builds_nothing():
+    """`import beyond` (as scripts and index.py do) makes no console and no set of servers."""
+    import subprocess
+    import sys
+    code = ("import gc, sys; sys.path.insert(0, sys.argv[1]); import beyond, beyond.shell; "
+            "print(sorted({type(o).__name__ for o in gc.get_objects() if type(o).__name__ in ('Console', 'Servers')}))")
+    done = subprocess.run([sys.executable, "-c", code, str(ROOT / "day15")], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

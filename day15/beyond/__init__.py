@@ -18,6 +18,8 @@ holds the arrows):
 The public face, for scripts: McpClient(name, entry).start(login=...), call_tool, stop, McpError,
 connect_mcp_servers, mcp_statuses, stop_mcp_servers.
 """
+import functools
+
 from beyond.asks.handlers import Handlers
 from beyond.auth.screen import Screen
 from beyond.client import session
@@ -40,18 +42,22 @@ class McpClient(session.McpClient):
         super().__init__(name, cfg, **parts)
 
 
-# The servers of the published functions below, as the twin's module keeps its statuses.
-_servers = Servers(asks=Handlers(Console()))
+@functools.cache
+def _published() -> Servers:
+    """The servers of the published functions below, as the twin's module keeps its statuses: made at
+    their first use, so importing beyond builds nothing."""
+    return Servers(asks=Handlers(Console()))
 
 
 def connect_mcp_servers(path: str = ".geekagent/mcp.json", **options) -> list[McpStatus]:
     """Start every server of an mcp.json at once (Servers.connect_mcp_servers)."""
-    return _servers.connect_mcp_servers(path, **options)
+    return _published().connect_mcp_servers(path, **options)
 
 
 def mcp_statuses() -> list[McpStatus]:
-    return _servers.mcp_statuses()
+    return _published().mcp_statuses() if _published.cache_info().currsize else []
 
 
 def stop_mcp_servers() -> None:
-    _servers.stop_mcp_servers()
+    if _published.cache_info().currsize:
+        _published().stop_mcp_servers()

@@ -11,6 +11,8 @@ import time
 import chat
 from beyond.agent import Agent, shown, style
 
+# /mcp lists this many tools of each server (/mcp <server> lists them all): six servers fit on a screen.
+TOOLS_LISTED = 8
 # The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
 TOOL_LINE_CHARS = 80
 # Words that end the session when typed alone, as in Python's REPL (beyond the tutorial).
@@ -88,8 +90,9 @@ def mcp_line(servers) -> str:
                      for s in statuses)
 
 
-def status_lines(status, with_tools: bool) -> list[str]:
-    """One server as the tutorial's /mcp shows it: `demo (2 tools)` and, with_tools, one tool a line."""
+def status_lines(status, with_tools: bool, most: int | None = None) -> list[str]:
+    """One server as the tutorial's /mcp shows it: `demo (2 tools)` and, with_tools, one tool a line
+    (at most `most` of them, then how many more /mcp <server> lists)."""
     server = shown(status.server, one_line=True)
     if getattr(status, "disabled", False):  # only the full client has disabled entries
         return [f"- {server}: disabled"]
@@ -107,21 +110,28 @@ def status_lines(status, with_tools: bool) -> list[str]:
     revision, login = getattr(client, "revision", None), client.login_status() if client else None
     spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
     spoken += [f"  {shown(login, one_line=True)}"] if login else []
-    return [head] + ([f"  {tool}" for tool in status.tools] + unusable + spoken if with_tools else [])
+    listed = status.tools if most is None or len(status.tools) <= most + 1 else status.tools[:most]
+    more = [f"  ... and {len(status.tools) - len(listed)} more (/mcp {server})"] * (len(listed) < len(status.tools))
+    return [head] + ([f"  {tool}" for tool in listed] + more + unusable + spoken if with_tools else [])
 
 
 def cmd_mcp(session: Session, arg: str) -> None:
-    """the MCP servers and their tools"""
-    if arg:  # Beyond the tutorial
-        return session.agent.account(session, arg)
+    """the MCP servers and their tools (/mcp <server>: that one)"""
     statuses = session.servers.mcp_statuses()
+    if arg.partition(" ")[0] in ("login", "logout"):  # Beyond the tutorial: a remote server's login
+        return session.agent.account(session, arg)
+    if arg:  # Beyond the tutorial: one server of many
+        chosen = [status for status in statuses if status.server == arg]
+        print("\n".join(status_lines(chosen[0], with_tools=True)) if chosen else
+              f"no server named {shown(arg, one_line=True)}; /mcp lists them")
+        return
     if not statuses:
         # Beyond the tutorial: a VS Code file's "servers", which the tutorial's client does not read, named
         print(session.agent.unread() or "(no MCP servers: declare them in .geekagent/mcp.json and restart)")
         return
     print(f"MCP  {mcp_line(session.servers)}")
-    for status in statuses:
-        print("\n".join(status_lines(status, with_tools=True)))
+    for status in statuses:  # Beyond the tutorial: many servers' tools, a few each (/mcp <server>: all)
+        print("\n".join(status_lines(status, with_tools=True, most=TOOLS_LISTED)))
 
 
 def cmd_exit(session: Session, arg: str) -> None:

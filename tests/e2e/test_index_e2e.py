@@ -279,3 +279,16 @@ def test_config_errors_are_shown_cleaned(tmp_path):
     (tmp_path / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": {"x\x1b[2J": "maybe"}}))
     done = run_agent(tmp_path, ["/exit"], agent_env(key=None))
     assert done.returncode == 1 and "\x1b" not in done.stderr and "\\x1b[2J" in done.stderr
+
+
+def test_mcp_with_a_name_shows_that_server_only(tmp_path):
+    """/mcp lists a few tools of each server and says how many more; /mcp <server>: that server and all its
+    tools, another's not listed; an unknown name says so."""
+    many = json.dumps([f"tool{i:02d}" for i in range(30)])
+    cwd = workdir(tmp_path, {"demo": demo(), "many": fake("named", many)})
+    done = run_agent(cwd, ["/mcp", "/mcp many", "/mcp nosuch", "/exit"], agent_env(key=None))
+    listed, one, rest = done.stdout.split("Type a message")[1].split("\n> ")[1:4]
+    assert "demo (2 tools)\n  mcp_demo_word_count\n  mcp_demo_dice\n" in listed
+    assert listed.count("  mcp_many_tool") == 8 and "  ... and 22 more (/mcp many)" in listed
+    assert one.count("  mcp_many_tool") == 30 and "mcp_demo" not in one
+    assert "no server named nosuch; /mcp lists them" in rest

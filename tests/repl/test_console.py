@@ -133,6 +133,8 @@ def test_a_line_typed_while_the_model_works_never_answers_the_next_question(tmp_
         return tool_calls(("mcp_demo_dice", {}))
     with FakeOpenAI([thinking, answer_from_tools]) as model:
         screen = run_in_pty([sys.executable, INDEX, *args], cwd, pty_env(tmp_path, model.base_url), [
-            ("> ", "roll\r"), ("roll", "y\r"), ("y", lambda shown: typed.set() or ""),
+            # "y" typed while the model is waited for (the terminal may not echo it), then the model answers
+            ("> ", "roll\r"), ("waiting for the model", "y\r"),
+            ("waiting for the model", lambda shown: typed.set() or ""),
             ("Allow?", "n\r"), ("> y", "\x15/exit\r", "\x15/exit\r")])
     assert "rolled" not in screen and "call cancelled" in screen

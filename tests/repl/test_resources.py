@@ -81,11 +81,11 @@ def test_a_reader_only_for_a_server_that_lists_resources(tmp_path):
     """Both servers declare resources; the one that lists none (and has no templates) gets no reader,
     and the count at start-up is the count /mcp shows."""
     cwd = workdir(tmp_path, {"ctx": fake("context"), "bare": fake("empty_context")})
-    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None))
+    done = run_agent(cwd, ["/mcp", "/mcp ctx", "/mcp bare", "/exit"], agent_env(key=None))
     assert "mcp_ctx_read_resource" in done.stdout and "mcp_bare_read_resource" not in done.stdout
     for server in ("ctx", "bare"):
         counts = re.findall(rf"\b{server} \((\d+) tools\)", done.stdout)
-        assert len(counts) == 2 and counts[0] == counts[1], done.stdout
+        assert len(counts) == 3 and len(set(counts)) == 1, done.stdout
     assert int(re.search(r"\bctx \((\d+) tools\)", done.stdout).group(1)) == \
         int(re.search(r"\bbare \((\d+) tools\)", done.stdout).group(1)) + 1
 
