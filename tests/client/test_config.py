@@ -38,3 +38,15 @@ def test_remote_entries_that_would_break_a_request(tmp_path, entry, problem):
     """A port out of range or a CR/LF in a header is that server's error; nothing escapes, nothing is sent."""
     status = connect(tmp_path, {"r": entry})["r"]
     assert problem in status.error
+
+
+def test_an_mcp_json_of_null_says_so(tmp_path):
+    """A file holding JSON's null is not a missing file: the error names the file and what to write."""
+    from beyond.client.config import load_mcp_config
+    from mcp import McpError
+    path = tmp_path / "mcp.json"
+    path.write_text("null\n")
+    for raw in (None, b"null"):
+        with pytest.raises(McpError, match=r"mcp.json: holds null, not an object"):
+            load_mcp_config(str(path), raw)
+    assert load_mcp_config(str(tmp_path / "missing.json")) == {}

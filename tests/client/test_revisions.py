@@ -44,6 +44,21 @@ def test_modern_only_against_a_handshake_server_says_what_to_set(started):
         started(fake("normal", protocol="2026-07-28"))
 
 
+def test_a_pinned_modern_server_that_is_down_gets_no_hint_about_revisions():
+    """Nothing listens where a "2026-07-28" entry points: the error says the connection was refused and
+    suggests no other "protocol" (the revision is not what is wrong)."""
+    import socket
+    import beyond_mcp
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = beyond_mcp.McpClient("down", {"url": f"http://127.0.0.1:{port}/mcp", "protocol": "2026-07-28"})
+    with pytest.raises(McpError) as caught:
+        client.start()
+    client.stop()
+    assert "refused" in str(caught.value) and '"protocol"' not in str(caught.value)
+
+
 @pytest.mark.parametrize("mode", ["normal", "silent_probe", "exit_on_probe"])
 def test_auto_falls_back_to_the_handshake(started, mode):
     """"auto" against earlier servers: an error, no answer (within startupTimeout), or an exit on the

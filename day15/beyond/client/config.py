@@ -7,6 +7,7 @@ agent's environment plus its own `env`, when it starts (wire/process.py).
 """
 import difflib
 import json
+import os
 from dataclasses import dataclass, field
 
 from beyond.auth.clients import TOKEN_METHODS
@@ -90,6 +91,8 @@ def load_mcp_config(path: str = MCP_CONFIG_PATH, raw: bytes | None = None) -> di
         data = parse_json(path, raw)
     except ValueError as e:
         raise McpError(str(e)) from None
+    if data is None and (raw is not None or os.path.exists(path)):  # JSON's null, not a missing file
+        raise McpError(f'{path}: holds null, not an object; write {{"mcpServers": {{...}}}}')
     key = "servers" if isinstance(data, dict) and "mcpServers" not in data and "servers" in data else "mcpServers"
     servers = {} if data is None else data.get(key, {}) if isinstance(data, dict) else None  # "servers": VS Code's
     if not isinstance(servers, dict):

@@ -84,7 +84,7 @@ class Revisions:
             try:
                 return self.handshake()
             except McpError as e:
-                if e.code is None and not (isinstance(e, Refused) and e.status == 400):
+                if not _answered(e):
                     raise  # no answer, an exit, a refused connection: not a question of revisions
                 raise McpError(f"{e} (if the server speaks only MCP 2026-07-28, set \"protocol\": \"auto\" "
                                "in its entry)", self.name) from None
@@ -93,6 +93,8 @@ class Revisions:
             return self._discover(min(DISCOVER_WAIT_S, self.config.startup_timeout) if auto else None)
         except McpError as e:
             if self.config.protocol != "auto":
+                if not _answered(e):
+                    raise  # a server that is down is not one of another revision
                 raise McpError(f"{e} (for a server that speaks only the handshake, set \"protocol\": "
                                "\"legacy\" or \"auto\" in its entry)", self.name) from None
             self.said(f"server/discover found no 2026-07-28 server ({e}); using the handshake")
@@ -290,3 +292,9 @@ class Revisions:
         if kind != "complete":
             raise McpError(f"{method}: the server answered with an unknown resultType {shorten(json.dumps(kind), 80)}",
                            self.name)
+
+
+def _answered(e: McpError) -> bool:
+    """Whether the server answered the request with an error (a code, or a 400): a hint about revisions
+    can help then; not for no answer, an exit or a refused connection."""
+    return e.code is not None or (isinstance(e, Refused) and e.status == 400)
