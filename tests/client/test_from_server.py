@@ -116,3 +116,19 @@ def test_a_server_busy_elsewhere_keeps_its_session_while_answers_wait(started):
     client = started(fake("normal", timeout=20))
     assert client.call_tool("busy_pinged", {"count": 10}) == "10 of 10 answered"
     assert client.call_tool("echo", {"text": "still"}) == "still"
+
+
+def test_a_servers_line_on_a_terminal_starts_on_a_cleared_row(started, monkeypatch):
+    """On a terminal each [mcp:name] line first clears its row, so the activity line drawn there is not
+    glued to it in the scrollback; piped, the line is plain."""
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+    client = started(fake("normal"))
+    for stream, start in ((Terminal(), "\r\x1b[K[mcp:fake] "), (io.StringIO(), "[mcp:fake] ")):
+        monkeypatch.setattr(sys, "stderr", stream)
+        client.log("warning: disk almost full")
+        assert stream.getvalue() == f"{start}warning: disk almost full\n"

@@ -292,8 +292,10 @@ class Requests(mcp.McpClient):
 
     def log(self, text: str) -> None:
         """Report on our stderr with the server's prefix: secrets masked, control characters made
-        visible, one line (so a server cannot forge a line of another's, or the prompt)."""
+        visible, one line (so a server cannot forge a line of another's, or the prompt). On a terminal
+        the line starts by clearing its row: an activity line drawn there is not glued to it."""
         try:
-            print(f"[mcp:{self.name}] {clean(mask_secrets(text), one_line=True)}", file=sys.stderr, flush=True)
+            start = "\r\x1b[K" if sys.stderr.isatty() else ""
+            print(f"{start}[mcp:{self.name}] {clean(mask_secrets(text), one_line=True)}", file=sys.stderr, flush=True)
         except (OSError, ValueError):
             pass  # our own stderr is closed: there is nowhere left to report to
