@@ -137,6 +137,8 @@ def test_a_multi_select_takes_numbers_with_spaces_and_choices_show_their_titles(
     assert result == {"action": "accept", "content": {"heroes": ["hero-2", "hero-3"], "lead": "hero-2"}}
     assert "(numbers, such as 1,3)" in prompts[0]
     assert prompts[1].endswith('  lead ["Grace"]: ') and "hero-2" not in prompts[1]
+    review = capsys.readouterr().out.split("lead")[-1]  # the review shows the titles the form showed
+    assert '"Grace"' in review and "hero-2" not in review
 
 
 @pytest.mark.parametrize("answers, action", [

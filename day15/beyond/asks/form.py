@@ -27,7 +27,8 @@ def form(read_line, fields: dict, required: list[str]) -> dict:
     for name, spec in fields.items():
         _ask_field(read_line, name, spec if isinstance(spec, dict) else {}, name in required, values)
     while True:
-        print("  " + "\n  ".join(f"{clean(str(k), one_line=True)}: {_shown(v)}"
+        specs = {k: fields[k] if isinstance(fields.get(k), dict) else {} for k in values}  # titles, as asked
+        print("  " + "\n  ".join(f"{clean(str(k), one_line=True)}: {_shown(_titled(v, _choices(specs[k])))}"
                                  for k, v in values.items()) if values else "  (nothing)")
         choice = read_line("[a]ccept, [e]dit, [d]ecline, [c]ancel? ").strip().lower()
         if choice in ("a", "accept"):
