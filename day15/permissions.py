@@ -99,13 +99,19 @@ def policy_for(name: str) -> str:
 
 
 def ask_on_stdin(prompt: str, always: bool = True) -> bool | str:
-    """Default confirmation: y or yes runs it once; a or always (beyond the tutorial, when offered)
-    returns "always"; anything else, Enter, and end of input are no."""
+    """Default confirmation: the y/N question on stdin; end of input is no."""
     try:
-        answer = input(f"{prompt} [y/N{'/a=always' if always else ''}] ").strip().lower()
+        typed = input(f"{prompt} [y/N{'/a=always' if always else ''}] ")
     except EOFError:
         print()  # Ctrl-D: the "no" goes on a line of its own
         return False
+    return answer_of(typed, always)
+
+
+def answer_of(typed: str, always: bool = True) -> bool | str:
+    """What a y/N answer says: y or yes runs it once; a or always (beyond the tutorial, when offered)
+    is "always"; anything else, Enter included, is no."""
+    answer = typed.strip().lower()
     if always and answer in ("a", "always"):
         return "always"
     return answer in ("y", "yes")

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from beyond.dirs import state_dir
+from permissions import answer_of
 from beyond.terminal import Activity, Output, held_output, isatty, lines_above, taken_typeahead
 
 # Lines of input kept across sessions.
@@ -279,13 +280,11 @@ class Console:
         """y or yes is True; a or always (when offered) "always"; anything else, Enter and Ctrl-D no."""
         with self.question(timeout):
             try:
-                answer = self.read_line(f"{prompt} [y/N{'/a=always' if always else ''}] ").strip().lower()
+                typed = self.read_line(f"{prompt} [y/N{'/a=always' if always else ''}] ")
             except EOFError:
                 print(file=self.stdout)  # Ctrl-D: the "no" goes on a line of its own
                 return False
-        if always and answer in ("a", "always"):
-            return "always"
-        return answer in ("y", "yes")
+        return answer_of(typed, always)
 
     def _on_interrupt(self, signum: int, frame) -> None:
         """Ctrl-C (main thread): a question another thread holds is cancelled; anything else is

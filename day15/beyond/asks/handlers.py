@@ -194,7 +194,7 @@ class Handlers:
 
     def _ask_model(self, params: dict, messages: list[dict], limit: int) -> tuple[str, str]:
         """Ask before the model is asked, and again before its answer goes back: (its text, its name)."""
-        if self.console.read_line("Ask the model? [y/N] ").strip().lower() not in ("y", "yes"):
+        if not self.console.confirm("Ask the model?", always=False):  # Ctrl-D is no, as at every y/N
             raise AskRefused(USER_REJECTED, REJECTED)
         history = ([{"role": "system", "content": str(params["systemPrompt"])}] if params.get("systemPrompt") else [])
         history += [{"role": "assistant" if m.get("role") == "assistant" else "user",
@@ -204,7 +204,7 @@ class Handlers:
         except Exception as e:  # the endpoint's error, whatever it is: the server is told the model could not
             raise AskRefused(USER_REJECTED, f"the model could not answer: {e}") from None
         print(f"  the model:\n{quoted(text, MESSAGE_CHARS)}")
-        if self.console.read_line("Send this answer to the server? [y/N] ").strip().lower() not in ("y", "yes"):
+        if not self.console.confirm("Send this answer to the server?", always=False):
             raise AskRefused(USER_REJECTED, REJECTED)
         return text, model
 
