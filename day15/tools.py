@@ -1,8 +1,8 @@
 """The tool registry and the built-in tools (tutorial Day 4, extended by Day 15).
 
 Owns one dict of tools, the OpenAI `tools` array built from it, and run_tool(), the single place
-where a tool call's failure becomes text for the model. MCP tools are added by mcp.py
-(or beyond_mcp.py).
+where a tool call's failure becomes text for the model. MCP tools are added by mcp.py (the full
+agent's by beyond/servers/registry.py).
 """
 import fnmatch
 import json

@@ -3,7 +3,7 @@
 Commands of the full agent's REPL: /resources and /read show what servers offer as context;
 @server:uri in a message attaches a resource's text to it; /prompts and /prompt use a server's
 prompt templates as the next turn. Reading by hand is the user's own act and does not ask; the
-model reads through mcp_<server>_read_resource (beyond_mcp.py), which asks like any tool.
+model reads through mcp_<server>_read_resource (servers/registry.py), which asks like any tool.
 """
 import re
 
