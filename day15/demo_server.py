@@ -1,36 +1,25 @@
 """The demo MCP server of tutorial Day 15, section 4.2: the twin of demo-server.mjs.
 
-The smallest MCP server: JSON-RPC on stdin/stdout, one message per line, offering two tools,
-word_count and dice. A separate program that imports nothing of the project. Try it by hand:
-pipe an initialize and a tools/list request into `python3 day15/demo_server.py` (see README).
-Its few extensions, each marked "Beyond the tutorial", make it usable by official clients and by hand.
+The smallest MCP server: JSON-RPC on stdin/stdout, one message per line, two tools (word_count and
+dice). A separate program that imports nothing of the project; try it by hand (see README). Its few
+extensions, each marked "Beyond the tutorial", make it usable by official clients and by hand.
 """
 import json
 import random
 import re
 import sys
 
-# What JavaScript's \s matches: the words of word_count are split on these only (str.split() also
-# splits on U+001C-U+001F and U+0085, and not on U+FEFF).
+# What JavaScript's \s matches: word_count splits on these only (str.split() differs at the edges).
 JS_SPACE = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
 
 TOOLS = [
-    {
-        "name": "word_count",
-        "description": "Count the characters and the words (split on whitespace) of a text.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"text": {"type": "string", "description": "the text to count"}},
-            "required": ["text"],
-        },
-        "run": lambda args: count(args.get("text") if isinstance(args, dict) else None),
-    },
-    {
-        "name": "dice",
-        "description": "Roll a six-sided die and return the number rolled.",
-        "inputSchema": {"type": "object", "properties": {}},
-        "run": lambda args: f"rolled {random.randint(1, 6)}",
-    },
+    {"name": "word_count", "description": "Count the characters and the words (split on whitespace) of a text.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string", "description": "the text to count"}},
+                     "required": ["text"]},
+     "run": lambda args: count(args.get("text") if isinstance(args, dict) else None)},
+    {"name": "dice", "description": "Roll a six-sided die and return the number rolled.",
+     "inputSchema": {"type": "object", "properties": {}},
+     "run": lambda args: f"rolled {random.randint(1, 6)}"},
 ]
 
 
@@ -55,11 +44,8 @@ def js_string(value) -> str:
 
 
 def handle(method: str, params) -> dict | None:
-    # params.x of a string, a number or a list is undefined in JavaScript: a field it does not have.
-    given = params if isinstance(params, dict) else {}
-    if method == "initialize":
-        # Beyond the tutorial: "tools" is declared (the tutorial's server declares nothing), as the
-        # specification asks of a server with tools; official clients list none without it.
+    given = params if isinstance(params, dict) else {}  # params.x of a string or a list is undefined in JS
+    if method == "initialize":  # Beyond the tutorial: "tools" declared, or official clients list none
         version = {"protocolVersion": given["protocolVersion"]} if "protocolVersion" in given else {}
         return {**version, "capabilities": {"tools": {}}, "serverInfo": {"name": "geekagent-demo", "version": "1.0.0"}}
     if method == "ping":  # Beyond the tutorial: the specification's answer to a ping is an empty result
@@ -77,16 +63,7 @@ def handle(method: str, params) -> dict | None:
 
 
 def main() -> None:
-    try:
-        serve()
-    except KeyboardInterrupt:  # Beyond the tutorial: Ctrl-C in the agent's terminal ends us quietly
-        sys.exit(130)
-
-
-def serve() -> None:
-    # The protocol is UTF-8 whatever locale we were started in (Node's streams are UTF-8 already); a
-    # line ends at \n, \r\n or a lone \r, as Node's readline has it; a lone surrogate is written as
-    # JSON.stringify writes it (\udc00).
+    # As Node: UTF-8 whatever the locale, lines end at \n, \r\n or \r, a lone surrogate written as \udc00.
     sys.stdin.reconfigure(encoding="utf-8", errors="replace", newline=None)
     sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")
     for line in sys.stdin:
@@ -94,21 +71,15 @@ def serve() -> None:
             continue  # the tutorial's JSON.parse fails on a blank line and skips it too
         try:
             msg = json.loads(line, parse_constant=not_json)  # NaN and Infinity are not JSON to JSON.parse
-        except (ValueError, RecursionError):
-            # Beyond the tutorial: a line that is not JSON gets a parse error instead of silence,
-            # so a person typing by hand sees what went wrong.
+        except (ValueError, RecursionError):  # Beyond the tutorial: a parse error, so a person sees why
             write({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error: not JSON"}})
             continue
-        if msg is None:  # Beyond the tutorial: demo-server.mjs crashes on a null line (null.id)
-            continue
-        if not isinstance(msg, dict) or "id" not in msg:
-            continue  # a notification (such as initialized) needs no reply
+        if not isinstance(msg, dict) or "id" not in msg:  # a notification (initialized) needs no reply;
+            continue  # Beyond the tutorial: demo-server.mjs crashes on a null line (null.id)
         result = handle(msg.get("method"), {} if msg.get("params") is None else msg["params"])
         if result is not None:
             write({"jsonrpc": "2.0", "id": msg["id"], "result": result})
-        else:
-            # Beyond the tutorial: an unknown method is answered with -32601 instead of silence,
-            # so a client (or a person) does not wait for a reply that never comes.
+        else:  # Beyond the tutorial: -32601 for an unknown method, so nobody waits for a reply
             write({"jsonrpc": "2.0", "id": msg["id"],
                    "error": {"code": -32601, "message": f"method not found: {msg.get('method')}"}})
 
@@ -123,4 +94,7 @@ def write(message: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Beyond the tutorial: Ctrl-C in the agent's terminal ends us quietly
+        sys.exit(130)
