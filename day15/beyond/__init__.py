@@ -30,7 +30,7 @@ from mcp import McpError
 __all__ = ["McpClient", "McpError", "McpStatus", "connect_mcp_servers", "mcp_statuses", "stop_mcp_servers"]
 
 
-class McpClient(session.McpClient):
+class McpClient(session.Session):
     """The full client as a script uses it: the agent's answers to what a server asks (in a terminal,
     the user is asked; else a form is answered as the entry's "elicitation" says) and a login that
     may be pasted in the terminal, unless other handlers are given."""

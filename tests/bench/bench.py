@@ -115,13 +115,13 @@ class HttpFloor:
 
 
 def ours_over_http(url: str):
-    from beyond.client.session import McpClient
-    return McpClient("bench-http", {"url": url, "type": "http", "timeout": PHASE_TIMEOUT_S})
+    from beyond.client.session import Session
+    return Session("bench-http", {"url": url, "type": "http", "timeout": PHASE_TIMEOUT_S})
 
 
 def ours():
-    from beyond.client.session import McpClient
-    return McpClient("bench", {"command": ECHO[0], "args": ECHO[1:], "timeout": PHASE_TIMEOUT_S})
+    from beyond.client.session import Session
+    return Session("bench", {"command": ECHO[0], "args": ECHO[1:], "timeout": PHASE_TIMEOUT_S})
 
 
 class AskingProgress:

@@ -1,6 +1,6 @@
 """One MCP session over the tutorial's client (mcp.py), through the twin's hooks.
 
-  session.py      McpClient, the public operations: tools, resources, prompts, progress, pagination
+  session.py      Session, the full client: the public operations: tools, resources, prompts, progress, pagination
   requests.py     the request path through the twin's hooks: timeouts, cancellation, strict replies
   revisions.py    the handshake, the 2026-07-28 revision without one, and "auto"
   from_server.py  what a server sends unasked: its requests, log lines, progress, list changes

@@ -1,6 +1,6 @@
 """Beyond the tutorial: what a server sends on its own, which the tutorial's client ignores.
 
-The full client (session.py's McpClient) holds one FromServer per server: the server's requests
+The full client (session.py's Session) holds one FromServer per server: the server's requests
 are answered (ping and roots at once, a question for the user on a thread of its own, -32601 for
 the rest) at most ANSWERS_PER_S a second, written by one answers thread with the server's timeout
 to take them, so a server that stops reading never blocks the reader and one that floods costs

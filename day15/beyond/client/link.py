@@ -51,7 +51,7 @@ def _ignore(message: bytes | dict) -> bool:
 
 
 class Link:
-    """The transport of one client (session.py's McpClient) and its replacements."""
+    """The transport of one client (session.py's Session) and its replacements."""
 
     def __init__(self, client) -> None:
         self.client = client

@@ -5,7 +5,7 @@ hooks write and wait by, which progress pushes out. Here: per-server timeouts an
 cancellation of what is given up on; for 2026-07-28, _meta on every request, one retry in a
 version both sides speak, the rounds of input_required; a transport that fails becomes this
 server's McpError, a session forgotten is initialized again; and every message the transport
-reads, routed (a reply to its waiter, anything else to the FromServer). session.py's McpClient
+reads, routed (a reply to its waiter, anything else to the FromServer). session.py's Session
 adds the public operations on top.
 """
 import json

@@ -7,7 +7,7 @@ server has; there are no sessions, and a server sends no requests of its own. A 
 "protocol" in mcp.json picks: "legacy" (the handshake: the default), "2026-07-28" (this revision
 only), or "auto" (a server/discover probe, and the handshake when it finds no modern server).
 
-The full client (session.py's McpClient) holds one Revisions per server: the revision spoken, the
+The full client (session.py's Session) holds one Revisions per server: the revision spoken, the
 handshake or the probe that agrees on it, and what differs between revisions (the _meta of a
 request, the HTTP headers MCP asks for). It asks the client for requests and a new connection, and
 sets the client's capabilities.

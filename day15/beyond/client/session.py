@@ -1,4 +1,4 @@
-"""Beyond the tutorial: the full MCP client, the twin's McpClient (mcp.py) made ready for real servers.
+"""Beyond the tutorial: the full MCP client (Session), the twin's McpClient (mcp.py) made ready for real servers.
 
 Lifts the limits tutorial section 6 names and those real servers run into: one transport interface
 (wire/: hardened stdio, Streamable HTTP), per-server timeouts and cancellation (requests.py), one
@@ -20,7 +20,7 @@ from beyond.text import shorten
 from beyond.waits import Call
 from mcp import McpError
 
-__all__ = ["McpClient", "Refused", "ReplyError", "Waiter"]
+__all__ = ["Session", "Refused", "ReplyError", "Waiter"]
 
 # Progress reported by the server pushes a call's deadline out by its timeout, up to this many timeouts.
 PROGRESS_CAP = 10
@@ -29,14 +29,14 @@ MAX_LISTED = 500
 MAX_URI_CHARS = 500
 
 
-class McpClient(Requests):
+class Session(Requests):
     """One MCP server over a transport, with the same constructor and public methods as the twin's.
 
     What the server sends on its own is handled by its FromServer, the revision it speaks by its
     Revisions, its transport kept by its Link; `echo` prints the server's words as they come.
     """
 
-    def __init__(self, name: str, cfg: dict | ServerConfig, on_tools_changed: Callable[["McpClient"], None] | None = None,
+    def __init__(self, name: str, cfg: dict | ServerConfig, on_tools_changed: Callable[["Session"], None] | None = None,
                  echo: bool = False, asks: Asks | None = None, screen=None, transport=None) -> None:
         super().__init__(name, cfg if isinstance(cfg, ServerConfig) else parse_server_config(name, cfg), echo, asks,
                          screen, transport)

@@ -15,7 +15,7 @@ import mcp
 from beyond.auth.errors import AuthError, LoginNeeded
 from beyond.auth.provider import FRESH, OAuth
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
-from beyond.client.session import McpClient
+from beyond.client.session import Session
 from beyond.dirs import UnsetVariable, expand
 from beyond.folder.approvals import Approvals
 from beyond.servers.registry import (NO_ACTIVITY, claim_names, needing_tasks, offered_names, register_all,
@@ -31,7 +31,7 @@ class McpStatus(mcp.McpStatus):
     """The twin's status, plus the running client, whether the entry is disabled or needs a login,
     and the tools that need tasks (execution.taskSupport "required"), which this client cannot call
     and does not offer."""
-    client: McpClient | None = None
+    client: Session | None = None
     disabled: bool = False
     needs_login: bool = False
     needs_tasks: list[str] = field(default_factory=list)
@@ -52,12 +52,12 @@ class Servers:
         self._statuses: dict[str, McpStatus] = {}
         self._contested: set[str] = set()  # registry names two tools would share: each gets a hashed one
         self._configs: dict[str, ServerConfig] = {}  # the entries as connected (for /mcp login)
-        self._starting: dict[str, McpClient] = {}  # those that join after the grace (connect_mcp_servers)
+        self._starting: dict[str, Session] = {}  # those that join after the grace (connect_mcp_servers)
         self.echo = False  # whether servers' words are printed as they come
 
-    def client(self, name: str, config: ServerConfig) -> McpClient:
+    def client(self, name: str, config: ServerConfig) -> Session:
         """A client for one entry, with this agent's handlers; it tells us when its tools change."""
-        return McpClient(name, config, on_tools_changed=self._sync_tools, echo=self.echo, asks=self.asks,
+        return Session(name, config, on_tools_changed=self._sync_tools, echo=self.echo, asks=self.asks,
                          screen=self.screen)
 
     def connect_mcp_servers(self, path: str = MCP_CONFIG_PATH, on_start: Callable[[int], None] = lambda count: None,
@@ -84,7 +84,7 @@ class Servers:
         said = threading.Condition()  # one server's status line at a time; guards `pending` and `late`
         pending, late = set(clients), set()
 
-        def start(client: McpClient) -> None:
+        def start(client: Session) -> None:
             error = _start(client)
             with said:
                 errors[client.name] = error
@@ -125,7 +125,7 @@ class Servers:
             raise
         return self.mcp_statuses()
 
-    def _join(self, client: McpClient, error: McpError | str | None, on_join: Callable[[McpStatus], None]) -> None:
+    def _join(self, client: Session, error: McpError | str | None, on_join: Callable[[McpStatus], None]) -> None:
         """A server that came after the grace: registered now, unless the servers were stopped meanwhile."""
         with self._lock:
             if self._starting.pop(client.name, None) is not client:
@@ -137,7 +137,7 @@ class Servers:
             status = self._statuses[client.name] = self._connected(client.name, client, error)
         on_join(status)
 
-    def _connected(self, name: str, client: McpClient | None, error: McpError | str | None) -> McpStatus:
+    def _connected(self, name: str, client: Session | None, error: McpError | str | None) -> McpStatus:
         """Caller holds _lock."""
         if error:
             return _failed(name, error, client)
@@ -146,7 +146,7 @@ class Servers:
         return McpStatus(name, register_all(name, client, self._contested, self.approvals, self.activity),
                          client=client, needs_tasks=needing_tasks(client), bad_schemas=with_bad_schemas(client))
 
-    def _sync_tools(self, client: McpClient) -> None:
+    def _sync_tools(self, client: Session) -> None:
         """Replace a server's registered tools by its current list, and say what changed; policies stay."""
         with self._lock:
             status = self._statuses.get(client.name)
@@ -258,7 +258,7 @@ class Servers:
         stop_all([status.client for status in statuses if status.client] + starting)
 
 
-def _start(client: McpClient) -> McpError | str | None:
+def _start(client: Session) -> McpError | str | None:
     """None once started, or the error; whatever goes wrong, a server that failed is stopped."""
     try:
         client.start()
@@ -270,7 +270,7 @@ def _start(client: McpClient) -> McpError | str | None:
     return None
 
 
-def _failed(name: str, error: McpError | str, client: McpClient | None = None) -> McpStatus:
+def _failed(name: str, error: McpError | str, client: Session | None = None) -> McpStatus:
     """The status of a server that did not start: its error, whether a login would start it, and
     the last of what it said (its stderr and log messages), for /logs."""
     said = list(client.from_server.tail) if client is not None else []
@@ -282,6 +282,6 @@ def _no_remote(name: str) -> str:
     return f"no remote server named {name} in the folder's .geekagent/mcp.json or your own mcp.json (/mcp lists them)"
 
 
-def stop_all(clients: list[McpClient]) -> None:
+def stop_all(clients: list[Session]) -> None:
     """client.stop() for each, side by side; each stop is bounded, so the joins are too."""
     run_all([(f"mcp-{client.name}-stop", client.stop) for client in clients])
