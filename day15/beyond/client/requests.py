@@ -291,9 +291,8 @@ class Requests(mcp.McpClient):
         self.link.retire()
 
     def log(self, text: str) -> None:
-        """Report on our stderr with the server's prefix: secrets masked, control characters made
-        visible, one line (so a server cannot forge a line of another's, or the prompt). On a terminal
-        the line starts by clearing its row: an activity line drawn there is not glued to it."""
+        """Report on our stderr with the server's prefix: masked, control characters visible, one line (no
+        forged line of another's, or prompt); on a terminal its row cleared first (no activity line glued)."""
         try:
             start = "\r\x1b[K" if sys.stderr.isatty() else ""
             print(f"{start}[mcp:{self.name}] {clean(mask_secrets(text), one_line=True)}", file=sys.stderr, flush=True)
