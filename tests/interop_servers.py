@@ -37,7 +37,7 @@ def servers(files_root) -> dict:
 
 
 def listed_tools(stdout: str, server: str) -> list[str]:
-    """The tool names /mcp prints under `<server> (N tools)`, one a line; N must match."""
+    """The tool names /mcp <server> prints under `<server> (N tools)`, one a line; N must match."""
     found = re.search(rf"^(?:> )?{server} \((\d+) tools?\)\n((?:  mcp_\S+\n)*)", stdout, re.M)
     assert found, stdout
     names = found.group(2).split()
@@ -46,10 +46,10 @@ def listed_tools(stdout: str, server: str) -> list[str]:
 
 
 def test_mcp_lists_real_tools_with_valid_names(tmp_path):
-    """/mcp shows every tool of both servers, each name valid for the OpenAI API."""
+    """/mcp <server> shows every tool of each server, each name valid for the OpenAI API."""
     (tmp_path / "files").mkdir()
     cwd = workdir(tmp_path / "agent", servers(tmp_path / "files"))
-    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None), timeout=90)
+    done = run_agent(cwd, ["/mcp time", "/mcp files", "/exit"], agent_env(key=None), timeout=90)
     time_tools, file_tools = listed_tools(done.stdout, "time"), listed_tools(done.stdout, "files")
     assert "mcp_time_get_current_time" in time_tools
     assert "mcp_files_read_text_file" in file_tools and len(file_tools) >= 10
