@@ -17,7 +17,6 @@ sys.path.insert(0, str(DAY15))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import beyond_mcp  # after the path insert above: the published entry
-import chat
 import mcp
 import permissions
 import tools

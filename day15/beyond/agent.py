@@ -12,7 +12,6 @@ import json
 import os
 import sys
 
-import chat
 import mcp
 import permissions
 import tools
