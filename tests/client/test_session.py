@@ -50,3 +50,17 @@ def test_results_that_are_not_objects_are_errors(started):
     with pytest.raises(McpError, match='tools/call answered "content" that is not a list'):
         client.call_tool("bad_content", {})
     assert client.call_tool("string_is_error", {}) == "fine"
+
+
+def test_the_full_clients_hooks_keep_the_twins_signatures():
+    """As queue.LifoQueue keeps Queue's _put and _get: each hook of the twin's that the full client
+    overrides takes the twin's parameters; the full client's options live on methods of its own."""
+    import inspect
+    import mcp
+    from beyond.client.session import Session
+    overridden = [name for name in vars(mcp.McpClient) if name.startswith("_") and not name.startswith("__")
+                  and getattr(Session, name) is not getattr(mcp.McpClient, name)]
+    assert {"_send", "_wait"} <= set(overridden)
+    for name in overridden:
+        ours, twins = inspect.signature(getattr(Session, name)), inspect.signature(getattr(mcp.McpClient, name))
+        assert list(ours.parameters) == list(twins.parameters), name

@@ -58,7 +58,7 @@ class Requests(mcp.McpClient):
         self.login = False  # whether a remote server that asks for a login gets one (start(login=True))
         self._skipped_lines = 0  # lines from the server that were no JSON-RPC message
         self.from_server = FromServer(self, echo)
-        self.revisions = Revisions(name, self.cfg, self._request, self._notify, self.from_server.said,
+        self.revisions = Revisions(name, self.cfg, self.request, self._notify, self.from_server.said,
                                    self.reconnect, lambda: offered_to(self.asks, self.cfg))
         self.link = Link(self)  # the transport, and how it is replaced
 
@@ -99,10 +99,10 @@ class Requests(mcp.McpClient):
 
     # --- the twin's hooks and helpers, overridden, in the order a message travels -------------------
 
-    def _request(self, method: str, params: dict, timeout: float | None = None, call: Call | None = None) -> dict:
-        """The twin's _request, given the server's own timeouts (or `timeout`, or a `call` made
-        already) and, for a 2026-07-28 server, _meta on every request, one retry in another version
-        when it refuses this one, and the rounds of an input_required answer (each a new request,
+    def request(self, method: str, params: dict, timeout: float | None = None, call: Call | None = None) -> dict:
+        """One request through the twin's _request, given the server's own timeouts (or `timeout`, or a
+        `call` made already) and, for a 2026-07-28 server, _meta on every request, one retry in another
+        version when it refuses this one, and the rounds of an input_required answer (each a new request,
         all within the one call's deadline). The hooks below cancel what we give up on."""
         if call is None:
             call = Call(timeout or (self.cfg.startup_timeout if method in STARTUP_METHODS else self.cfg.timeout))
@@ -141,10 +141,10 @@ class Requests(mcp.McpClient):
                 revisions.switch_version(method, e)  # raises unless a version both sides speak was found
             return super()._request(method, revisions.with_meta(params), Waiter(call))
 
-    def _send(self, message: dict, waiter: Waiter | None = None) -> None:
+    def _send(self, message: dict, waiter: queue.SimpleQueue | None = None) -> None:
         """The twin's writing hook: through the transport, by the request's deadline (a notification:
         by its timeout). Unlike the twin's, a failed write is an error the caller sees."""
-        call = waiter.call if waiter is not None else None
+        call = getattr(waiter, "call", None)  # a request's Waiter carries its Call
         deadline = call.deadline if call else time.monotonic() + self.cfg.timeout
         for attempt in (1, 2):
             try:
@@ -178,10 +178,10 @@ class Requests(mcp.McpClient):
             raise McpError(f"{message.get('method', 'reply')} failed: {self._dead or 'not started'}", self.name)
         transport.send(message, deadline, about)
 
-    def _wait(self, request_id: int, method: str, waiter: Waiter) -> object:
+    def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue) -> object:
         """The twin's timer hook: until the call's deadline, which progress may push out; what we give
         up on (the deadline, Ctrl-C) is cancelled; an error reply is named by its request."""
-        call = waiter.call
+        call: Call = getattr(waiter, "call")  # every request of ours is sent with a Waiter (_exchange)
         try:
             reply = wait_for(waiter, call)
         except queue.Empty:
@@ -216,12 +216,9 @@ class Requests(mcp.McpClient):
     # --- what the transport's inbox hands on (link.py) ------------------------------------------
 
     def accept(self, line: bytes | dict) -> bool:
-        """One message the transport read: a line (stdio) or parsed already (HTTP); True when news."""
-        return self._accept(line)
-
-    def _accept(self, line: bytes | dict) -> bool:
-        """The twin's, for every message: a reply, a server request or a notification; whatever goes
-        wrong is reported, never dropped silently, so the reader lives on."""
+        """One message the transport read (the twin's _accept, for every message): a line (stdio) or
+        parsed already (HTTP): a reply, a server request or a notification; True when news. Whatever
+        goes wrong is reported, never dropped silently, so the reader lives on."""
         if isinstance(line, dict):
             message = line
         else:

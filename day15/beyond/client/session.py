@@ -18,7 +18,7 @@ from beyond.client.errors import Refused, ReplyError
 from beyond.client.requests import Requests, Waiter
 from beyond.text import shorten
 from beyond.waits import Call
-from mcp import McpError
+from mcp import McpError, McpToolInfo
 
 __all__ = ["Session", "Refused", "ReplyError", "Waiter"]
 
@@ -51,7 +51,7 @@ class Session(Requests):
 
     # --- the twin's public methods, overridden -------------------------------------------------
 
-    def start(self, login: bool | str | None = None) -> list[dict]:
+    def start(self, login: bool | str | None = None) -> list[McpToolInfo]:
         """Start the transport, agree on a revision (the handshake, or not) and list the tools; on
         failure, shut it down. With `login`, a remote server that asks for a login gets one (the
         browser, or a URL to open); without, that is LoginNeeded (later starts keep the choice).
@@ -76,7 +76,7 @@ class Session(Requests):
         """tools/list, following nextCursor; a server that answers "method not found" has no tools."""
         transport = self.link.transport
         headers, usable = bool(transport and transport.carries_headers), []
-        for tool in gathered(self._request, "tools/list", "tools", self.name):
+        for tool in gathered(self.request, "tools/list", "tools", self.name):
             why = self.revisions.unusable(tool, headers)
             if why:
                 self.log(f"skipped tool {shorten(str(tool.get('name')), 80)}: {why}")
@@ -86,10 +86,10 @@ class Session(Requests):
 
     # Resources and prompts: tutorial sections 3.1 and 6 leave them out.
     def list_resources(self) -> list[dict]:
-        return gathered(self._request, "resources/list", "resources", self.name)
+        return gathered(self.request, "resources/list", "resources", self.name)
 
     def list_resource_templates(self) -> list[dict]:
-        return gathered(self._request, "resources/templates/list", "resourceTemplates", self.name)
+        return gathered(self.request, "resources/templates/list", "resourceTemplates", self.name)
 
     def list_uris(self) -> list[str]:
         """The URIs and URI templates of its resources (none without the capability); either list failing
@@ -118,14 +118,14 @@ class Session(Requests):
 
     def read_resource(self, uri: str) -> str:
         """resources/read: text as it is, anything else described."""
-        return resource_text(self._request("resources/read", {"uri": uri}))
+        return resource_text(self.request("resources/read", {"uri": uri}))
 
     def list_prompts(self) -> list[dict]:
-        return gathered(self._request, "prompts/list", "prompts", self.name)
+        return gathered(self.request, "prompts/list", "prompts", self.name)
 
     def get_prompt(self, name: str, arguments: dict[str, str]) -> list[dict]:
         """prompts/get: the prompt's messages, each {"role", "text"}."""
-        return prompt_messages(self._request("prompts/get", {"name": name, "arguments": arguments}))
+        return prompt_messages(self.request("prompts/get", {"name": name, "arguments": arguments}))
 
     def call_tool(self, tool: str, args: dict, on_progress: Callable[[str], None] | None = None,
                   output_schema: dict | None = None) -> str:
@@ -143,7 +143,7 @@ class Session(Requests):
         if token is not None:
             params["_meta"] = {"progressToken": token}
         try:
-            result = self._request("tools/call", params, call=call)
+            result = self.request("tools/call", params, call=call)
         finally:
             if token is not None:
                 self.from_server.untrack(token)
