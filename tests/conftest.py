@@ -60,10 +60,10 @@ def remote():
 
 @pytest.fixture
 def servers():
-    """A set of servers of the full agent's (beyond/servers/servers.py), stopped after the test."""
+    """A set of servers of the full agent's (beyond/servers/connect.py), stopped after the test."""
     from beyond.asks.handlers import Handlers
     from beyond.console import Console
-    from beyond.servers.servers import Servers
+    from beyond.servers.connect import Servers
     made = Servers(asks=Handlers(Console()))
     yield made
     made.stop_mcp_servers()

@@ -28,7 +28,7 @@ from beyond.repl.exits import Orphans, stop_on_signals
 from beyond.repl.model import ModelChat, missing_key_hint, plain_http_hint
 from beyond.repl.options import USAGE, VERSION, UsageError, parse
 from beyond.servers.results import Results
-from beyond.servers.servers import Servers
+from beyond.servers.connect import Servers
 from beyond.servers.toolsearch import Offered, ToolSearch
 from beyond.terminal import shown, style  # the shell's too
 

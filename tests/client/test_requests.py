@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from beyond.client.asked import AskRefused
+from beyond.client.capabilities import AskRefused
 from beyond.client.revisions import CLIENT_INFO, MAX_INPUT_ROUNDS, META, PROTOCOL_VERSION, UNSUPPORTED_VERSION
 from beyond.wire.base import Rejected
 from beyond_mcp import McpClient, McpError

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from beyond.asks.handlers import Handlers
-from beyond.client.asked import AskRefused, offered_to
+from beyond.client.capabilities import AskRefused, offered_to
 from beyond.client.config import parse_server_config
 from beyond.console import Console
 from beyond.folder.trust import what_runs

@@ -1,5 +1,5 @@
 """-32042 (2025-11-25: URL elicitation required): the pages a request waits on are asked as URL questions,
-and the request is sent again once the user is done there, or the server says so (beyond/client/asked.py)."""
+and the request is sent again once the user is done there, or the server says so (beyond/client/capabilities.py)."""
 
 import pytest
 

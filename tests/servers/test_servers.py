@@ -1,4 +1,4 @@
-"""The set of servers (beyond/servers/servers.py): started side by side; one failing is that server's error only."""
+"""The set of servers (beyond/servers/connect.py): started side by side; one failing is that server's error only."""
 from conftest import connect, fake
 
 

@@ -1,7 +1,7 @@
 """Beyond the tutorial: what a server asks of the client: elicitation, sampling and roots.
 
 The tutorial's client offers no capabilities, so a server cannot ask the user anything. The agent
-gives each client one Handlers (beyond/client/asked.py's Asks), which declares the same
+gives each client one Handlers (beyond/client/capabilities.py's Asks), which declares the same
 capabilities every run: elicitation (form and URL) always, so a server never takes a missing
 capability for consent; sampling when a model is configured; roots always. Each request gets its
 answer, in both eras: a server's own request (up to 2025-11-25) or an input request of a
@@ -30,7 +30,7 @@ import urllib.parse
 from beyond.asks.form import form
 from beyond.client.roots import roots_now
 from beyond.auth.outbound import page_host
-from beyond.client.asked import METHOD_NOT_FOUND, AskRefused
+from beyond.client.capabilities import METHOD_NOT_FOUND, AskRefused
 from beyond.console import Busy, Console
 from beyond.text import clean, quoted, shorten
 

@@ -6,7 +6,7 @@
   from_server.py  what a server sends unasked: its requests, log lines, progress, list changes
   link.py         the transport of a session, restarted after a crash, renewed when a server forgot it
   errors.py       the errors a caller tells apart: an error reply, no reply in time, a request refused
-  asked.py        what a server may ask, as the client sees it: the handlers it is given (Asks)
+  capabilities.py what a server may ask and the client declares: the handlers it is given (Asks)
   roots.py        the folders a server is given as roots, from its entry and the project folder
   content.py      what a server answers, as text: content of every kind, messages parsed, lists paged
   config.py       the entries of mcp.json, checked

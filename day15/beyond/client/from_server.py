@@ -15,7 +15,7 @@ import threading
 import time
 from collections import deque
 
-from beyond.client.asked import AskRefused
+from beyond.client.capabilities import AskRefused
 from beyond.wire.base import METHOD_NOT_FOUND
 from beyond.text import clean, shorten
 from mcp import McpError

@@ -14,7 +14,7 @@ import sys
 import time
 
 import mcp
-from beyond.client.asked import URL_ELICITATION_REQUIRED, Asks, NoAsks, offered_to, pages_visited
+from beyond.client.capabilities import URL_ELICITATION_REQUIRED, Asks, NoAsks, offered_to, pages_visited
 from beyond.client.content import parse_message
 from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError
 from beyond.client.from_server import FromServer

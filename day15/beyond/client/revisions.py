@@ -15,7 +15,7 @@ sets the client's capabilities.
 import json
 import threading
 
-from beyond.client.asked import AskRefused
+from beyond.client.capabilities import AskRefused
 from beyond.client.errors import NoReply, Refused
 from beyond.client.schema import mirrored, param_values
 from beyond.text import shorten

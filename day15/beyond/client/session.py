@@ -5,13 +5,13 @@ Lifts the limits tutorial section 6 names and those real servers run into: one t
 restart after a crash and a new session when an HTTP server forgot ours (link.py), answers to the
 server's own requests and its notifications (from_server.py), paginated lists and content other
 than text (content.py), version checks and the 2026-07-28 revision, which has no handshake
-(revisions.py). Its collaborators come in: the handlers of what a server asks (asked.Asks), where
+(revisions.py). Its collaborators come in: the handlers of what a server asks (capabilities.Asks), where
 a login meets the user (a Screen of auth/login.py), what to do when its tools change.
 """
 from collections.abc import Callable
 
 from beyond.auth.provider import FRESH
-from beyond.client.asked import Asks
+from beyond.client.capabilities import Asks
 from beyond.client.config import ServerConfig, parse_server_config
 from beyond.client.content import call_text, gathered, prompt_messages, resource_text
 from beyond.client.errors import Refused, ReplyError
