@@ -89,32 +89,51 @@ def _typed(text: str, spec: dict, choices: list[tuple]):
     """The value `text` stands for in this field, or ValueError saying what to type."""
     kind = spec.get("type")
     if kind == "array":
-        parts = [part.strip() for part in text.split(",") if part.strip()]
-        if len(parts) == 1 and all(word.isdigit() for word in parts[0].split()):
-            parts = parts[0].split()  # "2 3" means 2 and 3, as "2,3" does
-        picked = [_pick(part, choices) for part in parts]
-        low, high = spec.get("minItems"), spec.get("maxItems")
-        if (isinstance(low, int) and len(picked) < low) or (isinstance(high, int) and len(picked) > high):
-            raise ValueError(f"pick between {low or 0} and {high or len(choices)}, separated by commas")
-        return picked
+        return _picked(text, spec, choices)
     if choices:
         return _pick(text, choices)
     if kind == "boolean":
-        if text.lower() in ("y", "yes", "true"):
-            return True
-        if text.lower() in ("n", "no", "false"):
-            return False
-        raise ValueError("type y or n")
+        return _yes_or_no(text)
     if kind in ("number", "integer"):
-        try:
-            value = int(text) if kind == "integer" else float(text)
-        except ValueError:
-            raise ValueError(f"type {'a whole number' if kind == 'integer' else 'a number'}") from None
-        if isinstance(spec.get("minimum"), (int, float)) and value < spec["minimum"]:
-            raise ValueError(f"at least {spec['minimum']}")
-        if isinstance(spec.get("maximum"), (int, float)) and value > spec["maximum"]:
-            raise ValueError(f"at most {spec['maximum']}")
-        return value
+        return _number(text, spec, kind)
+    return _text(text, spec)
+
+
+def _picked(text: str, spec: dict, choices: list[tuple]) -> list:
+    """A multi-select: choices by number or title, separated by commas ("2 3" too), within min/maxItems."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if len(parts) == 1 and all(word.isdigit() for word in parts[0].split()):
+        parts = parts[0].split()  # "2 3" means 2 and 3, as "2,3" does
+    picked = [_pick(part, choices) for part in parts]
+    low, high = spec.get("minItems"), spec.get("maxItems")
+    if (isinstance(low, int) and len(picked) < low) or (isinstance(high, int) and len(picked) > high):
+        raise ValueError(f"pick between {low or 0} and {high or len(choices)}, separated by commas")
+    return picked
+
+
+def _yes_or_no(text: str) -> bool:
+    if text.lower() in ("y", "yes", "true"):
+        return True
+    if text.lower() in ("n", "no", "false"):
+        return False
+    raise ValueError("type y or n")
+
+
+def _number(text: str, spec: dict, kind: str) -> int | float:
+    """A whole number or a number, within minimum and maximum."""
+    try:
+        value = int(text) if kind == "integer" else float(text)
+    except ValueError:
+        raise ValueError(f"type {'a whole number' if kind == 'integer' else 'a number'}") from None
+    if isinstance(spec.get("minimum"), (int, float)) and value < spec["minimum"]:
+        raise ValueError(f"at least {spec['minimum']}")
+    if isinstance(spec.get("maximum"), (int, float)) and value > spec["maximum"]:
+        raise ValueError(f"at most {spec['maximum']}")
+    return value
+
+
+def _text(text: str, spec: dict) -> str:
+    """A string within minLength and maxLength, in its format (email, date, date-time, uri) when it names one."""
     if isinstance(spec.get("minLength"), int) and len(text) < spec["minLength"]:
         raise ValueError(f"at least {spec['minLength']} characters")
     if isinstance(spec.get("maxLength"), int) and len(text) > spec["maxLength"]:

@@ -160,8 +160,13 @@ def _problem(c: ServerConfig) -> str | None:
     """The first thing wrong with an entry, or None."""
     if c.kind not in ("stdio", "http", "streamable-http", "sse"):
         return f"\"type\" must be \"stdio\" or \"http\", not {c.kind!r}"
-    remote = c.kind != "stdio"
-    checks = [
+    problem = next((message for ok, message in _checks(c, c.kind != "stdio") if not ok), None)
+    return problem or (_oauth_problem(c.oauth) if c.oauth else None)
+
+
+def _checks(c: ServerConfig, remote: bool) -> list[tuple[object, str]]:
+    """(whether it holds, what to fix) for each key of an entry but "oauth"'s own."""
+    return [
         (remote or (isinstance(c.command, str) and c.command), "\"command\" must be a non-empty string"),
         (not remote or (isinstance(c.url, str) and c.url), "\"url\" must be a non-empty string"),
         (isinstance(c.headers, dict) and all(isinstance(v, str) for v in c.headers.values()),
@@ -186,14 +191,17 @@ def _problem(c: ServerConfig) -> str | None:
         (c.roots is None or c.roots is False or isinstance(c.roots, list) and all(isinstance(r, str) and r for r in c.roots),
          "\"roots\" must be a list of folders, or false"),
     ]
-    problem = next((message for ok, message in checks if not ok), None)
-    for key, value in (c.oauth.items() if problem is None else ()):
+
+
+def _oauth_problem(oauth: dict) -> str | None:
+    """The first key of "oauth" that is unknown or wrong, else what makes its grant unusable."""
+    for key, value in oauth.items():
         check = OAUTH_KEYS.get(key)
         if check is None:
             return f"\"oauth.{key}\" is not a key of \"oauth\" ({', '.join(OAUTH_KEYS)})"
         if not check[0](value):
             return f"\"oauth.{key}\" must be {check[1]}"
-    return problem or (_grant_problem(c.oauth) if c.oauth else None)
+    return _grant_problem(oauth)
 
 
 def _grant_problem(oauth: dict) -> str | None:
