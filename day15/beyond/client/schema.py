@@ -41,12 +41,20 @@ def _check(value: object, schema: object, root: object, at: str, steps: list[int
         return f"at {at}: nothing is allowed here"
     if not isinstance(schema, dict):
         return None  # true, or not a schema: anything goes
-    if isinstance(schema.get("$ref"), str):
-        target = _resolve(root, schema["$ref"])
-        if target is not None:
-            problem = _check(value, target, root, at, steps, depth + 1)
-            if problem:
-                return problem
+    return (_check_ref(value, schema, root, at, steps, depth) or _check_here(value, schema, at)
+            or _check_parts(value, schema, root, at, steps, depth)
+            or (_check_object(value, schema, root, at, steps, depth) if isinstance(value, dict)
+                else _check_items(value, schema, root, at, steps, depth)))
+
+
+def _check_ref(value: object, schema: dict, root: object, at: str, steps: list[int], depth: int) -> str | None:
+    """$ref: the schema it points to (within the root), when it can be found."""
+    target = _resolve(root, schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
+    return None if target is None else _check(value, target, root, at, steps, depth + 1)
+
+
+def _check_here(value: object, schema: dict, at: str) -> str | None:
+    """type, enum and const: what the value itself must be."""
     kinds = schema.get("type")
     kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else None
     if kinds is not None and not any(_is(value, kind) for kind in kinds):
@@ -55,6 +63,11 @@ def _check(value: object, schema: object, root: object, at: str, steps: list[int
         return f"at {at}: {_short(value)} is not one of {_short(schema['enum'])}"
     if "const" in schema and not _same(value, schema["const"]):
         return f"at {at}: expected {_short(schema['const'])}, got {_short(value)}"
+    return None
+
+
+def _check_parts(value: object, schema: dict, root: object, at: str, steps: list[int], depth: int) -> str | None:
+    """allOf (each must match), anyOf (one at least) and oneOf (exactly one)."""
     for part in schema.get("allOf") if isinstance(schema.get("allOf"), list) else []:
         problem = _check(value, part, root, at, steps, depth + 1)
         if problem:
@@ -65,8 +78,10 @@ def _check(value: object, schema: object, root: object, at: str, steps: list[int
             matching = sum(_check(value, option, root, at, steps, depth + 1) is None for option in options)
             if not wanted(matching):
                 return f"at {at}: matches {matching} of the {keyword} schemas"
-    if isinstance(value, dict):
-        return _check_object(value, schema, root, at, steps, depth)
+    return None
+
+
+def _check_items(value: object, schema: dict, root: object, at: str, steps: list[int], depth: int) -> str | None:
     if isinstance(value, list) and isinstance(schema.get("items"), (dict, bool)):
         for i, item in enumerate(value):
             problem = _check(item, schema["items"], root, f"{at}[{i}]", steps, depth + 1)
