@@ -9,7 +9,7 @@ import pytest
 
 import beyond_mcp
 from beyond.client.config import parse_server_config
-from beyond.folder.trust import what_runs
+from beyond.folder.question import what_runs
 from conftest import wait_until
 from fakes.oauth_server import OAuthFake
 from mcp import McpError

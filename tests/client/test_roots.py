@@ -8,7 +8,7 @@ from beyond.asks.handlers import Handlers
 from beyond.client.capabilities import AskRefused, offered_to
 from beyond.client.config import parse_server_config
 from beyond.console import Console
-from beyond.folder.trust import what_runs
+from beyond.folder.question import what_runs
 
 
 def entry(**keys):

@@ -2,6 +2,7 @@
 
   project.py    the folder found upward, adopted only when it is yours; reads and writes that follow no link
   trust.py      the folder's mcp.json, .env and GeekAgent.json take effect only once trusted
+  question.py   what the trust question shows of each entry: the command line or URL, where variables go
   dotenv.py     the settings of a .env file
   approvals.py  the user's `a` answers and the pins of allowed tools, in the user's state
   audit.py      one JSON line per tool call and per question a server asked

@@ -16,19 +16,18 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import sys
 from dataclasses import dataclass, field
 
-import js
 import permissions
-from beyond.client.roots import outside, roots_of
+from beyond.client.roots import roots_of
 from beyond.folder.dotenv import DOTENV_PATH, parse_dotenv
-from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, expanded, load_mcp_config
-from beyond.dirs import VARIABLE, FolderError, LinkOutside, config_dir, read_inside
+from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
+from beyond.dirs import FolderError, LinkOutside, config_dir, read_inside
 from beyond.folder.project import JsonStore
+from beyond.folder.question import shown_value, what_runs, what_the_twin_runs
 from beyond.text import clean, shorten
-from mcp import McpError, McpServerConfig, mcp_server_entries
+from mcp import McpError, mcp_server_entries
 
 # The files a folder's trust covers, relative to the folder; a change to the first two asks again.
 TRUSTED_FILES = (MCP_CONFIG_PATH, DOTENV_PATH, permissions.POLICY_PATH)
@@ -87,7 +86,7 @@ class Project:
             raise McpError(self.problems[MCP_CONFIG_PATH])
         try:  # as mcp.connect_mcp_servers reads the same bytes (agent.TwinServers)
             raw = self.files[MCP_CONFIG_PATH]
-            return {} if raw is None else {name: _what_the_twin_runs(cfg) for name, cfg in
+            return {} if raw is None else {name: what_the_twin_runs(cfg) for name, cfg in
                                            mcp_server_entries(json.loads(raw.decode("utf-8")))}
         except (ValueError, TypeError, RecursionError) as e:
             raise McpError(f"{MCP_CONFIG_PATH}: {e}") from None
@@ -134,8 +133,7 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
         return True
     if trust_now:
         return True
-    record = store().load().get(project.folder)
-    record = record if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
+    record = _record(project)
     new = allows if record is None else [name for name in allows if name not in _allowed_before(record)]
     changed = [] if record is None else [p for p in TRUSTED_FILES[:2] if record["files"].get(p, "-") != project.digest(p)]
     entries = _entries(project)
@@ -153,6 +151,12 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
              "Start the agent in a terminal to review them, or pass --trust (or set GEEKAGENT_TRUST=1) to trust "
              "them for this run.")
         return False
+    return _asked(project, ask, allows, record, entries, new, changed)
+
+
+def _asked(project: Project, ask, allows: list[str], record: dict | None, entries: dict | None, new: list[str],
+           changed: list[str]) -> bool:
+    """The question, with what is new or changed since the folder was trusted; the answer is kept."""
     reread = [f"  {MCP_CONFIG_PATH} runs more, read by this client, than the one you trusted it for (--tutorial or not)"]
     print("\n".join(summary(project, new if record else ()) + [f"  {p} changed since you trusted this folder"
                                                                for p in changed]
@@ -162,6 +166,12 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
         return False
     _remember(project, allows, record, entries)
     return True
+
+
+def _record(project: Project) -> dict | None:
+    """What was kept when the folder was last trusted (None: never, or not usable)."""
+    record = store().load().get(project.folder)
+    return record if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
 
 
 def _runs_as_trusted(entries: dict | None, record: dict, changed: list[str]) -> bool:
@@ -214,7 +224,7 @@ def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
     lines += [f"  warning: {clean(w, one_line=True)}" for w in warnings]
     for key, value in sorted(settings.items(), key=lambda kv: bool(RUNTIME_SETTING.fullmatch(kv[0]))):
         what = "changes how programs run: " if RUNTIME_SETTING.fullmatch(key) else ""
-        value = _value(key, value, 200)
+        value = shown_value(key, value, 200)
         unused = " (not used: set in your environment)" if key in os.environ else ""
         lines.append(f"  .env {what or 'sets '}{clean(f'{key}={value}', one_line=True)}{unused}")
     if project.allows():
@@ -223,56 +233,8 @@ def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
     return lines
 
 
-def _value(key: str, value: str, limit: int) -> str:
-    """A setting's value as the question shows it: a secret-named one never."""
-    return "[a secret]" if permissions.SECRET_NAME.search(key) else shorten(value, limit)
-
-
 def _names(names: list[str]) -> str:
     return ", ".join(clean(shorten(name, 80), one_line=True) for name in names)
-
-
-def what_runs(config: ServerConfig, folder: str | None = None) -> str:
-    """The exact command line (every argument, control characters made visible) or the URL, where each
-    variable of the user's environment goes (`GH_TOKEN <- ${OPENAI_API_KEY}`), never its value, and the
-    roots it would get outside the project `folder`."""
-    if config.problem:
-        return f"not started: {clean(config.problem, one_line=True)}"
-    if config.disabled:
-        return "disabled (not started)"
-    sends = [f"{where} <- {', '.join(found)}" for where, value in expanded(config)
-             if (found := [m.group(0) for m in VARIABLE.finditer(value)])]
-    sends = f"; from your environment: {', '.join(sends)}" if sends else ""
-    wider = outside(config, folder) if folder else []
-    sends += f"; given folders outside this one: {', '.join(wider)}" if wider else ""
-    if config.kind != "stdio":
-        headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
-        return clean(permissions.mask_secrets(f"connects to {config.url}{headers}{sends}{_logs_in(config.oauth)}"),
-                     one_line=True)
-    where = f" in {config.cwd}" if config.cwd else ""
-    env = ", ".join(f"{key}={_value(key, value, 80)}" for key, value in config.env.items() if not VARIABLE.search(value))
-    env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
-    return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}{sends}", one_line=True)
-
-
-def _what_the_twin_runs(cfg: McpServerConfig) -> str:
-    """What mcp.McpClient.start() spawns for an entry: its command line and env as it converts them."""
-    try:  # as start() builds them: anything it cannot turn into a command line fails that server unspawned
-        if not isinstance(cfg.command, str):
-            raise TypeError("the tutorial's client needs a command string")
-        (args, env), argv = js.spawn_args(cfg.args, cfg.env), [cfg.command]
-    except (TypeError, ValueError) as e:
-        return f"not started: {clean(str(e), one_line=True)}"
-    env = ", ".join(f"{key}={_value(str(key), value, 80)}" for key, value in env.items())
-    return clean(f"runs {shlex.join(argv + args)}" + (f" with env {env}" if env else ""), one_line=True)
-
-
-def _logs_in(oauth: dict) -> str:
-    """What a login without a person does (auth/grants.py): the grant, the file it reads, where the ID token goes."""
-    said = [f"logs in without you ({oauth['grant']})"] if isinstance(oauth.get("grant"), str) else []
-    said += [f"reads {oauth['assertionFile']}"] if isinstance(oauth.get("assertionFile"), str) else []
-    said += [f"sends your ID token to {oauth['idpTokenEndpoint']}"] if isinstance(oauth.get("idpTokenEndpoint"), str) else []
-    return "".join(f"; {s}" for s in said)
 
 
 def _say(text: str) -> None:

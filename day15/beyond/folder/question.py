@@ -1,0 +1,64 @@
+"""Beyond the tutorial: what the trust question (folder/trust.py) shows of each entry of a folder's mcp.json.
+
+The exact command line (every argument, control characters made visible) or the URL; where each
+variable of the user's environment goes, never its value; the roots outside the project folder; what
+a login without a person reads and where the ID token goes. With --tutorial, what the tutorial's
+client spawns for an entry, converted as it converts it.
+"""
+import shlex
+
+import js
+import permissions
+from beyond.client.config import ServerConfig, expanded
+from beyond.client.roots import outside
+from beyond.dirs import VARIABLE
+from beyond.text import clean, shorten
+from mcp import McpServerConfig
+
+
+def shown_value(key: str, value: str, limit: int) -> str:
+    """A setting's value as the question shows it: a secret-named one never."""
+    return "[a secret]" if permissions.SECRET_NAME.search(key) else shorten(value, limit)
+
+
+def what_runs(config: ServerConfig, folder: str | None = None) -> str:
+    """The exact command line (every argument, control characters made visible) or the URL, where each
+    variable of the user's environment goes (`GH_TOKEN <- ${OPENAI_API_KEY}`), never its value, and the
+    roots it would get outside the project `folder`."""
+    if config.problem:
+        return f"not started: {clean(config.problem, one_line=True)}"
+    if config.disabled:
+        return "disabled (not started)"
+    sends = [f"{where} <- {', '.join(found)}" for where, value in expanded(config)
+             if (found := [m.group(0) for m in VARIABLE.finditer(value)])]
+    sends = f"; from your environment: {', '.join(sends)}" if sends else ""
+    wider = outside(config, folder) if folder else []
+    sends += f"; given folders outside this one: {', '.join(wider)}" if wider else ""
+    if config.kind != "stdio":
+        headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
+        return clean(permissions.mask_secrets(f"connects to {config.url}{headers}{sends}{_logs_in(config.oauth)}"),
+                     one_line=True)
+    where = f" in {config.cwd}" if config.cwd else ""
+    env = ", ".join(f"{key}={shown_value(key, value, 80)}" for key, value in config.env.items() if not VARIABLE.search(value))
+    env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
+    return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}{sends}", one_line=True)
+
+
+def what_the_twin_runs(cfg: McpServerConfig) -> str:
+    """What mcp.McpClient.start() spawns for an entry: its command line and env as it converts them."""
+    try:  # as start() builds them: anything it cannot turn into a command line fails that server unspawned
+        if not isinstance(cfg.command, str):
+            raise TypeError("the tutorial's client needs a command string")
+        (args, env), argv = js.spawn_args(cfg.args, cfg.env), [cfg.command]
+    except (TypeError, ValueError) as e:
+        return f"not started: {clean(str(e), one_line=True)}"
+    env = ", ".join(f"{key}={shown_value(str(key), value, 80)}" for key, value in env.items())
+    return clean(f"runs {shlex.join(argv + args)}" + (f" with env {env}" if env else ""), one_line=True)
+
+
+def _logs_in(oauth: dict) -> str:
+    """What a login without a person does (auth/grants.py): the grant, the file it reads, where the ID token goes."""
+    said = [f"logs in without you ({oauth['grant']})"] if isinstance(oauth.get("grant"), str) else []
+    said += [f"reads {oauth['assertionFile']}"] if isinstance(oauth.get("assertionFile"), str) else []
+    said += [f"sends your ID token to {oauth['idpTokenEndpoint']}"] if isinstance(oauth.get("idpTokenEndpoint"), str) else []
+    return "".join(f"; {s}" for s in said)
