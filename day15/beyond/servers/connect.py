@@ -98,11 +98,11 @@ class Servers:
                 self._join(client, error, on_join)
         if clients:
             on_start(len(clients))
+        began = time.monotonic()
         try:
             if grace is None:
                 run_all([(f"mcp-{c.name}-connect", lambda c=c: start(c)) for c in clients.values()])
             else:
-                began = time.monotonic()
                 for c in clients.values():
                     threading.Thread(target=start, args=(c,), name=f"mcp-{c.name}-connect", daemon=True).start()
                 with said:
@@ -112,18 +112,24 @@ class Servers:
                     with self._lock:
                         self._starting.update({name: clients[name] for name in late})
             with self._lock:
-                claim_names({c.name: c for c in clients.values() if errors.get(c.name) is None}, self._contested)
-                for name in configs:  # registered in config order, so names are stable
-                    if name in late:  # shown as starting, unless it joined already
-                        if name in self._starting:
-                            self._statuses[name] = McpStatus(name, [], starting=began)
-                        continue
-                    error = errors.get(name, "failed to start" if name in clients else None)  # None: disabled
-                    self._statuses[name] = self._connected(name, clients.get(name), error)
+                self._register(configs, clients, errors, late, began)
         except BaseException:  # Ctrl-C or SIGTERM during start-up: no server may outlive the agent
             stop_all(list(clients.values()))  # a start still under way cannot spawn after its stop()
             raise
         return self.mcp_statuses()
+
+    def _register(self, configs: dict[str, ServerConfig], clients: dict[str, Session], errors: dict,
+                  late: set[str], began: float) -> None:
+        """Caller holds _lock. Each entry's status, in config order so names are stable: its tools registered,
+        its error, or (a server still starting after the grace) starting since `began`."""
+        claim_names({c.name: c for c in clients.values() if errors.get(c.name) is None}, self._contested)
+        for name in configs:
+            if name in late:  # shown as starting, unless it joined already
+                if name in self._starting:
+                    self._statuses[name] = McpStatus(name, [], starting=began)
+                continue
+            error = errors.get(name, "failed to start" if name in clients else None)  # None: disabled
+            self._statuses[name] = self._connected(name, clients.get(name), error)
 
     def _join(self, client: Session, error: McpError | str | None, on_join: Callable[[McpStatus], None]) -> None:
         """A server that came after the grace: registered now, unless the servers were stopped meanwhile."""
