@@ -210,15 +210,15 @@ class McpClient:
 def as_registry_tool(server: str, client: McpClient, info: McpToolInfo) -> Tool:
     """Wrap one server tool as a registry Tool: mcp_ prefix, and run() is one tools/call."""
     info = info if isinstance(info, dict) else {}  # JS: .name of a string or a number is undefined
-    tool = info.get("name", "undefined")  # as `${info.name}` writes it
-    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{'null' if tool is None else tool}")
+    tool = js.string(info["name"]) if "name" in info else "undefined"  # as `${info.name}` writes it
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{tool}")
 
     def run(args: dict) -> str:
         if not authorize(name, f"\nAbout to call MCP tool {name} (from server {server})\nAllow?"):
             return "call cancelled"
         return client.call_tool(info.get("name"), args)
 
-    return Tool(name=name, description=f"[MCP:{server}] {js.nullish(info.get('description'), tool)}",
+    return Tool(name=name, description=f"[MCP:{server}] {js.string(js.nullish(info.get('description'), tool))}",
                 parameters=js.nullish(info.get("inputSchema"), {"type": "object", "properties": {}}),
                 run=run, authorizes=True)
 

@@ -150,3 +150,22 @@ def test_what_a_server_wrote_before_it_exited_is_read_first():
             assert len(client.call_tool("t", {})) == 8 << 20
         finally:
             client.stop()
+
+
+def test_values_are_written_as_javascript_writes_them(tmp_path):
+    """A tool named true, described by an object and by null: `${info.name}` and `${description}` write
+    true, [object Object] and the name, not Python's True or a dict's repr."""
+    import tools
+    script = tmp_path / "server.py"
+    script.write_text(SERVER)
+    listed = ('{"jsonrpc":"2.0","id":{id},"result":{"tools":[{"name":true,"description":{"a":1}},'
+              '{"name":"plain","description":null}]}}\n')
+    entry = {"command": sys.executable, "args": [str(script), json.dumps({"initialize": INIT, "tools/list": listed})]}
+    path = write_config(tmp_path, {"s": entry})
+    try:
+        mcp.connect_mcp_servers(path)
+        assert mcp.mcp_statuses()[0].tools == ["mcp_s_true", "mcp_s_plain"]
+        assert tools.get_tool("mcp_s_true").description == "[MCP:s] [object Object]"
+        assert tools.get_tool("mcp_s_plain").description == "[MCP:s] plain"
+    finally:
+        mcp.stop_mcp_servers()
