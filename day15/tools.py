@@ -4,7 +4,6 @@ Owns one dict of tools, the OpenAI `tools` array built from it, and run_tool(), 
 where a tool call's failure becomes text for the model. MCP tools are added by mcp.py (the full
 agent's by beyond/servers/registry.py).
 """
-import fnmatch
 import json
 import os
 import stat
@@ -64,73 +63,43 @@ def openai_tools() -> list[dict]:
         {"type": "function",
          "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
         for t in all_tools()
-        if permissions.policy_for(t.name) != "deny"  # Beyond the tutorial: a denied tool is not offered
+        if permissions.policy_for(t.name) != "deny"  # a denied tool is not offered
     ]
 
 
-# Beyond the tutorial: a tool result adds at most this much text to the conversation (about 25,000
-# tokens); the rest is cut with a note saying how much, so one tool cannot flood the context.
+# A tool result adds at most this much text to the conversation (about 25,000 tokens); the rest is
+# cut with a note saying how much, so one tool cannot flood the context.
 MAX_RESULT_CHARS = 100_000
-
-
-# Beyond the tutorial: how a longer result is shortened: cut here; the full agent keeps it whole
-# and lets the model read it back (beyond/servers/results.py).
-_long_result: Callable[[str, str], str] = lambda name, text: cut(text, MAX_RESULT_CHARS)
-
-
-def set_long_results(shorten: Callable[[str, str], str]) -> None:
-    """Choose what shorten(tool name, result) makes of a result over MAX_RESULT_CHARS."""
-    global _long_result
-    _long_result = shorten
-
-
-# Beyond the tutorial: every call is reported here (for the audit log), when set.
-_audit: Callable[..., None] | None = None
-
-
-def set_audit(record: Callable[..., None] | None) -> None:
-    """Choose what every tool call is reported to: record(name, arguments, decision, outcome, seconds, size)."""
-    global _audit
-    _audit = record
+# What the model reads for a call the user did not allow.
+DECLINED = "call cancelled: the user declined {name}."
 
 
 def run_tool(name: str, arguments_json: str) -> str:
     """Run one tool call from the model; every failure comes back as text, never as an exception."""
-    began, outcome, result = time.monotonic(), "cancelled", ""
-    permissions.last_decision(clear=True)
-    try:
-        result, outcome = _run_tool(name, arguments_json)
-        return result
-    finally:
-        if _audit:
-            _audit(name, arguments_json, permissions.last_decision(), outcome, time.monotonic() - began, len(result))
-
-
-def _run_tool(name: str, arguments_json: str) -> tuple[str, str]:
-    """(the text for the model, the outcome: ok, error or cancelled)."""
     tool = get_tool(name)
     if tool is None:
-        return f"Error: unknown tool {name[:100]!r}.", "error"
+        return f"Error: unknown tool {name[:100]!r}."
+    args = parse_arguments(name, arguments_json)
+    if isinstance(args, str):
+        return args
+    if permissions.policy_for(name) == "deny":
+        return f"Denied: the tool {name} is not allowed by the user's policy; do not retry it."
+    prompt = f"Run {name} with {json.dumps(args, ensure_ascii=False)}?"
+    if not tool.authorizes and not permissions.authorize(name, prompt):
+        return DECLINED.format(name=name)
+    try:
+        return cut(tool.run(args), MAX_RESULT_CHARS)
+    except Exception as e:  # any failure of any tool becomes text for the model, here and only here
+        return cut(f"Error: {name} failed: {e}", MAX_RESULT_CHARS)
+
+
+def parse_arguments(name: str, arguments_json: str) -> dict | str:
+    """The call's arguments as a dict, or the error text for the model."""
     try:
         args = json.loads(arguments_json or "{}")
     except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python parses
-        return f"Error: the arguments for {name} are not valid JSON ({e}); send a JSON object.", "error"
-    if not isinstance(args, dict):
-        return f"Error: the arguments for {name} must be a JSON object.", "error"
-    if permissions.policy_for(name) == "deny":
-        permissions.authorize(name, "")  # records the decision: deny, never asked
-        return f"Denied: the tool {name} is not allowed by the user's policy; do not retry it.", "cancelled"
-    prompt = f"Run {name} with {json.dumps(args, ensure_ascii=False)}?"
-    if not tool.authorizes and not permissions.authorize(name, prompt):
-        return permissions.declined(name), "cancelled"
-    try:
-        result = tool.run(args)
-    except Exception as e:  # any failure of any tool becomes text for the model, here and only here
-        return permissions.mask_secrets(cut(f"Error: {name} failed: {e}", MAX_RESULT_CHARS)), "error"
-    outcome = "cancelled" if permissions.last_decision() == "asked-no" else "ok"
-    if len(result) > MAX_RESULT_CHARS:
-        result = _long_result(name, result)
-    return permissions.mask_secrets(result), outcome
+        return f"Error: the arguments for {name} are not valid JSON ({e}); send a JSON object."
+    return args if isinstance(args, dict) else f"Error: the arguments for {name} must be a JSON object."
 
 
 def cut(text: str, limit: int) -> str:
@@ -157,69 +126,12 @@ def register_builtin_tools(root: str = ".") -> None:
                        _path_schema(), lambda args: _ls(base, args.get("path", "."))))
     register_tool(Tool("read", f"Read a text file inside the project, {READ_PAGE_LINES} lines per page.",
                        _path_schema(offset={"type": "integer", "description": "first line, from 0"}),
-                       lambda args: _read_asking(base, args), authorizes=True))
+                       lambda args: read_page(base, args.get("path", ""), args.get("offset", 0))))
 
 
 def _path_schema(**extra: dict) -> dict:
     props = {"path": {"type": "string", "description": "relative to the project root"}, **extra}
     return {"type": "object", "properties": props}
-
-
-# Beyond the tutorial: files that usually hold secrets; `read` asks for them even when it is allowed.
-SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", ".netrc", ".git-credentials",
-                ".npmrc", ".pypirc", ".pgpass", "credentials.json", "*_history")
-SECRET_FOLDERS = (".ssh", ".aws", ".kube", ".gnupg")
-SECRET_PATHS = (".docker/config.json", ".git/config")
-
-
-def looks_secret(path: str) -> bool:
-    """True for a path whose file name matches SECRET_FILES, that lies under a SECRET_FOLDERS folder,
-    or that ends in one of SECRET_PATHS."""
-    parts = path.replace("\\", "/").split("/")
-    return (any(fnmatch.fnmatch(parts[-1], pattern) for pattern in SECRET_FILES)
-            or any(part in SECRET_FOLDERS for part in parts[:-1]) or "/".join(parts[-2:]) in SECRET_PATHS)
-
-
-def _read_asking(base: str, args: dict) -> str:
-    """read asks as its policy says, and always for a secret-looking file (by its name, where it
-    leads, or as another name, a hard link, of one)."""
-    path = args.get("path", "")
-    target = _inside(base, path)
-    if looks_secret(path) or looks_secret(os.path.relpath(target, base)) or _links_to_secret(target, base):
-        allowed = permissions.ask(f"read wants {path!r}, which looks like a file of secrets. Allow?")
-    else:
-        allowed = permissions.authorize("read", f"Run read with {json.dumps(args, ensure_ascii=False)}?")
-    if not allowed:
-        return permissions.declined("read")
-    return _read(base, path, args.get("offset", 0))
-
-
-def _links_to_secret(target: str, base: str) -> bool:
-    """True for a file with other names (hard links) one of which is a secret-looking file in the
-    home folder or the project (compared by device and inode: a hard link has no target to follow)."""
-    try:
-        info = os.stat(target)
-    except OSError:
-        return False  # read reports it
-    if info.st_nlink < 2:
-        return False
-    return (info.st_dev, info.st_ino) in {(s.st_dev, s.st_ino) for s in _secret_files(os.path.expanduser("~"))
-                                          + _secret_files(base)}
-
-
-def _secret_files(folder: str) -> list[os.stat_result]:
-    """The secret-looking files at the top of a folder and in its SECRET_FOLDERS and SECRET_PATHS."""
-    found = []
-    places = [(folder, False)] + [(os.path.join(folder, name), True) for name in SECRET_FOLDERS]
-    places += [(os.path.join(folder, os.path.dirname(name)), False) for name in SECRET_PATHS]
-    for place, every in places:
-        try:
-            with os.scandir(place) as entries:
-                found += [e.stat() for e in entries if e.is_file() and (every or looks_secret(
-                    os.path.relpath(e.path, folder)))]
-        except OSError:
-            continue  # no such folder
-    return found
 
 
 def _skip_line(f) -> bool:
@@ -236,7 +148,7 @@ def _current_time() -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S %Z (UTC%z)")
 
 
-def _inside(base: str, path: str) -> str:
+def inside(base: str, path: str) -> str:
     """Resolve path under base; refuse absolute paths, '..' and symlinks that lead outside."""
     if not isinstance(path, str) or os.path.isabs(path) or ".." in path.replace("\\", "/").split("/"):
         raise ValueError(f"path {path!r} must be relative to the project root, without '..'")
@@ -247,14 +159,14 @@ def _inside(base: str, path: str) -> str:
 
 
 def _ls(base: str, path: str) -> str:
-    with os.scandir(_inside(base, path)) as entries:
+    with os.scandir(inside(base, path)) as entries:
         names = sorted(e.name + ("/" if e.is_dir() else "") for e in entries)
     return "\n".join(names) or "(empty directory)"
 
 
-def _read(base: str, path: str, offset: int) -> str:
+def read_page(base: str, path: str, offset: object) -> str:
     """One page from line `offset`: at most READ_PAGE_LINES lines and READ_PAGE_BYTES bytes."""
-    target, start = _inside(base, path), max(int(offset), 0)
+    target, start = inside(base, path), max(int(offset), 0)
     info = os.stat(target)
     # Beyond the tutorial: only regular files (a FIFO would block forever, a device never end).
     if not stat.S_ISREG(info.st_mode):

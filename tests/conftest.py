@@ -83,12 +83,20 @@ def clean_state():
     """Every test starts with an empty registry, default policies and no servers."""
     empty_registry()
     permissions.load_policies(str(ROOT / "tests" / "no-such-policy-file.json"))  # the defaults alone
-    permissions.set_confirm(permissions.ask_on_stdin)
-    permissions.set_remember(None)
     yield
     mcp.stop_mcp_servers()
     beyond_mcp.stop_mcp_servers()
     empty_registry()
+
+
+def set_tool_policy(name: str, policy: str) -> None:
+    """A tool's policy for this test, as GeekAgent.json would give it (clean_state restores the defaults)."""
+    permissions._policies[name] = policy
+
+
+def answer_every_question(monkeypatch, answer) -> None:
+    """Each y/N question this test asks on stdin (permissions.ask_on_stdin) answered by answer(prompt)."""
+    monkeypatch.setattr("builtins.input", lambda prompt="": "y" if answer(prompt.removesuffix(" [y/N] ")) else "n")
 
 
 def empty_registry() -> None:
@@ -98,9 +106,11 @@ def empty_registry() -> None:
 
 @pytest.fixture
 def model():
-    """The full agent's model client (beyond/repl/model.py), new for each test."""
+    """The full agent's model client (beyond/repl/model.py), new for each test; its tool calls run as the
+    full agent runs them (beyond/servers/calls.py)."""
     from beyond.repl.model import ModelChat
-    return ModelChat()
+    from beyond.servers.calls import Calls
+    return ModelChat(run_tool=Calls().run)
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ too, read with ast, must point the way the design draws. Drawn as a ladder, a pa
 on lower rungs; the lesson never imports the product; index.py reaches it only through beyond.shell, inside
 a function; nothing in the product assigns into a lesson module."""
 import ast
+import re
 from pathlib import Path
 
 from conftest import ROOT
@@ -228,3 +229,32 @@ def test_importing_the_product_builds_nothing():
             "print(sorted({type(o).__name__ for o in gc.get_objects() if type(o).__name__ in ('Console', 'Servers')}))")
     done = subprocess.run([sys.executable, "-c", code, str(ROOT / "day15")], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def lesson_hooks(path: Path) -> list[str]:
+    """'file:line' of each set_* function and `global` statement: a hook through which another module rewires it."""
+    tree = ast.parse(path.read_text(), str(path))
+    return [f"{path.name}:{node.lineno}" for node in ast.walk(tree)
+            if isinstance(node, ast.Global) or isinstance(node, ast.FunctionDef) and node.name.startswith("set_")]
+
+
+def reads_lesson_privates(path: Path) -> list[str]:
+    """'file:line' of each private name of a lesson module the file uses: `module._name`, `from module import _name`."""
+    tree = ast.parse(path.read_text(), str(path))
+    names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+             for alias in node.names if alias.name in LESSON}
+    found = [f"{path.name}:{node.lineno}" for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+             and getattr(node.value, "id", None) in names and re.match(r"_(?!_)", node.attr)]
+    return found + [f"{path.name}:{node.lineno}" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                    and node.module in LESSON and any(alias.name.startswith("_") for alias in node.names)]
+
+
+def test_the_lesson_has_no_hooks_and_the_product_reads_none_of_its_privates(tmp_path):
+    """No lesson module offers a setter or keeps state behind `global`; the product uses only public names."""
+    for path in (ROOT / "day15").glob("*.py"):
+        assert lesson_hooks(path) == [], path.name
+    for path in (ROOT / "day15" / "beyond").rglob("*.py"):
+        assert reads_lesson_privates(path) == [], path
+    bad = write(tmp_path, {"x.py": "import tools\nfrom mcp import _x\nglobal y\ndef set_z(): pass\ntools._registry\n"})
+    assert lesson_hooks(bad / "x.py") == ["x.py:3", "x.py:4"]
+    assert sorted(reads_lesson_privates(bad / "x.py")) == ["x.py:2", "x.py:5"]

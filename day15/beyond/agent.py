@@ -4,8 +4,8 @@ shell.py keeps the tutorial's section 4.5 (connect at start-up, the status line,
 REPL loop) and asks an Agent for the rest: the command line (repl/options.py), the folder and its
 trust (folder/), the console, and the servers: the twin's (mcp.py) with --tutorial, else the full
 client's (servers/), with the handlers of what servers ask (asks/), the approvals and audit log of
-the folder, kept results and tool search. The lesson modules' hooks it uses, each once: permissions'
-set_confirm and set_remember, tools' set_audit and set_long_results; the model is a ModelChat (repl/model.py).
+the folder, kept results and tool search. It extends the lesson from above: the model is a ModelChat
+(repl/model.py), whose tool calls run through Calls (servers/calls.py) and are answered by Approvals.
 """
 import contextlib
 import json
@@ -21,12 +21,14 @@ from beyond.console import Console
 from beyond.folder.approvals import Approvals
 from beyond.folder.audit import AuditLog
 from beyond.folder.project import find_project, private_copy
+from beyond.folder.secret_files import guard_read
 from beyond.folder.dotenv import load_dotenv
 from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, servers_to_start, user_config_path
 from beyond.repl import commands, resources, unattended
 from beyond.repl.exits import Orphans, stop_on_signals
 from beyond.repl.model import ModelChat, missing_key_hint, plain_http_hint
 from beyond.repl.options import USAGE, VERSION, UsageError, parse
+from beyond.servers.calls import Calls
 from beyond.servers.results import Results
 from beyond.servers.connect import Servers
 from beyond.servers.toolsearch import Offered, ToolSearch
@@ -76,6 +78,8 @@ class Agent:
         self.trusted = False
         self.audit: AuditLog | None = None
         self.servers = TwinServers(None)  # until prepare() knows which
+        self.approvals = Approvals()  # who answers "Allow?" and what was answered: prepare() knows
+        self.calls = Calls(self.approvals)  # the tool calls of the model and of /call
         self.chat = ModelChat()  # the model, with the tools prepare() chooses how to offer
 
     def prepare(self) -> bool:
@@ -99,35 +103,37 @@ class Agent:
         untrusted_allows = [] if self.trusted else project.allows()
         permissions.load_policies(policies={**policies, **dict.fromkeys(untrusted_allows, "ask")})
         tools.register_builtin_tools()
-        if self.prompt is None:  # every Allow? through the console: below what the model wrote, one at a
-            permissions.set_confirm(self.console.confirm)  # time, never answered by what was typed before it
-        else:
-            permissions.set_confirm(lambda question: False, declined=unattended.REFUSED)  # nobody to ask
+        # Every Allow? through the console: below what the model wrote, one at a time, never answered by what
+        # was typed before it. With -p nobody is asked: the model reads why.
+        confirm = self.console.confirm if self.prompt is None else (lambda question, always=True: False)
+        folder = None if self.tutorial else self.root or os.getcwd()  # where an `a` is kept
+        self.approvals = Approvals(folder, confirm=confirm,
+                                   declined=tools.DECLINED if self.prompt is None else unattended.REFUSED)
+        guard_read(self.approvals)  # `read` asks for a file of secrets even when it is allowed
+        self.calls = Calls(self.approvals)
         if self.tutorial:
             self.servers = TwinServers(project if self.trusted else None)
             offered = Offered()  # never more tools than the API takes
-            self.chat = ModelChat(lambda specs, messages: offered(specs))
+            self.chat = ModelChat(lambda specs, messages: offered(specs), self.calls.run)
         else:
-            self._full(self.root or os.getcwd())
+            self._full(folder)
         return True
 
     def _full(self, folder: str) -> None:
-        """The full agent's parts for this folder, and the lesson hooks they take."""
+        """The full agent's parts for this folder."""
         self.orphans.adopt()  # a server's descendant that leaves its process group is still ours to stop
-        approvals = Approvals(folder)
-        permissions.set_remember(approvals.remember)
         for tool in tools.all_tools():  # the built-ins: an `a` allows them; nothing of theirs to pin
-            approvals.review(tool.name, None)
+            self.approvals.review(tool.name, None)
         audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool))
-        tools.set_audit(lambda name, arguments, decision, outcome, seconds, size: audit.record(
+        self.calls.reports.append(lambda name, arguments, decision, outcome, seconds, size: audit.record(
             name, arguments, decision, outcome, seconds - self.console.asked_within(seconds), size))  # the tool's time
-        self.chat = ModelChat()  # its tools chosen by tool search once the servers are there (below)
+        self.calls.keep = self.results.keep  # a long result is kept whole, read back by pages
+        self.chat = ModelChat(run_tool=self.calls.run)  # its tools chosen by tool search once the servers are there
         asks = Handlers(self.console, model=self.chat.sample, record=audit.asked, root=folder,
                         interactive=False if self.prompt is not None else None)
         self.servers = Servers(asks=asks, screen=Screen(browser=self.options.browser, console=self.console),
-                               approvals=approvals, activity=self.console.activity.tool)
-        tools.set_long_results(self.results.keep)  # a long result is kept whole, read back by pages
-        self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of)
+                               approvals=self.approvals, activity=self.console.activity.tool)
+        self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of, self.approvals.policy_for)
         self.search.register()
         self.chat.choose = self.search.choose  # many MCP tools: a few offered, the others searched
 

@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable
 
 from beyond.dirs import state_dir
-from permissions import answer_of
 from beyond.terminal import Activity, Output, held_output, isatty, lines_above, taken_typeahead
 
 # Lines of input kept across sessions.
@@ -284,7 +283,8 @@ class Console:
             except EOFError:
                 print(file=self.stdout)  # Ctrl-D: the "no" goes on a line of its own
                 return False
-        return answer_of(typed, always)
+        answer = typed.strip().lower()
+        return "always" if always and answer in ("a", "always") else answer in ("y", "yes")
 
     def _on_interrupt(self, signum: int, frame) -> None:
         """Ctrl-C (main thread): a question another thread holds is cancelled; anything else is

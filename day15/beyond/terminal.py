@@ -18,8 +18,7 @@ try:
 except ImportError:  # Windows
     termios = None
 
-from beyond.text import clean, fit
-from permissions import mask_secrets
+from beyond.text import clean, fit, mask_secrets
 
 # The activity line is redrawn this often: often enough to look alive, rarely enough to cost nothing.
 REDRAW_S = 0.1

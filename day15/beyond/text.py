@@ -3,10 +3,13 @@
 The tutorial prints what servers and models send as it is, so an escape sequence in a tool name
 or a result could rewrite the permission prompt, hide text or write the clipboard. clean() makes
 every control character and escape sequence visible; shorten() bounds a line. And the tutorial
-keeps only the text parts of a tool result; content_text() describes the others.
+keeps only the text parts of a tool result; content_text() describes the others. mask_secrets() keeps
+the environment's secrets out of every prompt, result and line the agent shows or sends.
 """
+import functools
 import itertools
 import json
+import os
 import re
 
 # An escape sequence: CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), or ESC and one character.
@@ -120,3 +123,37 @@ def loads_or_none(text: str) -> object:
         return json.loads(text)  # white space before the value, or no JSON: the long way says which
     except (ValueError, RecursionError):
         return None
+
+
+# Environment variables whose names contain one of these hold secrets and are never shown.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+# Shorter values would mask ordinary words and digits all over the output.
+MIN_SECRET_LEN = 8
+# What local endpoints take as a key (Ollama, LM Studio, vLLM) and what examples write: words, not secrets.
+PLACEHOLDER_KEYS = {"none", "null", "empty", "test", "dummy", "fake", "placeholder", "changeme", "ollama", "lm-studio",
+                    "lmstudio", "no-key", "nokey", "not-needed", "sk-no-key-required", "sk-xxx", "sk-test", "sk-dummy",
+                    "sk-1234", "sk-placeholder"}
+# A password in a URL (scheme://user:password@host) is masked wherever it appears.
+# (Bounded repeats, so a long run of letters costs linear time, not quadratic.)
+URL_PASSWORD = re.compile(r"(?<![a-zA-Z0-9+.-])([a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^/\s:@]{0,256}:)[^/\s@]{1,1024}@")
+
+
+def mask_secrets(text: str) -> str:
+    """Replace the value of every secret-named environment variable that could be a secret (as written,
+    and as JSON writes it inside a string; a whole token, never part of a longer word) by
+    [REDACTED:<name>], and a URL's password by [REDACTED]."""
+    names, pattern = _secrets(tuple((name, os.environ.get(name)) for name in os.environ if SECRET_NAME.search(name)))
+    if pattern is not None:
+        text = pattern.sub(lambda match: f"[REDACTED:{names[match.group(0)]}]", text)
+    return URL_PASSWORD.sub(r"\1[REDACTED]@", text)
+
+
+@functools.lru_cache(maxsize=4)  # the environment rarely changes: its pattern is built once
+def _secrets(variables: tuple[tuple[str, str | None], ...]) -> tuple[dict[str, str], "re.Pattern | None"]:
+    """(each value that could be a secret -> its name, one pattern matching any of them as a whole token)."""
+    found = {}
+    for name, value in variables:
+        if value is not None and len(value) >= MIN_SECRET_LEN and value.lower() not in PLACEHOLDER_KEYS:
+            found.update({value: name, json.dumps(value, ensure_ascii=False)[1:-1]: name})
+    longest_first = "|".join(re.escape(value) for value in sorted(found, key=len, reverse=True))
+    return found, re.compile(f"(?<![A-Za-z0-9])(?:{longest_first})(?![A-Za-z0-9])") if found else None

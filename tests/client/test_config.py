@@ -2,12 +2,11 @@
 wait or a request."""
 import pytest
 
-import permissions
 import tools
-from conftest import connect, fake
+from conftest import answer_every_question, connect, fake
 
 
-def test_config_compatibility(tmp_path):
+def test_config_compatibility(tmp_path, monkeypatch):
     """type stdio works, disabled is skipped, cwd is used, an unreachable url is one server's error."""
     (tmp_path / "work").mkdir()
     statuses = connect(tmp_path, {
@@ -17,7 +16,7 @@ def test_config_compatibility(tmp_path):
     })
     assert statuses["typed"].error is None and statuses["off"].disabled and not statuses["off"].tools
     assert "initialize to https://127.0.0.1:9/mcp failed" in statuses["remote"].error
-    permissions.set_confirm(lambda prompt: True)
+    answer_every_question(monkeypatch, lambda prompt: True)
     assert tools.run_tool("mcp_typed_cwd", "{}") == str(tmp_path / "work")
 
 

@@ -3,6 +3,7 @@ write is one warning."""
 import json
 
 import tools
+from beyond.servers.calls import Calls
 from conftest import agent_env, fake, run_agent, workdir
 
 
@@ -26,12 +27,10 @@ def test_audit_write_failure_is_one_warning(tmp_path, capfd):
     import beyond.folder.audit as beyond_audit
     audit = beyond_audit.AuditLog(lambda name: "", str(tmp_path / "no-such-dir" / "x" / "audit.jsonl"))
     (tmp_path / "no-such-dir").write_text("a file, so no folder can be made here")
-    tools.set_audit(audit.record)
-    try:
-        tools.register_builtin_tools(str(tmp_path))
-        assert tools.run_tool("get_current_time", "{}") and tools.run_tool("get_current_time", "{}")
-    finally:
-        tools.set_audit(None)
+    calls = Calls()
+    calls.reports.append(audit.record)
+    tools.register_builtin_tools(str(tmp_path))
+    assert calls.run("get_current_time", "{}") and calls.run("get_current_time", "{}")
     assert capfd.readouterr().err.count("cannot write the audit log") == 1
 
 

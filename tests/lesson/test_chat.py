@@ -5,9 +5,9 @@ import socket
 import pytest
 
 import chat
-import permissions
 import tools
 from fakes.openai_server import HttpError, answer, answer_from_tools, tool_calls
+from conftest import set_tool_policy
 
 
 @pytest.fixture
@@ -15,7 +15,7 @@ def echo():
     calls = []
     tools.register_tool(tools.Tool("echo", "Echo.", {"type": "object", "properties": {}},
                                    lambda args: calls.append(args) or f"echoed {args.get('text')}"))
-    permissions.set_policy("echo", "allow")
+    set_tool_policy("echo", "allow")
     return calls
 
 

@@ -14,7 +14,9 @@ import pytest
 import mcp
 import permissions
 import tools
-from conftest import connect, demo, echo_from_threads, empty_registry, fake, pid_alive, wait_until, write_config
+from conftest import (
+    answer_every_question, connect, demo, echo_from_threads, empty_registry, fake, pid_alive, set_tool_policy,
+    wait_until, write_config)
 from fakes.http_server import FakeHttpMcp
 
 
@@ -38,19 +40,19 @@ def connect_twin(folder, servers: dict) -> dict[str, mcp.McpStatus]:
     return {s.server: s for s in mcp.mcp_statuses()}
 
 
-def allow_everything():
-    permissions.set_confirm(lambda prompt: True)
+def allow_everything(monkeypatch):
+    answer_every_question(monkeypatch, lambda prompt: True)
 
 
 # --- the items of tutorial section 6 --------------------------------------------------------------
 
-def test_remote_servers(tmp_path):
+def test_remote_servers(tmp_path, monkeypatch):
     """Only stdio: the twin cannot use a "url" entry; the full client speaks Streamable HTTP to it."""
     with FakeHttpMcp("json") as server:
         twin_status = connect_twin(tmp_path, {"remote": {"url": server.url}})["remote"]
         mcp.stop_mcp_servers()
         full_status = connect(tmp_path, {"remote": {"url": server.url}})["remote"]
-        allow_everything()
+        allow_everything(monkeypatch)
         assert tools.run_tool("mcp_remote_echo", '{"text": "over http"}') == "over http"
     assert twin_status.error and twin_status.tools == []
     assert full_status.error is None and full_status.tools == ["mcp_remote_echo"]
@@ -66,7 +68,7 @@ def test_requests_from_the_server(twin, started):
 
 def test_tool_list_changes(tmp_path):
     """Dynamic changes: the twin keeps the tool list of start-up; the full client's registry follows the server."""
-    permissions.set_policy("mcp_fake_change_tools", "allow")
+    set_tool_policy("mcp_fake_change_tools", "allow")
     connect_twin(tmp_path, {"fake": fake("normal")})
     assert tools.run_tool("mcp_fake_change_tools", "{}") == "changed"
     # The notification came before the reply on the same pipe, so the twin has read it by now.
@@ -244,11 +246,11 @@ def test_missing_command(twin):
         twin({"command": "/no/such/server"})
 
 
-def test_tutorial_prompt_and_decline(tmp_path):
+def test_tutorial_prompt_and_decline(tmp_path, monkeypatch):
     """The twin asks "About to call MCP tool ... (from server demo)"; declining returns "call cancelled"."""
     connect_twin(tmp_path, {"demo": demo()})
     prompts = []
-    permissions.set_confirm(lambda prompt: prompts.append(prompt) or False)
+    answer_every_question(monkeypatch, lambda prompt: prompts.append(prompt) or False)
     assert tools.run_tool("mcp_demo_dice", "{}") == "call cancelled"
     assert re.search(r"About to call MCP tool mcp_demo_dice \(from server demo\)\nAllow\?$", prompts[0])
     assert permissions.policy_for("mcp_demo_dice") == "ask"

@@ -9,6 +9,7 @@ import pytest
 import permissions
 import tools
 from tools import Tool
+from conftest import answer_every_question, set_tool_policy
 
 
 def echo_tool(name="echo", calls=None) -> Tool:
@@ -30,7 +31,7 @@ def test_openai_tools_in_registration_order():
     """openai_tools() lists function specs in registration order."""
     for name in ("b", "a"):
         tools.register_tool(echo_tool(name))
-        permissions.set_policy(name, "ask")
+        set_tool_policy(name, "ask")
     specs = tools.openai_tools()
     assert [s["function"]["name"] for s in specs] == ["b", "a"]
     assert specs[0]["type"] == "function" and specs[0]["function"]["parameters"]["type"] == "object"
@@ -44,7 +45,7 @@ def test_bad_arguments_become_text(arguments, expected):
     """Arguments that are not a JSON object come back as an error text, run is not called."""
     calls = []
     tools.register_tool(echo_tool(calls=calls))
-    permissions.set_policy("echo", "allow")
+    set_tool_policy("echo", "allow")
     assert expected in tools.run_tool("echo", arguments)
     assert calls == []
 
@@ -54,12 +55,12 @@ def test_unknown_tool_is_text():
     assert "unknown tool 'ghost'" in tools.run_tool("ghost", "{}")
 
 
-def test_deny_never_calls_run_nor_asks():
+def test_deny_never_calls_run_nor_asks(monkeypatch):
     """deny: run is never called and no one is asked."""
     calls, asked = [], []
     tools.register_tool(echo_tool(calls=calls))
-    permissions.set_policy("echo", "deny")
-    permissions.set_confirm(lambda prompt: asked.append(prompt) or True)
+    set_tool_policy("echo", "deny")
+    answer_every_question(monkeypatch, lambda prompt: asked.append(prompt) or True)
     assert tools.run_tool("echo", '{"text": "hi"}').startswith("Denied")
     assert calls == [] and asked == []
 
@@ -73,12 +74,12 @@ def test_unconfigured_tool_is_denied():
 
 
 @pytest.mark.parametrize("answer, ran", [(True, True), (False, False)])
-def test_ask_uses_the_confirm_function(answer, ran):
+def test_ask_uses_the_confirm_function(answer, ran, monkeypatch):
     """ask: the scripted confirm decides; the prompt shows the arguments."""
     calls, asked = [], []
     tools.register_tool(echo_tool(calls=calls))
-    permissions.set_policy("echo", "ask")
-    permissions.set_confirm(lambda prompt: asked.append(prompt) or answer)
+    set_tool_policy("echo", "ask")
+    answer_every_question(monkeypatch, lambda prompt: asked.append(prompt) or answer)
     result = tools.run_tool("echo", '{"text": "hi"}')
     assert bool(calls) is ran
     assert '"text": "hi"' in asked[0]
@@ -90,7 +91,7 @@ def test_exception_in_run_becomes_text():
     def boom(args):
         raise RuntimeError("disk on fire")
     tools.register_tool(Tool("boom", "", {"type": "object"}, boom))
-    permissions.set_policy("boom", "allow")
+    set_tool_policy("boom", "allow")
     assert tools.run_tool("boom", "{}") == "Error: boom failed: disk on fire"
 
 
@@ -132,30 +133,6 @@ def test_broken_policy_file_names_file_and_key(tmp_path, content, problem):
     assert permissions.policy_for("mcp_demo_dice") == "deny"
 
 
-def test_secrets_are_masked_in_results_and_prompts(monkeypatch):
-    """Values of *KEY*/*TOKEN* variables are replaced in tool results and in prompts."""
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-1234567890")
-    monkeypatch.setenv("GITHUB_TOKEN", "ghp_abcdefgh")
-    tools.register_tool(Tool("leak", "", {"type": "object"}, lambda args: "key=sk-test-1234567890 ghp_abcdefgh"))
-    permissions.set_policy("leak", "ask")
-    asked = []
-    permissions.set_confirm(lambda prompt: asked.append(prompt) or True)
-    result = tools.run_tool("leak", json.dumps({"token": "ghp_abcdefgh"}))
-    assert result == "key=[REDACTED:OPENAI_API_KEY] [REDACTED:GITHUB_TOKEN]"
-    assert "ghp_abcdefgh" not in asked[0] and "[REDACTED:GITHUB_TOKEN]" in asked[0]
-
-
-@pytest.mark.parametrize("placeholder", ["ollama", "none", "EMPTY", "test", "lm-studio", "sk-no-key-required"])
-def test_a_local_models_placeholder_key_masks_no_words(monkeypatch, placeholder):
-    """OPENAI_API_KEY=ollama (or another placeholder a local endpoint takes) is no secret: what tools say
-    stays as it is; a real key is still masked, but only as a whole token, never inside another word."""
-    monkeypatch.setenv("OPENAI_API_KEY", placeholder)
-    monkeypatch.setenv("MY_TOKEN", "tok-12345678")
-    text = f"timezone: none, model {placeholder}, empty test; tok-12345678; xtok-12345678y"
-    assert permissions.mask_secrets(text) == \
-        f"timezone: none, model {placeholder}, empty test; [REDACTED:MY_TOKEN]; xtok-12345678y"
-
-
 def test_builtin_tools_stay_inside_root(tmp_path):
     """ls and read work inside the root and refuse '..', absolute paths and escaping symlinks."""
     (tmp_path / "notes.txt").write_text("line one\nline two\n")
@@ -177,32 +154,3 @@ def test_read_pages_long_files(tmp_path):
     first = tools.run_tool("read", '{"path": "long.txt"}')
     assert first.splitlines()[0] == "0" and "more follows; call read with offset 200" in first
     assert tools.run_tool("read", '{"path": "long.txt", "offset": 400}').splitlines()[-1] == "449"
-
-
-SECRETS = (".env", ".env.local", "deploy/server.pem", "id_ed25519", ".ssh/config", ".aws/credentials",
-           ".docker/config.json", ".kube/config", ".pgpass", ".git/config", "credentials.json", ".bash_history")
-
-
-@pytest.mark.parametrize("path", SECRETS + ("link-to-env", "hard-link-to-env", "hard-link-to-home-key"))
-def test_read_asks_for_secret_looking_files(tmp_path, monkeypatch, path):
-    """read is allowed, yet a secret-looking file (or a link, or a hard link, to one) is read only after a yes."""
-    for name in SECRETS:
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("DATABASE_URL=postgres://admin:hunter2@db/x\n")
-    os.symlink(tmp_path / ".env", tmp_path / "link-to-env")
-    os.link(tmp_path / ".env", tmp_path / "hard-link-to-env")
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_ed25519").write_text("postgres://admin:hunter2@db/x\n")
-    os.link(home / ".ssh" / "id_ed25519", tmp_path / "hard-link-to-home-key")
-    monkeypatch.setenv("HOME", str(home))
-    tools.register_builtin_tools(str(tmp_path))
-    asked = []
-    permissions.set_confirm(lambda prompt: asked.append(prompt) or False)
-    assert tools.run_tool("read", json.dumps({"path": path})) == "call cancelled: the user declined read."
-    assert "looks like a file of secrets" in asked[0]
-    permissions.set_confirm(lambda prompt: True)
-    assert "hunter2" not in tools.run_tool("read", json.dumps({"path": path}))  # and a URL password is masked
-    (tmp_path / "notes.txt").write_text("plain")
-    asked.clear()
-    assert tools.run_tool("read", '{"path": "notes.txt"}') == "plain"

@@ -138,3 +138,18 @@ def test_a_line_typed_while_the_model_works_never_answers_the_next_question(tmp_
             ("waiting for the model", lambda shown: typed.set() or ""),
             ("Allow?", "n\r"), ("> y", "\x15/exit\r", "\x15/exit\r")])
     assert "rolled" not in screen and "call cancelled" in screen
+
+
+def test_the_tutorials_question_is_the_consoles_and_its_a_lasts_the_session(tmp_path):
+    """--tutorial: the twin's own question (mcp.py's "About to call MCP tool") is asked by the console, whose
+    `a` allows that tool for the rest of the session: the second call runs unasked, and nothing is kept."""
+    from fakes.openai_server import answer_from_tools, tool_calls
+    cwd = workdir(tmp_path / "p", {"demo": demo()})
+    dice = tool_calls(("mcp_demo_dice", {}))
+    with FakeOpenAI([dice, answer_from_tools, dice, answer_from_tools]) as model:
+        screen = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, pty_env(tmp_path, model.base_url), [
+            ("> ", "roll\r"), ("Allow? [y/N/a=always]", "a\r"), ("tokens:", "again\r"), ("tokens:", "/exit\r")])
+    assert "mcp_demo_dice is now allowed without asking (for the rest of this session)" in screen
+    assert screen.count("About to call MCP tool mcp_demo_dice (from server demo)") == 1
+    assert len(model.requests) == 4 and "call cancelled" not in screen
+    assert not (tmp_path / "state" / "geekagent" / "approvals.json").exists()

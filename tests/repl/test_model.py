@@ -8,12 +8,12 @@ import pytest
 import chat
 from beyond.repl import model as model_module
 from beyond import net
-import permissions
 import tools
 from beyond.folder import dotenv
 from beyond.repl.model import missing_key_hint
 from fakes.openai_server import Hang, HttpError, Raw, answer, answer_from_tools, check_request, tool_calls
 from tools import Tool
+from conftest import set_tool_policy
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def echo():
     calls = []
     tools.register_tool(Tool("echo", "Echo.", {"type": "object", "properties": {}},
                              lambda args: calls.append(args) or f"echoed {args.get('text')}"))
-    permissions.set_policy("echo", "allow")
+    set_tool_policy("echo", "allow")
     return calls
 
 
@@ -176,7 +176,7 @@ def test_interrupt_during_tools_answers_every_call(model, endpoint):
     def interrupt(args):
         raise KeyboardInterrupt
     tools.register_tool(Tool("slow", "", {"type": "object"}, interrupt))
-    permissions.set_policy("slow", "allow")
+    set_tool_policy("slow", "allow")
     endpoint(tool_calls(("slow", {}), ("slow", {})))
     history = chat.new_history()
     with pytest.raises(KeyboardInterrupt):

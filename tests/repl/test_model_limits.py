@@ -5,10 +5,9 @@ import threading
 import pytest
 
 import chat
-import permissions
 import tools
 from beyond.repl import model as model_module
-from conftest import unhung
+from conftest import set_tool_policy, unhung
 from fakes.openai_server import FakeOpenAI, answer
 
 
@@ -51,7 +50,7 @@ def test_odd_model_messages_are_stored_as_the_api_wants_them(model, endpoint, mo
     model.streaming = False
     from fakes.openai_server import answer, check_request
     tools.register_tool(tools.Tool("echo", "", {"type": "object"}, lambda args: f"echo {args.get('n')}"))
-    permissions.set_policy("echo", "allow")
+    set_tool_policy("echo", "allow")
     odd = {"role": "assistant", "content": "", "tool_calls": [
         {"id": "same", "type": "function", "function": {"name": "echo", "arguments": {"n": 1}}},
         {"id": "same", "type": "function", "function": {"name": "echo", "arguments": '{"n": 2}'}},
@@ -69,7 +68,7 @@ def test_any_failure_inside_a_turn_closes_it(model, endpoint):
     """An error raised while showing a tool result (not a ChatError): the turn is closed and the next one works."""
     from fakes.openai_server import answer, check_request, tool_calls
     tools.register_tool(tools.Tool("echo", "", {"type": "object"}, lambda args: "x"))
-    permissions.set_policy("echo", "allow")
+    set_tool_policy("echo", "allow")
     endpoint(tool_calls(("echo", {}), ("echo", {})), answer("next"))
     history = chat.new_history()
 

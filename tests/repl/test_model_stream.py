@@ -2,15 +2,15 @@
 import pytest
 
 import chat
-import permissions
 import tools
 from fakes.openai_server import QUIRKS, answer, answer_from_tools, check_request, tool_calls
+from conftest import set_tool_policy
 
 
 @pytest.fixture
 def echo():
     tools.register_tool(tools.Tool("echo", "Echo.", {"type": "object"}, lambda args: f"echo {args.get('text')}"))
-    permissions.set_policy("echo", "allow")
+    set_tool_policy("echo", "allow")
 
 
 def test_text_arrives_in_pieces_and_usage_is_reported(model, endpoint):

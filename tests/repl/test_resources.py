@@ -1,7 +1,7 @@
 """Resources and prompts (tutorial sections 3.1 and 6 leave them out): listed, read, attached, used."""
 import re
 
-from conftest import agent_env, demo, fake, run_agent, workdir
+from conftest import agent_env, demo, fake, run_agent, set_tool_policy, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_calls
 
@@ -99,13 +99,13 @@ def test_a_server_that_gains_resources_gets_its_reader(tmp_path):
     from conftest import connect, wait_until
     client = connect(tmp_path, {"bare": fake("empty_context")})["bare"].client
     assert client.listed == [] and tools.get_tool("mcp_bare_read_resource") is None
-    permissions.set_policy("mcp_bare_more_context", "allow")
+    set_tool_policy("mcp_bare_more_context", "allow")
     assert tools.run_tool("mcp_bare_more_context", "{}") == "added"
     assert wait_until(lambda: tools.get_tool("mcp_bare_read_resource") is not None)
     assert client.listed == ["demo://notes/tomorrow"]
     assert "mcp_bare_read_resource" in beyond_mcp.mcp_statuses()[0].tools
     assert permissions.policy_for("mcp_bare_read_resource") == "ask"  # a reader asks, like any tool
-    permissions.set_policy("mcp_bare_read_resource", "allow")
+    set_tool_policy("mcp_bare_read_resource", "allow")
     assert tools.run_tool("mcp_bare_read_resource", '{"uri": "demo://notes/tomorrow"}') == "Rest."
 
 

@@ -9,7 +9,7 @@ import beyond_mcp
 import permissions
 import tools
 from beyond.servers import registry
-from conftest import agent_env, demo, run_agent, workdir, write_config
+from conftest import agent_env, answer_every_question, demo, run_agent, set_tool_policy, workdir, write_config
 
 
 def test_missing_file_means_no_servers(tmp_path):
@@ -89,7 +89,7 @@ def test_crashing_server_is_stopped_and_recorded(tmp_path):
 
 def test_configured_policy_wins(tmp_path):
     """A policy set in GeekAgent.json is not overridden by the MCP default ask."""
-    permissions.set_policy("mcp_demo_dice", "allow")
+    set_tool_policy("mcp_demo_dice", "allow")
     beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     assert permissions.policy_for("mcp_demo_dice") == "allow"
     assert permissions.policy_for("mcp_demo_word_count") == "ask"
@@ -108,28 +108,28 @@ def test_adapter_description_and_default_schema():
     assert tool.parameters == {"type": "object", "properties": {}}
 
 
-def test_adapter_prompt_shows_server_tool_and_arguments(tmp_path):
+def test_adapter_prompt_shows_server_tool_and_arguments(tmp_path, monkeypatch):
     """The ask prompt names server, tool and the JSON arguments; declining returns 'call cancelled'."""
     beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     prompts = []
-    permissions.set_confirm(lambda prompt: prompts.append(prompt) or False)
+    answer_every_question(monkeypatch, lambda prompt: prompts.append(prompt) or False)
     result = tools.run_tool("mcp_demo_word_count", '{"text": "hello there"}')
     assert result.startswith("call cancelled")
     assert "'demo'" in prompts[0] and "'word_count'" in prompts[0] and '{"text": "hello there"}' in prompts[0]
 
 
-def test_adapter_runs_tool_when_allowed(tmp_path):
+def test_adapter_runs_tool_when_allowed(tmp_path, monkeypatch):
     """An accepted prompt calls the server with the original tool name."""
     beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
-    permissions.set_confirm(lambda prompt: True)
+    answer_every_question(monkeypatch, lambda prompt: True)
     assert tools.run_tool("mcp_demo_word_count", '{"text": "Model Context Protocol"}') == "22 characters, 3 words"
 
 
-def test_long_arguments_are_shortened_in_prompt(tmp_path):
+def test_long_arguments_are_shortened_in_prompt(tmp_path, monkeypatch):
     """A huge argument is shortened in the prompt, but sent whole."""
     beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     prompts = []
-    permissions.set_confirm(lambda prompt: prompts.append(prompt) or True)
+    answer_every_question(monkeypatch, lambda prompt: prompts.append(prompt) or True)
     text = "word " * 2000
     assert tools.run_tool("mcp_demo_word_count", json.dumps({"text": text})) == "10000 characters, 2000 words"
     assert len(prompts[0]) < 1000

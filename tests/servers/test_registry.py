@@ -6,14 +6,16 @@ import beyond_mcp
 import permissions
 import tools
 from beyond.servers import registry
-from conftest import agent_env, connect, fake, run_agent, said_on_stderr, wait_until, workdir
+from conftest import (
+    agent_env, answer_every_question, connect, fake, run_agent, said_on_stderr, set_tool_policy, wait_until,
+    workdir)
 from fakes.openai_server import FakeOpenAI, answer
 
 
 def test_list_changed_updates_registry(tmp_path, capfd):
     """After tools/list_changed, the new tool is registered and the removed one is gone, and that is said; policies stay."""
-    permissions.set_policy("mcp_fake_echo", "allow")
-    permissions.set_policy("mcp_fake_change_tools", "allow")
+    set_tool_policy("mcp_fake_echo", "allow")
+    set_tool_policy("mcp_fake_change_tools", "allow")
     connect(tmp_path, {"fake": fake("normal")})
     assert tools.get_tool("mcp_fake_child_pid") and not tools.get_tool("mcp_fake_extra")
     assert tools.run_tool("mcp_fake_change_tools", "{}") == "changed"
@@ -26,14 +28,14 @@ def test_list_changed_updates_registry(tmp_path, capfd):
     assert said_on_stderr(capfd, "[mcp:fake] tools changed: added mcp_fake_extra; removed mcp_fake_child_pid")
 
 
-def test_long_and_colliding_names(tmp_path):
+def test_long_and_colliding_names(tmp_path, monkeypatch):
     """Names stay within 64 characters and distinct; each calls the server's original name."""
     status = connect(tmp_path, {"fake": fake("long_names")})["fake"]
     names = status.tools
     assert len(names) == 5 == len(set(names))
     assert all(len(n) <= 64 for n in names)
     assert "mcp_fake_read_file" not in names  # contested: neither of the pair gets it
-    permissions.set_confirm(lambda prompt: True)
+    answer_every_question(monkeypatch, lambda prompt: True)
     for name, text in zip(names, ["e", "a70", "a69b", "dot", "underscore"]):
         assert tools.run_tool(name, json.dumps({"text": text})) == text
 
@@ -58,19 +60,19 @@ def test_tool_names_with_lone_surrogates(tmp_path):
     assert len(registry.registry_name("s", "bad\udc80" + "n" * 80)) == 64
 
 
-def test_prompt_shows_cleaned_bounded_names():
+def test_prompt_shows_cleaned_bounded_names(monkeypatch):
     """The prompt shows the registry name and a cleaned, bounded form of the server's own tool name."""
     tool = registry.as_registry_tool("srv", None, {"name": "dice\x1b[2K\r\u202e" + "x" * 5000}, "mcp_srv_dice")
     prompts = []
-    permissions.set_confirm(lambda prompt: prompts.append(prompt) or False)
-    permissions.set_policy("mcp_srv_dice", "ask")
+    answer_every_question(monkeypatch, lambda prompt: prompts.append(prompt) or False)
+    set_tool_policy("mcp_srv_dice", "ask")
     assert tool.run({}).startswith("call cancelled")
     assert "\x1b" not in prompts[0] and "\\x1b[2K\\x0d<U+202E>" in prompts[0] and len(prompts[0]) < 400
 
 
 def test_collision_gives_both_tools_hashed_names_and_no_policy(tmp_path, capfd):
     """Servers a (tool b_c) and a_b (tool c) both map to mcp_a_b_c: neither gets it, nor its allow."""
-    permissions.set_policy("mcp_a_b_c", "allow")
+    set_tool_policy("mcp_a_b_c", "allow")
     statuses = connect(tmp_path, {"a": fake("named", json.dumps(["b_c"])), "a_b": fake("named", json.dumps(["c"]))})
     (first,), (second,) = statuses["a"].tools, statuses["a_b"].tools
     assert first != second and "mcp_a_b_c" not in (first, second)
@@ -82,7 +84,7 @@ def test_collision_gives_both_tools_hashed_names_and_no_policy(tmp_path, capfd):
 def test_a_tool_named_like_another_servers_reader_takes_neither_name_nor_policy(tmp_path, capfd):
     """Server a's tool b_read_resource and server a_b's resource reader both map to mcp_a_b_read_resource:
     both get hashed names, and the allow written for the reader applies to neither."""
-    permissions.set_policy("mcp_a_b_read_resource", "allow")
+    set_tool_policy("mcp_a_b_read_resource", "allow")
     statuses = connect(tmp_path, {"a": fake("named", json.dumps(["b_read_resource"])), "a_b": fake("context")})
     (tool,) = statuses["a"].tools
     reader = [name for name in statuses["a_b"].tools if "read_resource" in name]
@@ -97,7 +99,7 @@ def test_secrets_are_masked_in_descriptions_logs_and_errors(tmp_path, monkeypatc
     connect(tmp_path, {"s": fake("normal", env={"LEAK": "${MY_TOKEN}"})})
     specs = json.dumps(tools.openai_tools())
     assert "secret-123" not in specs and "[REDACTED:MY_TOKEN]" in specs
-    permissions.set_policy("mcp_s_refuse", "allow")
+    set_tool_policy("mcp_s_refuse", "allow")
     assert "secret-123" not in tools.run_tool("mcp_s_refuse", "{}")
 
 
@@ -107,7 +109,7 @@ def test_prompt_masks_before_it_shortens(monkeypatch):
     monkeypatch.setenv("SERVICE_API_KEY", secret)
     tool = registry.as_registry_tool("srv", None, {"name": "t"}, "mcp_srv_t")
     prompts = []
-    permissions.set_confirm(lambda prompt: prompts.append(prompt) or False)
-    permissions.set_policy("mcp_srv_t", "ask")
+    answer_every_question(monkeypatch, lambda prompt: prompts.append(prompt) or False)
+    set_tool_policy("mcp_srv_t", "ask")
     tool.run({"pad": "p" * 470, "key": secret})
     assert "sk-" not in prompts[0] and "sssss" not in prompts[0]

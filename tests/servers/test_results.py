@@ -11,17 +11,20 @@ import pytest
 import beyond.client.schema as beyond_schema
 import beyond.servers.results as beyond_results
 import chat
-import permissions
 import tools
-from conftest import connect, fake
+from beyond.servers.calls import Calls
+from conftest import connect, fake, set_tool_policy
 from fakes.openai_server import answer, tool_calls
 from fakes.patterns import pattern_text
 
 
 @pytest.fixture
-def keeping(monkeypatch, tmp_path):
-    monkeypatch.setattr(tools, "_long_result", beyond_results.keep)
+def keeping(model, monkeypatch, tmp_path):
+    """The full agent's calls, keeping a long result whole (as agent.py sets them up), the model's too."""
+    calls = Calls(keep=beyond_results.keep)
+    model.run_tool = calls.run
     monkeypatch.chdir(tmp_path)  # the project folder: nothing may be written here
+    return calls
 
 
 def page_reader(request: dict) -> dict:
@@ -44,7 +47,7 @@ def test_a_2_mb_result_comes_back_whole_through_read_result(model, tmp_path, end
     connect(tmp_path, {"fake": fake("normal")})
     size = 2_000_000
     fake_model = endpoint(tool_calls(("mcp_fake_pattern", {"size": size})), *[page_reader] * 12)
-    permissions.set_policy("mcp_fake_pattern", "allow")
+    set_tool_policy("mcp_fake_pattern", "allow")
     history = chat.new_history()
     assert model.run_turn(history, "get it") == "read it all"
     expected = pattern_text(size)
@@ -66,30 +69,30 @@ def test_a_2_mb_result_comes_back_whole_through_read_result(model, tmp_path, end
 @pytest.mark.parametrize("result_id", ["../oauth.json", "/etc/passwd", "r-1-000000000000.txt/../../x", 7, None])
 def test_read_result_reads_ids_only_never_a_path(keeping, result_id):
     tools.register_tool(tools.Tool("long", "", {"type": "object"}, lambda args: "z" * 200_000))
-    permissions.set_policy("long", "allow")
-    assert "kept as" in tools.run_tool("long", "{}")
-    result = tools.run_tool("read_result", json.dumps({"id": result_id}))
+    set_tool_policy("long", "allow")
+    assert "kept as" in keeping.run("long", "{}")
+    result = keeping.run("read_result", json.dumps({"id": result_id}))
     assert result.startswith("Error: read_result failed:") and "it is no path" in result
 
 
 def test_an_id_that_is_gone_says_so(keeping):
     tools.register_tool(tools.Tool("long", "", {"type": "object"}, lambda args: "z" * 200_000))
-    permissions.set_policy("long", "allow")
-    result_id = re.search(r'kept as "([^"]+)"', tools.run_tool("long", "{}")).group(1)
+    set_tool_policy("long", "allow")
+    result_id = re.search(r'kept as "([^"]+)"', keeping.run("long", "{}")).group(1)
     os.unlink(os.path.join(beyond_results.folder(), result_id))
-    assert "is no longer kept" in tools.run_tool("read_result", json.dumps({"id": result_id}))
+    assert "is no longer kept" in keeping.run("read_result", json.dumps({"id": result_id}))
 
 
 def test_what_is_kept_is_bounded_in_size_and_age(keeping, monkeypatch):
     """Past MAX_KEPT_BYTES the oldest go; past MAX_AGE_S any goes; the newest is always there."""
     monkeypatch.setattr(beyond_results, "MAX_KEPT_BYTES", 450_000)
     tools.register_tool(tools.Tool("long", "", {"type": "object"}, lambda args: args["c"] * 200_000))
-    permissions.set_policy("long", "allow")
-    ids = [re.search(r'kept as "([^"]+)"', tools.run_tool("long", json.dumps({"c": c}))).group(1) for c in "abc"]
+    set_tool_policy("long", "allow")
+    ids = [re.search(r'kept as "([^"]+)"', keeping.run("long", json.dumps({"c": c}))).group(1) for c in "abc"]
     assert sorted(os.listdir(beyond_results.folder())) == sorted(ids[1:])
     old = time.time() - beyond_results.MAX_AGE_S - 10
     os.utime(os.path.join(beyond_results.folder(), ids[2]), (old, old))
-    tools.run_tool("long", json.dumps({"c": "d"}))
+    keeping.run("long", json.dumps({"c": "d"}))
     assert ids[2] not in os.listdir(beyond_results.folder()) and len(os.listdir(beyond_results.folder())) == 2
 
 
@@ -98,7 +101,7 @@ def test_a_structured_result_that_does_not_match_the_output_schema_is_an_error_t
     """typed's outputSchema wants {"count": integer >= 0} and nothing else: 3 passes, "three" and an extra
     key reach the model as errors that say where."""
     connect(tmp_path, {"fake": fake("normal")})
-    permissions.set_policy("mcp_fake_typed", "allow")
+    set_tool_policy("mcp_fake_typed", "allow")
     fake_model = endpoint(tool_calls(("mcp_fake_typed", {"count": 3}), ("mcp_fake_typed", {"count": "three"}),
                                      ("mcp_fake_typed", {"count": 1, "more": True})), answer("ok"))
     model.run_turn(chat.new_history(), "go")

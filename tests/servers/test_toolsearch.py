@@ -6,11 +6,10 @@ import pytest
 
 import chat
 from beyond.repl.model import ModelChat
-import permissions
 import tools
 from beyond.servers import toolsearch
 from beyond.servers.toolsearch import MAX_TOOL_SPECS_BYTES, NAMES_SHOWN, Offered
-from conftest import connect, fake
+from conftest import answer_every_question, connect, fake, set_tool_policy
 from fakes.openai_server import answer, tool_calls
 
 
@@ -18,7 +17,7 @@ from fakes.openai_server import answer, tool_calls
 def searching(monkeypatch, servers):
     search = toolsearch.ToolSearch(servers.always_loaded, servers.server_of)
     search.register()
-    permissions.set_confirm(lambda question: True)  # the MCP tools ask; the user says yes
+    answer_every_question(monkeypatch, lambda question: True)  # the MCP tools ask; the user says yes
     return SimpleNamespace(choose=search.choose, search=search.search, servers=servers, model=ModelChat(search.choose))
 
 
@@ -40,7 +39,7 @@ def test_150_tools_offer_a_few_and_a_search_loads_the_one_needed(tmp_path, endpo
     b = [f"tool{i:03d}" for i in range(74)] + ["forecast_weather"]
     connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", a)),
                        "b": fake("named", names_file(tmp_path, "b", b), alwaysLoad=["tool001"])}, searching.servers)
-    permissions.set_policy("mcp_a_tool007", "allow")
+    set_tool_policy("mcp_a_tool007", "allow")
     fake_model = endpoint(tool_calls((toolsearch.NAME, {"query": "weather forecast"})),
                           tool_calls(("mcp_b_forecast_weather", {"text": "rain at noon"})), answer("it rains"),
                           answer("still here"))
@@ -80,7 +79,7 @@ def test_few_tools_are_all_offered_without_a_search(tmp_path, searching):
 
 def test_a_search_finds_by_words_and_never_a_denied_tool(tmp_path, searching):
     connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", ["read_file", "write_file", "list_dir", "delete_file"]))}, searching.servers)
-    permissions.set_policy("mcp_a_delete_file", "deny")
+    set_tool_policy("mcp_a_delete_file", "deny")
     result = searching.search({"query": "file"})
     assert result.splitlines()[0] == "Loaded for this conversation: mcp_a_read_file, mcp_a_write_file"
     assert "No tool matches 'zebra'" in searching.search({"query": "zebra"})
@@ -93,9 +92,10 @@ def test_the_tools_command_says_which_tools_wait_for_a_search(tmp_path, searchin
 
     from beyond.repl import commands
     connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(45)]))}, searching.servers)
-    permissions.set_policy("mcp_a_t3", "allow")
-    permissions.set_policy("mcp_a_t4", "deny")
-    session = types.SimpleNamespace(history=chat.new_history(), agent=types.SimpleNamespace(search=searching))
+    set_tool_policy("mcp_a_t3", "allow")
+    set_tool_policy("mcp_a_t4", "deny")
+    session = types.SimpleNamespace(history=chat.new_history(), agent=types.SimpleNamespace(
+        search=searching, approvals=searching.servers.approvals))
     commands.cmd_tools(session, "")
     lines = {line.split()[1]: line for line in capsys.readouterr().out.splitlines()}
     assert "not loaded" not in lines["mcp_a_t3"] and "not loaded" not in lines["mcp_a_t4"]
@@ -118,7 +118,7 @@ def test_at_most_128_tools_are_offered(capfd):
     """130 tools: the request carries 128 and a warning names the two left out."""
     for i in range(130):
         tools.register_tool(tools.Tool(f"t{i:03d}", "", {"type": "object"}, lambda args: ""))
-        permissions.set_policy(f"t{i:03d}", "ask")
+        set_tool_policy(f"t{i:03d}", "ask")
     assert len(Offered()(tools.openai_tools())) == 128
     assert "left out: t128, t129" in capfd.readouterr().err
 
@@ -128,7 +128,7 @@ def test_tool_specs_are_bounded_in_bytes(capfd):
     in registration order, and one warning says how many were left out."""
     for i in range(100):
         tools.register_tool(tools.Tool(f"t{i:03d}", "x" * 5000, {"type": "object"}, lambda args: ""))
-        permissions.set_policy(f"t{i:03d}", "ask")
+        set_tool_policy(f"t{i:03d}", "ask")
     offered = Offered()(tools.openai_tools())
     assert 0 < len(json.dumps(offered)) <= MAX_TOOL_SPECS_BYTES and offered[0]["function"]["name"] == "t000"
     assert f"and {100 - len(offered) - NAMES_SHOWN:,} more" in capfd.readouterr().err

@@ -17,9 +17,8 @@ from collections import deque
 
 from beyond.client.capabilities import AskRefused
 from beyond.wire.base import METHOD_NOT_FOUND
-from beyond.text import clean, shorten
+from beyond.text import clean, mask_secrets, shorten
 from mcp import McpError
-from permissions import mask_secrets
 
 # A server that announces list changes over and over is re-listed at most once per this
 # interval, doubled each time the list came back unchanged (up to the cap): a server that repeats

@@ -20,11 +20,10 @@ from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError
 from beyond.client.from_server import FromServer
 from beyond.client.link import Link
 from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
-from beyond.text import clean, shorten
+from beyond.text import clean, mask_secrets, shorten
 from beyond.waits import Call, wait_for
 from beyond.wire.base import About, Deadline, Dropped, Rejected, SessionExpired, TransportError, kind_for
 from mcp import McpError
-from permissions import mask_secrets
 
 # These requests (what start-up asks) wait startupTimeout; the others timeout.
 STARTUP_METHODS = ("initialize", "server/discover", "tools/list", "resources/list", "resources/templates/list")

@@ -4,6 +4,7 @@
   trust.py      the folder's mcp.json, .env and GeekAgent.json take effect only once trusted
   question.py   what the trust question shows of each entry: the command line or URL, where variables go
   dotenv.py     the settings of a .env file
-  approvals.py  the user's `a` answers and the pins of allowed tools, in the user's state
+  approvals.py  every "Allow?": asked through the console, `a` answers and pins kept in the user's state
+  secret_files.py  `read` asks for a file of secrets even when it is allowed
   audit.py      one JSON line per tool call and per question a server asked
 """

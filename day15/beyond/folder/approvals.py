@@ -1,5 +1,8 @@
-"""Beyond the tutorial: the user's `a`lways answers and the pins of allowed tools, kept per folder in
-the user's state ($XDG_STATE_HOME/geekagent/approvals.json), never in the folder.
+"""Beyond the tutorial: the full agent's side of permissions.py. Every "Allow?" goes through one
+`confirm` (the console's: masked, one question at a time), an `a`lways answer allows the tool from
+then on, and what was decided for the call running on each thread is kept for the audit. The
+answers and the pins of allowed tools are kept per folder in the user's state
+($XDG_STATE_HOME/geekagent/approvals.json), never in the folder.
 
 The tutorial's GeekAgent.json is the hand-written policy file and stays so: the agent never writes
 it. An allowed tool (by `a` or by GeekAgent.json) is pinned at its first use: a hash of its
@@ -10,10 +13,13 @@ claims to do. Without a folder (scripts, tests) the answers last for the run.
 import json
 import os
 import threading
+from collections.abc import Callable
 
 import permissions
+import tools
 from beyond.dirs import UnsetVariable, expand, state_dir
 from beyond.folder.project import JsonStore
+from beyond.text import mask_secrets
 
 
 def pin_of(info: dict) -> str:
@@ -58,12 +64,21 @@ def _hashed(value: object) -> str:
     return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def ask_on_stdin(prompt: str, always: bool = True) -> bool | str:
+    """Without a console (scripts): the lesson's y/N question."""
+    return permissions.ask_on_stdin(prompt)
+
+
 class Approvals:
     """One folder's answers: tool name -> {"pin": hash or None, "always": true or false, "runs": what its
     server ran when it was allowed}, and what each tool said (and its server ran) when this run first
-    registered it."""
+    registered it. `confirm(prompt)` asks the user (True, False or "always"); a call that is not allowed
+    tells the model `declined`."""
 
-    def __init__(self, folder: str | None = None, path: str | None = None) -> None:
+    def __init__(self, folder: str | None = None, path: str | None = None,
+                 confirm: Callable[[str], bool | str] = ask_on_stdin, declined: str = tools.DECLINED) -> None:
+        self.confirm, self.declined_text = confirm, declined
+        self._decisions = threading.local()  # what was decided for the call running on this thread
         self.folder = os.path.realpath(folder) if folder else None
         self.store = JsonStore(path or os.path.join(state_dir(), "approvals.json")) if folder else None
         kept = self.store.load().get(self.folder) if self.store else None
@@ -73,7 +88,54 @@ class Approvals:
         self._tools = {name: entry for name, entry in kept.items() if isinstance(entry, dict)}
         self._said: dict[str, str] = {}
         self._runs: dict[str, dict | None] = {}
+        self._policies: dict[str, str] = {}  # this run's answers, over GeekAgent.json's (permissions.py)
         self._lock = threading.Lock()
+
+    # --- the question ----------------------------------------------------------------------
+
+    def policy_for(self, name: str) -> str:
+        """The tool's policy now: as this run's answers changed it, else as permissions.py has it."""
+        with self._lock:
+            changed = self._policies.get(name)
+        return changed or permissions.policy_for(name)
+
+    def authorize(self, name: str, prompt: str) -> bool:
+        """allow -> True, deny -> False, both without asking; ask -> what the user answers."""
+        policy = self.policy_for(name)
+        if policy != "ask":
+            self._decisions.last = policy
+            return policy == "allow"
+        return self.ask(prompt, name)
+
+    def ask(self, prompt: str, name: str | None = None) -> bool:
+        """Ask whatever the policy says (a secret-looking file, say), masked; "always" allows `name` from now on."""
+        answer = self.confirm(mask_secrets(prompt))
+        if answer == "always" and name:
+            self._set(name, "allow")
+            print(f"{name} is now allowed without asking ({self.remember(name)}).")
+        self._decisions.last = "asked-yes" if answer else "asked-no"
+        return bool(answer)
+
+    def declined(self, name: str) -> str:
+        """The text for the model when `name` was not allowed to run."""
+        return self.declined_text.format(name=name)
+
+    def last_decision(self, clear: bool = False) -> str | None:
+        """The decision recorded on this thread since it was last cleared: allow, deny, asked-yes, asked-no."""
+        decision = getattr(self._decisions, "last", None)
+        if clear:
+            self._decisions.last = None
+        return decision
+
+    def ask_again(self, name: str) -> None:
+        """An allowed tool changed: it asks before every call from now on in this run."""
+        self._set(name, "ask")
+
+    def _set(self, name: str, policy: str) -> None:
+        with self._lock:
+            self._policies[name] = policy
+
+    # --- the answers kept ------------------------------------------------------------------
 
     def review(self, name: str, info: dict | None, runs: dict | None = None) -> str | None:
         """A tool is registered (info None: one whose description is ours, with nothing to pin), its
@@ -89,14 +151,14 @@ class Approvals:
             kept = self._tools.get(name, {})
         moved = what_changed(kept.get("runs"), runs) if kept.get("always") is True else []
         if kept.get("always") is True and kept.get("pin") == pin and not moved:
-            permissions.set_policy(name, "allow")  # `a` in an earlier run, for the tool as it was then
-        if moved and permissions.policy_for(name) != "deny":
+            self._set(name, "allow")  # `a` in an earlier run, for the tool as it was then
+        if moved and self.policy_for(name) != "deny":
             return (f"is asked again since it was allowed: its entry's {', '.join(moved)} changed since then; "
                     "it asks before every call until you allow it again")
         changed = "changed its description or input schema since it was allowed"
-        if earlier != pin and permissions.policy_for(name) == "allow":
+        if earlier != pin and self.policy_for(name) == "allow":
             return f"{changed}; it asks before every call for the rest of this session"
-        if earlier == pin and kept.get("pin") not in (None, pin) and permissions.policy_for(name) != "deny":
+        if earlier == pin and kept.get("pin") not in (None, pin) and self.policy_for(name) != "deny":
             return f"{changed} in an earlier run; it asks before every call until you allow it again"
         return None
 

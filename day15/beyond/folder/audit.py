@@ -12,8 +12,7 @@ import sys
 import time
 
 from beyond.folder.project import NOFOLLOW, FolderError, append_inside
-from beyond.text import clean, shorten
-from permissions import mask_secrets
+from beyond.text import clean, mask_secrets, shorten
 
 AUDIT_PATH = ".geekagent/audit.jsonl"
 # Arguments are recorded up to this many characters: enough to see what ran, not a copy of a payload.

@@ -8,17 +8,16 @@ client spawns for an entry, converted as it converts it.
 import shlex
 
 import js
-import permissions
 from beyond.client.config import ServerConfig, expanded
 from beyond.client.roots import outside
 from beyond.dirs import VARIABLE
-from beyond.text import clean, shorten
+from beyond.text import SECRET_NAME, clean, mask_secrets, shorten
 from mcp import McpServerConfig
 
 
 def shown_value(key: str, value: str, limit: int) -> str:
     """A setting's value as the question shows it: a secret-named one never."""
-    return "[a secret]" if permissions.SECRET_NAME.search(key) else shorten(value, limit)
+    return "[a secret]" if SECRET_NAME.search(key) else shorten(value, limit)
 
 
 def what_runs(config: ServerConfig, folder: str | None = None) -> str:
@@ -36,7 +35,7 @@ def what_runs(config: ServerConfig, folder: str | None = None) -> str:
     sends += f"; given folders outside this one: {', '.join(wider)}" if wider else ""
     if config.kind != "stdio":
         headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
-        return clean(permissions.mask_secrets(f"connects to {config.url}{headers}{sends}{_logs_in(config.oauth)}"),
+        return clean(mask_secrets(f"connects to {config.url}{headers}{sends}{_logs_in(config.oauth)}"),
                      one_line=True)
     where = f" in {config.cwd}" if config.cwd else ""
     env = ", ".join(f"{key}={shown_value(key, value, 80)}" for key, value in config.env.items() if not VARIABLE.search(value))

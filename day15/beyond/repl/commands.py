@@ -9,7 +9,6 @@ import difflib
 from beyond.repl import resources
 from beyond.servers.toolsearch import NAME as TOOL_SEARCH
 import chat
-import permissions
 import tools
 from beyond.terminal import shown
 
@@ -47,10 +46,10 @@ def cmd_tools(session, arg: str) -> None:
     chosen = {spec["function"]["name"] for spec in session.agent.search.choose(tools.openai_tools(), session.history)}
     searching = TOOL_SEARCH in chosen
     for tool in tools.all_tools():
-        waits = searching and tool.name not in chosen and permissions.policy_for(tool.name) != "deny"
+        waits = searching and tool.name not in chosen and session.agent.approvals.policy_for(tool.name) != "deny"
         note = "  (not loaded: tool_search finds it)" if waits else \
             "  (not offered now: every tool is)" if tool.name == TOOL_SEARCH and not searching else ""
-        print(f"  {permissions.policy_for(tool.name):<5}  {tool.name}{note}")
+        print(f"  {session.agent.approvals.policy_for(tool.name):<5}  {tool.name}{note}")
 
 
 def cmd_call(session, arg: str) -> None:
@@ -72,7 +71,7 @@ def cmd_call(session, arg: str) -> None:
         print(f"no tool {shown(name, one_line=True)}" + (f"; did you mean {', '.join(near[:5])}?" if near else
                                                         "; /tools lists them"))
         return
-    session.last_result = tools.run_tool(name, arguments.strip() or "{}")
+    session.last_result = session.agent.calls.run(name, arguments.strip() or "{}")
     print(shown(session.last_result))
 
 

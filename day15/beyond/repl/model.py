@@ -22,7 +22,7 @@ from beyond.net import (ERROR_BODY_CHARS, RETRY_STATUSES, Cutoff, Retryable, Too
                         is_this_machine, read_limited, retry_after, retrying, transport_error)
 from beyond.sse import closed, stored, text_of
 from chat import ChatError
-from tools import openai_tools
+from tools import openai_tools, run_tool
 
 # A reply bigger than this is refused, not held in memory (real replies are KBs).
 MAX_REPLY_BYTES = 64 << 20
@@ -53,10 +53,12 @@ def retry_notice(text: str) -> None:
 
 class ModelChat(chat.Chat):
     """chat.Chat for the full agent. `choose(specs, messages)` picks the tools a request offers
-    (tool search's; by default every one). One turn at a time: run_turn keeps its callbacks meanwhile."""
+    (tool search's; by default every one); `run_tool(name, arguments)` runs one call (the agent's
+    Calls). One turn at a time: run_turn keeps its callbacks meanwhile."""
 
-    def __init__(self, choose: Callable[[list[dict], list[dict]], list[dict]] | None = None) -> None:
-        self.choose = choose or (lambda specs, messages: specs)
+    def __init__(self, choose: Callable[[list[dict], list[dict]], list[dict]] | None = None,
+                 run_tool: Callable[[str, str], str] = run_tool) -> None:
+        self.choose, self.run_tool = choose or (lambda specs, messages: specs), run_tool
         # Replies stream until an endpoint refuses that: then each comes whole, for the rest of the session.
         self.streaming = True
         self._turn: dict = {}  # this turn's on_text, on_usage, on_retry
@@ -102,12 +104,15 @@ class ModelChat(chat.Chat):
         return self.choose(openai_tools(), messages)
 
     def run_calls(self, calls: list[dict], on_tool: Callable[[str, str], None]) -> list[dict]:
-        """The lesson's calls, the first MAX_CALLS_PER_REPLY of them, their results within
+        """As the lesson's, through run_tool: the first MAX_CALLS_PER_REPLY calls, their results within
         MAX_REPLY_RESULT_CHARS together; every call gets its message, run or not."""
-        ran, room = super().run_calls(calls[:MAX_CALLS_PER_REPLY], on_tool), MAX_REPLY_RESULT_CHARS
-        for message in ran:
-            result = message["content"]
-            message["content"], room = _within(result, room), max(0, room - len(result))
+        ran, room = [], MAX_REPLY_RESULT_CHARS
+        for call in calls[:MAX_CALLS_PER_REPLY]:
+            name = call["function"]["name"]
+            result = self.run_tool(name, call["function"]["arguments"] or "{}")
+            on_tool(name, result)
+            ran.append({"role": "tool", "tool_call_id": call["id"], "content": _within(result, room)})
+            room = max(0, room - len(result))
         return ran + [{"role": "tool", "tool_call_id": call["id"], "content": NOT_RUN.format(limit=MAX_CALLS_PER_REPLY)}
                       for call in calls[MAX_CALLS_PER_REPLY:]]
 

@@ -13,11 +13,10 @@ import json
 import sys
 
 import chat
-import permissions
-import tools
 from beyond.terminal import shown
 from beyond.repl.model import missing_key_hint
 from beyond.repl.resources import attach_mentions
+from beyond.text import mask_secrets
 
 # A tool line on stderr shows this much of the result, as the REPL's does.
 TOOL_LINE_CHARS = 80
@@ -25,7 +24,7 @@ TOOL_LINE_CHARS = 80
 REFUSED = ("not run: {name} needs the user's approval and this run has nobody to ask (index.py -p); a tool runs "
            "here only if .geekagent/GeekAgent.json allows it, or the user answered `a` for it in the REPL. "
            "Do not retry it; answer without it.")
-# What -p --json says a call came to, by what was decided for it (tools.run_tool's decision).
+# What -p --json says a call came to, by what was decided for it (the decision Calls reports).
 OUTCOMES = {"asked-no": "refused", "deny": "denied"}
 
 
@@ -39,22 +38,19 @@ def run(session, prompt: str, as_json: bool, out) -> int:
 
     def record(name, arguments_json, decision, outcome, seconds, size):
         try:
-            arguments = json.loads(permissions.mask_secrets(arguments_json or "{}"))
+            arguments = json.loads(mask_secrets(arguments_json or "{}"))
         except (ValueError, RecursionError):
-            arguments = permissions.mask_secrets(arguments_json)
+            arguments = mask_secrets(arguments_json)
         call = {"name": name, "arguments": arguments, "outcome": OUTCOMES.get(decision, outcome)}
         if decision == "allow" and outcome == "ok":  # GeekAgent.json, the user's own `a`, or the agent's default
-            approvals = getattr(session.servers, "approvals", None)
             call["allowed_by"] = "GeekAgent.json" if session.agent.policies.get(name) == "allow" else \
-                "a" if approvals and approvals.always(name) else "default"
+                "a" if session.agent.approvals.always(name) else "default"
         calls.append(call)
-        if session.audit:
-            session.audit.record(name, arguments_json, decision, outcome, seconds, size)
 
     def count(reply_usage: dict) -> None:
         for key in usage:
             usage[key] += reply_usage.get(key) if type(reply_usage.get(key)) is int else 0
-    tools.set_audit(record)
+    session.agent.calls.reports.append(record)  # beside the audit log's
     output, answer, error = session.console.output(TOOL_LINE_CHARS), None, None  # tool lines, on stderr
     try:
         prompt = attach_mentions(session, prompt)  # @server:uri, as in the REPL

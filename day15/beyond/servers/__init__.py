@@ -4,4 +4,5 @@
   registry.py    a server's tools as registry tools: names, prompts, the resource reader, pins
   toolsearch.py  with many tools the model gets a few, and tool_search for the others
   results.py     a long result kept whole and read back by pages
+  calls.py       the model's tool calls run: asked through the approvals, masked, reported to the audit
 """

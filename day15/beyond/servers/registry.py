@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import permissions
 from beyond.folder.approvals import Approvals, runs_of
-from beyond.text import clean, shorten, shown_arguments, squeeze
+from beyond.text import clean, mask_secrets, shorten, shown_arguments, squeeze
 from tools import Tool, register_tool
 
 # The OpenAI API refuses longer function names.
@@ -55,16 +55,16 @@ def as_registry_tool(server: str, client, info: dict, name: str | None = None, a
 
     def run(args: dict) -> str:
         # Every key and the ends of every value, each masked before it is shortened.
-        shown = clean(shown_arguments(args, PROMPT_ARGS_CHARS, permissions.mask_secrets), one_line=True)
+        shown = clean(shown_arguments(args, PROMPT_ARGS_CHARS, mask_secrets), one_line=True)
         prompt = f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?"
-        if not permissions.authorize(name, prompt):
-            return permissions.declined(name)
-        if permissions.last_decision() == "allow":
+        if not approvals.authorize(name, prompt):
+            return approvals.declined(name)
+        if approvals.last_decision() == "allow":
             approvals.used(name)  # pinned at its first use as an allowed tool
         with activity(name) as progress:
             return client.call_tool(info["name"], args, on_progress=progress, output_schema=info.get("outputSchema"))
 
-    description = shorten(permissions.mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}"),
+    description = shorten(mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}"),
                           MAX_DESCRIPTION_CHARS)
     return Tool(name=name, description=description,
                 parameters=info.get("inputSchema") or {"type": "object", "properties": {}},
@@ -129,9 +129,9 @@ def _register_resource_reader(server: str, client, contested: set[str], approval
 
     def run(args: dict) -> str:
         uri = str(args.get("uri", ""))
-        shown = clean(squeeze(permissions.mask_secrets(uri), PROMPT_ARGS_CHARS), one_line=True)
-        if not permissions.authorize(name, f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?"):
-            return permissions.declined(name)
+        shown = clean(squeeze(mask_secrets(uri), PROMPT_ARGS_CHARS), one_line=True)
+        if not approvals.authorize(name, f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?"):
+            return approvals.declined(name)
         return client.read_resource(uri)
 
     schema = {"type": "object", "properties": {"uri": {"type": "string", "description": "the resource's URI"}},
@@ -187,5 +187,5 @@ def _pin(server: str, name: str, info: dict, runs: dict, approvals: Approvals) -
     program now, asks again."""
     changed = approvals.review(name, info, runs)
     if changed:
-        permissions.set_policy(name, "ask")
+        approvals.ask_again(name)
         print(f"warning: {name} (server {clean(server, one_line=True)}) {changed}.", file=sys.stderr)

@@ -62,11 +62,12 @@ class Offered:
 class ToolSearch:
     """tool_search for one agent: always_loaded() names the MCP tools their entries always load
     (Servers.always_loaded), server_of(tool) the server a tool comes from, so one server cannot take
-    every match."""
+    every match, policy_for(tool) its policy now (Approvals.policy_for)."""
 
     def __init__(self, always_loaded: Callable[[], set[str]] = set,
-                 server_of: Callable[[str], str] = lambda name: name) -> None:
-        self.always_loaded, self.server_of = always_loaded, server_of
+                 server_of: Callable[[str], str] = lambda name: name,
+                 policy_for: Callable[[str], str] = permissions.policy_for) -> None:
+        self.always_loaded, self.server_of, self.policy_for = always_loaded, server_of, policy_for
         self.offered = Offered()
 
     def register(self) -> None:
@@ -82,17 +83,18 @@ class ToolSearch:
     def choose(self, specs: list[dict], messages: list[dict]) -> list[dict]:
         """The specs one request offers (chat.py's hook): all of them while they are few, else the
         loaded ones and tool_search; never more than the API takes."""
-        return self.offered(choose(specs, messages, self.always_loaded()))
+        return self.offered(choose(specs, messages, self.always_loaded(), self.policy_for))
 
     def search(self, args: dict) -> str:
-        return search(args, self.server_of)
+        return search(args, self.server_of, self.policy_for)
 
 
 def _is_mcp(name: str) -> bool:
     return name.startswith("mcp_")
 
 
-def choose(specs: list[dict], messages: list[dict], always: set[str]) -> list[dict]:
+def choose(specs: list[dict], messages: list[dict], always: set[str],
+           policy_for: Callable[[str], str] = permissions.policy_for) -> list[dict]:
     """The specs one request offers: all of them while they are few, else the loaded ones and tool_search."""
     mcp = [spec for spec in specs if _is_mcp(spec["function"]["name"])]
     size = sum(len(json.dumps(spec)) for spec in specs)
@@ -101,7 +103,7 @@ def choose(specs: list[dict], messages: list[dict], always: set[str]) -> list[di
     by_name = {spec["function"]["name"]: spec for spec in specs}
     first = [spec for spec in specs if not _is_mcp(spec["function"]["name"]) and spec["function"]["name"] != NAME]
     first += [spec for spec in mcp if spec["function"]["name"] in always
-              or permissions.policy_for(spec["function"]["name"]) == "allow"]
+              or policy_for(spec["function"]["name"]) == "allow"]
     offered = {spec["function"]["name"] for spec in first}
     found = [by_name[name] for name in dict.fromkeys(loaded(messages)) if name in by_name and name not in offered]
     return first + ([by_name[NAME]] if NAME in by_name else []) + found
@@ -132,13 +134,14 @@ def fair(ranked: list[Tool], server_of: Callable[[str], str]) -> list[Tool]:
     return [tool for _, _, tool in sorted(keyed)]
 
 
-def search(args: dict, server_of: Callable[[str], str]) -> str:
+def search(args: dict, server_of: Callable[[str], str],
+           policy_for: Callable[[str], str] = permissions.policy_for) -> str:
     """The best matches of the query among the MCP tools (or the one it names), loaded from now on."""
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
         raise ValueError('"query" must be a few words (or a tool\'s name)')
     words = [w for w in re.split(r"[^a-z0-9]+", query.lower()) if w and w != "mcp"]
-    candidates = [t for t in all_tools() if _is_mcp(t.name) and permissions.policy_for(t.name) != "deny"]
+    candidates = [t for t in all_tools() if _is_mcp(t.name) and policy_for(t.name) != "deny"]
     matches = [t for t in candidates if t.name == query.strip()]  # an exact name loads that tool alone
     if not matches:
         scored = [(-score, order, tool) for order, tool in enumerate(candidates)

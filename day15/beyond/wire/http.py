@@ -27,7 +27,7 @@ from beyond.wire.headers import about_headers
 from beyond.wire.stream import Stream, error_reply
 from beyond.net import (ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, connection_to, error_detail, html_title,
                  is_this_machine, read_limited, reason_of)
-from permissions import URL_PASSWORD
+from beyond.text import URL_PASSWORD
 
 # stop() sends DELETE to end the session; a server that does not answer quickly is left alone.
 DELETE_TIMEOUT_S = 2.0

@@ -1,0 +1,69 @@
+"""Beyond the tutorial: the built-in `read` asks before it opens a file that usually holds secrets,
+even when GeekAgent.json allows `read`: by its name, by where it leads, or as another name (a hard
+link) of such a file in the project or the home folder. guard_read() wraps the lesson's `read`.
+"""
+import dataclasses
+import fnmatch
+import json
+import os
+
+import tools
+
+SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", ".netrc", ".git-credentials",
+                ".npmrc", ".pypirc", ".pgpass", "credentials.json", "*_history")
+SECRET_FOLDERS = (".ssh", ".aws", ".kube", ".gnupg")
+SECRET_PATHS = (".docker/config.json", ".git/config")
+
+
+def looks_secret(path: str) -> bool:
+    """True for a path whose file name matches SECRET_FILES, that lies under a SECRET_FOLDERS folder,
+    or that ends in one of SECRET_PATHS."""
+    parts = path.replace("\\", "/").split("/")
+    return (any(fnmatch.fnmatch(parts[-1], pattern) for pattern in SECRET_FILES)
+            or any(part in SECRET_FOLDERS for part in parts[:-1]) or "/".join(parts[-2:]) in SECRET_PATHS)
+
+
+def guard_read(approvals, root: str = ".") -> None:
+    """The registry's `read` (tools.register_builtin_tools) asks through `approvals` as its policy says,
+    and always for a secret-looking file."""
+    base, plain = os.path.realpath(root), tools.get_tool("read")
+
+    def run(args: dict) -> str:
+        path = args.get("path", "")
+        target = tools.inside(base, path)
+        if looks_secret(path) or looks_secret(os.path.relpath(target, base)) or _links_to_secret(target, base):
+            allowed = approvals.ask(f"read wants {path!r}, which looks like a file of secrets. Allow?")
+        else:
+            allowed = approvals.authorize("read", f"Run read with {json.dumps(args, ensure_ascii=False)}?")
+        return plain.run(args) if allowed else approvals.declined("read")
+
+    tools.unregister_tool("read")
+    tools.register_tool(dataclasses.replace(plain, run=run, authorizes=True))
+
+
+def _links_to_secret(target: str, base: str) -> bool:
+    """True for a file with other names (hard links) one of which is a secret-looking file in the
+    home folder or the project (compared by device and inode: a hard link has no target to follow)."""
+    try:
+        info = os.stat(target)
+    except OSError:
+        return False  # read reports it
+    if info.st_nlink < 2:
+        return False
+    return (info.st_dev, info.st_ino) in {(s.st_dev, s.st_ino) for s in _secret_files(os.path.expanduser("~"))
+                                          + _secret_files(base)}
+
+
+def _secret_files(folder: str) -> list[os.stat_result]:
+    """The secret-looking files at the top of a folder and in its SECRET_FOLDERS and SECRET_PATHS."""
+    found = []
+    places = [(folder, False)] + [(os.path.join(folder, name), True) for name in SECRET_FOLDERS]
+    places += [(os.path.join(folder, os.path.dirname(name)), False) for name in SECRET_PATHS]
+    for place, every in places:
+        try:
+            with os.scandir(place) as entries:
+                found += [e.stat() for e in entries if e.is_file() and (every or looks_secret(
+                    os.path.relpath(e.path, folder)))]
+        except OSError:
+            continue  # no such folder
+    return found
