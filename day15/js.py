@@ -1,7 +1,8 @@
 """What JavaScript does that Python does not, where mcp.ts relies on it: one function per expression.
 
 The twin (mcp.py) reads as mcp.ts does and calls these where Python's defaults would answer otherwise:
-`line.trim()`, `if (value)`, `value ?? fallback`, `JSON.parse`, `Object.entries`, `String(value)`.
+`line.trim()`, `if (value)`, `value ?? fallback`, `value.key`, `for...of`, `JSON.parse`, `Object.entries`,
+`String(value)`.
 """
 import json
 
@@ -23,6 +24,20 @@ def truthy(value: object) -> bool:
 def nullish(value: object, fallback: object) -> object:
     """`value ?? fallback`: only a missing value (None) takes the fallback."""
     return fallback if value is None else value
+
+
+def member(value: object, key: str, undefined: object = None) -> object:
+    """`value.key`: a TypeError for null, as JavaScript throws; an object's property; else `undefined`."""
+    if value is None:
+        raise TypeError(f"Cannot read properties of null (reading '{key}')")
+    return value.get(key, undefined) if isinstance(value, dict) else undefined
+
+
+def iterable(value: object) -> list:
+    """What `for...of` walks: an array's items, a string's characters; a TypeError for anything else."""
+    if isinstance(value, (list, str)):
+        return list(value)
+    raise TypeError(f"{json.dumps(value)} is not iterable")
 
 
 def parse(text: str) -> object:

@@ -1,9 +1,5 @@
-"""The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, and only that.
-
-Reads .geekagent/mcp.json, starts every server as a subprocess, speaks JSON-RPC with it over
-stdin/stdout (one message per line) and registers its tools as mcp_<server>_<tool>. Node calls us
-back on events, Python has threads; where mcp.ts relies on JavaScript's rules, js.py has them.
-"""
+"""The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, and only that. Node calls
+back on events, Python has threads; where mcp.ts relies on JavaScript's rules, js.py has them."""
 import json
 import os
 import queue
@@ -50,27 +46,20 @@ class McpError(Exception):
 
 class McpClient:
     """One connection to an MCP server: the subprocess plus a line-framed JSON-RPC client. start() runs
-    the handshake and returns the tool list; each tool call is one tools/call request.
-
-    Where Python differs from Node, one small method each, which the full client (beyond/) overrides:
-      _waiter()                 a request's reply slot (Node keeps the promise's resolve and reject)
+    the handshake and returns the tool list; each tool call is one tools/call request. Where Python
+    differs from Node, one small method each, which the full client (beyond/client/) overrides:
       _send(message, waiter)    writing to stdin (Node's write() buffers; here a writer thread)
       _wait(id, method, waiter) waiting for the reply (Node's setTimeout; here a wait with a timeout)
-      _accept(line)             one line read from stdout (mcp.ts: accept)
-      _settle(id, outcome)      the reply reaches its waiter (Node's resolve or reject)
-      _watch_exit()             the process's end (Node's 'exit' event; here a thread that waits)
     """
 
     def __init__(self, name: str, cfg: McpServerConfig) -> None:
         self.name, self.cfg = name, cfg
         self.proc: subprocess.Popen | None = None
-        # Guards _next_id, _pending and _dead, shared by callers and the reader; never held across I/O or a wait.
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the three below, for callers and the reader; held for no I/O or wait
         self._next_id = 1
         self._pending: dict[int, queue.SimpleQueue] = {}  # id -> the caller's reply slot: a result or an McpError
         self._dead: str | None = None  # why the server cannot answer (failed to start, exited): requests fail at once
-        # Lines for stdin, written by one thread: as Node's buffered write(), a server not reading blocks no caller.
-        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()  # lines for stdin: Node's buffered write(), a thread
         self._read_all = threading.Event()  # stdout ended: all the server wrote was read
 
     def start(self) -> list[McpToolInfo]:
@@ -88,20 +77,16 @@ class McpClient:
         self._request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                                      "clientInfo": {"name": "geekagent", "version": "0.1.0"}})
         self._notify("notifications/initialized")
-        listed = self._request("tools/list", {})
-        tools = js.nullish(listed.get("tools") if isinstance(listed, dict) else None, [])
-        if not isinstance(tools, list):  # mcp.ts's for...of throws for {} or false
-            raise McpError("tools is not iterable", self.name)
-        return tools
+        return js.iterable(js.nullish(js.member(self._request("tools/list", {}), "tools"), []))  # connect's for...of
 
     def call_tool(self, tool: str, args: dict) -> str:
         """Call a tool on the server and join the text parts of its content into one string."""
         result = self._request("tools/call", {"name": tool, "arguments": args})
-        result = result if isinstance(result, dict) else {}  # JS: .content of an array or a string is undefined
-        content = result.get("content") if isinstance(result.get("content"), list) else []
-        text = "\n".join("" if item.get("text") is None else js.string(item["text"]) for item in content
-                         if isinstance(item, dict) and item.get("type") == "text")  # join() writes null as ""
-        if js.truthy(result.get("isError")):
+        content = js.member(result, "content")
+        text = "\n".join("" if item.get("text") is None else js.string(item["text"])  # join() writes null as ""
+                         for item in (content if isinstance(content, list) else [])
+                         if isinstance(item, dict) and item.get("type") == "text")
+        if js.truthy(js.member(result, "isError")):
             raise McpError(text or "the MCP tool returned an error", self.name)
         return text or "(no content)"
 
@@ -146,10 +131,9 @@ class McpClient:
         if not isinstance(request_id, (int, float)) or isinstance(request_id, bool):
             return  # mcp.ts's Map holds numbers: any other id (a list, true, a string) matches nothing
         if js.truthy(msg.get("error")):
-            error = msg["error"] if isinstance(msg["error"], dict) else {}
-            message = error.get("message")  # mcp.ts: message ?? JSON.stringify(error)
+            message = js.member(msg["error"], "message")  # mcp.ts: message ?? JSON.stringify(error)
             self._settle(request_id, McpError(json.dumps(msg["error"]) if message is None else js.string(message),
-                                              self.name, error.get("code")))
+                                              self.name, js.member(msg["error"], "code")))
         else:
             self._settle(request_id, msg.get("result"))
 
@@ -163,7 +147,7 @@ class McpClient:
 
     def _request(self, method: str, params: dict, waiter: queue.SimpleQueue | None = None) -> dict:
         """Send a request and wait for the reply with the same id (in `waiter`, if given); no reply in time fails."""
-        waiter = self._waiter() if waiter is None else waiter
+        waiter = queue.SimpleQueue() if waiter is None else waiter  # Node keeps the promise's resolve and reject
         with self._lock:
             if self._dead:
                 raise McpError(self._dead, self.name)
@@ -178,10 +162,6 @@ class McpClient:
         if isinstance(reply, McpError):
             raise reply
         return reply
-
-    def _waiter(self) -> queue.SimpleQueue:
-        """Node keeps a request's resolve and reject in pending; a thread waits on a reply slot instead."""
-        return queue.SimpleQueue()
 
     def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue) -> object:
         """Node sets a timer for the request; a thread waits on its reply slot with a timeout instead."""
@@ -209,17 +189,16 @@ class McpClient:
 
 def as_registry_tool(server: str, client: McpClient, info: McpToolInfo) -> Tool:
     """Wrap one server tool as a registry Tool: mcp_ prefix, and run() is one tools/call."""
-    info = info if isinstance(info, dict) else {}  # JS: .name of a string or a number is undefined
-    tool = js.string(info["name"]) if "name" in info else "undefined"  # as `${info.name}` writes it
+    tool = js.string(js.member(info, "name", "undefined"))  # as `${info.name}` writes it
     name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{tool}")
 
     def run(args: dict) -> str:
         if not authorize(name, f"\nAbout to call MCP tool {name} (from server {server})\nAllow?"):
             return "call cancelled"
-        return client.call_tool(info.get("name"), args)
+        return client.call_tool(js.member(info, "name"), args)
 
-    return Tool(name=name, description=f"[MCP:{server}] {js.string(js.nullish(info.get('description'), tool))}",
-                parameters=js.nullish(info.get("inputSchema"), {"type": "object", "properties": {}}),
+    return Tool(name=name, description=f"[MCP:{server}] {js.string(js.nullish(js.member(info, 'description'), tool))}",
+                parameters=js.nullish(js.member(info, "inputSchema"), {"type": "object", "properties": {}}),
                 run=run, authorizes=True)
 
 
@@ -240,11 +219,8 @@ def mcp_statuses() -> list[McpStatus]:
 
 
 def mcp_server_entries(config: object) -> list[tuple[str, McpServerConfig]]:
-    """mcp.ts's `Object.entries(config.mcpServers ?? {})`: an object's entries, a list's or a string's items by
-    index, none of a number; each as written, a wrong one failing in start() (the trust question shows the same)."""
-    if config is None:  # as JSON.parse("null").mcpServers throws
-        raise TypeError("Cannot read properties of null (reading 'mcpServers')")
-    servers = js.nullish(config.get("mcpServers") if isinstance(config, dict) else None, {})
+    """mcp.ts's `Object.entries(config.mcpServers ?? {})`, each entry as written (the trust question shows it)."""
+    servers = js.nullish(js.member(config, "mcpServers"), {})
     return [(name, McpServerConfig(cfg.get("command"), js.nullish(cfg.get("args"), []), js.nullish(cfg.get("env"), {}))
              if isinstance(cfg, dict) else McpServerConfig(None)) for name, cfg in js.entries(servers)]
 
@@ -269,12 +245,11 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
                 names.append(tool.name)
             _clients.append(client)
             _statuses.append(McpStatus(name, names))
-        except Exception as err:  # as mcp.ts's catch: any failure of one server is only recorded
+        except BaseException as err:  # as mcp.ts's catch: any failure of one server is only recorded
             client.stop()
+            if not isinstance(err, Exception):  # Ctrl-C or SIGTERM: stopped on the way out
+                raise
             _statuses.append(McpStatus(name, [], str(err)))
-        except BaseException:  # Ctrl-C or SIGTERM arrives here as an exception: stop it on the way out
-            client.stop()
-            raise
 
 
 def stop_mcp_servers() -> None:

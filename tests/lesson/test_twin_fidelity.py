@@ -99,7 +99,8 @@ def test_a_deeply_nested_line_never_kills_the_reader(scripted):
 
 @pytest.mark.parametrize("tools_json", ['{}', 'false'])
 def test_tools_that_for_of_cannot_iterate_fail_that_server(scripted, tools_json):
-    with pytest.raises(mcp.McpError, match="not iterable"):
+    """connect's `for...of` throws a TypeError for tools that are no array (caught there: that server failed)."""
+    with pytest.raises(TypeError, match="not iterable"):
         scripted(**{"tools/list": '{"jsonrpc":"2.0","id":{id},"result":{"tools":' + tools_json + '}}\n'})
 
 
