@@ -30,7 +30,7 @@ STARTUP_METHODS = ("initialize", "server/discover", "tools/list", "resources/lis
 
 
 class Waiter(queue.SimpleQueue):
-    """The reply slot of one request (the queue.SimpleQueue the twin waits on), with its Call: the deadline the hooks write
+    """The reply slot of one request (what the twin waits on), with its Call: the deadline the hooks write
     and wait by, and where its progress goes."""
 
     __slots__ = ("call",)
