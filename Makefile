@@ -33,7 +33,8 @@ interop: $(VENV)/.pytest-installed $(INTEROP)/.installed
 	$(VPY) -m pytest -q tests/interop_servers.py tests/interop_logins.py
 
 # The logins: the Python SDK's simple-auth pair from its sdist's examples/servers/, and the TypeScript
-# SDK's example server (its package carries dist/esm/examples/); no copy of either is kept here.
+# SDK's example server (its package carries dist/esm/examples/); no copy of either is kept here. The
+# tasks extension: FastMCP with fastmcp-tasks, in a virtual environment of its own.
 $(INTEROP)/.installed: Makefile
 	$(PYTHON) -m venv $(INTEROP)/venv
 	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time==2026.10.19 mcp==2.3.0
@@ -44,6 +45,8 @@ $(INTEROP)/.installed: Makefile
 		$(INTEROP)/sdist/mcp-2.3.0/examples/servers/simple-auth
 	npm install --silent --no-audit --no-fund --prefix $(INTEROP)/node @modelcontextprotocol/server-filesystem@2026.8.31 \
 		@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/sdk@1.32.2
+	$(PYTHON) -m venv $(INTEROP)/fastmcp
+	$(INTEROP)/fastmcp/bin/python -m pip install --quiet --disable-pip-version-check fastmcp==4.1.4 fastmcp-tasks==4.1.4
 	touch $@
 
 # The benchmark: stdlib only, prints a table and writes .bench/results.md (see tests/bench/bench.py).

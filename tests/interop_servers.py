@@ -19,6 +19,7 @@ from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_call
 INTEROP = ROOT / ".interop"
 TIME_SERVER = INTEROP / "venv" / "bin" / "mcp-server-time"
 FILESYSTEM_SERVER = INTEROP / "node" / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+FASTMCP = INTEROP / "fastmcp" / "bin" / "python"  # with fastmcp and fastmcp-tasks
 EVERYTHING_SERVER = INTEROP / "node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # Real servers start slower than our fakes (the time server imports pydantic; node loads its modules).
@@ -27,7 +28,7 @@ SLOW_START = {"timeout": 30}
 
 @pytest.fixture(autouse=True)
 def installed():
-    if not all(server.exists() for server in (TIME_SERVER, FILESYSTEM_SERVER, EVERYTHING_SERVER)):
+    if not all(server.exists() for server in (TIME_SERVER, FILESYSTEM_SERVER, EVERYTHING_SERVER, FASTMCP)):
         pytest.fail("the interop servers are not installed: run `make interop`")
 
 
@@ -266,3 +267,17 @@ def test_an_unattended_run_with_many_real_tools_searches_for_the_one_it_needs(tm
     assert [c["name"] for c in result["tool_calls"]] == ["tool_search", "mcp_time_convert_time"]
     assert result["tool_calls"][1]["outcome"] == "refused"  # convert_time asks: nobody to ask in -p
     assert "21:00" not in result["answer"] and "needs the user's approval" in result["answer"]
+
+
+def test_a_fastmcp_tasks_server_answers_through_its_tasks(tmp_path):
+    """FastMCP with fastmcp-tasks over stdio, 2026-07-28: the tool that runs only as a task is offered and
+    answers, polled to its end; the one where a task is optional answers too."""
+    entry = {"command": str(FASTMCP), "args": [str(ROOT / "tests" / "fakes" / "fastmcp_tasks_server.py")],
+             "protocol": "2026-07-28", **SLOW_START}
+    cwd = workdir(tmp_path, {"tasks": entry}, {"mcp_tasks_report": "allow", "mcp_tasks_double": "allow"})
+    script = [tool_calls(("mcp_tasks_report", {"topic": "tides"}), ("mcp_tasks_double", {"n": 21})), answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["/mcp tasks", "a report on tides, and twice 21", "/exit"], agent_env(model.base_url),
+                         timeout=90)
+    assert sorted(listed_tools(done.stdout, "tasks")) == ["mcp_tasks_double", "mcp_tasks_report"]
+    assert re.search(r"^(?:> )?Results: report on tides: done \| 42$", done.stdout, re.M), done.stdout

@@ -22,6 +22,7 @@ from beyond.folder.approvals import Approvals
 from beyond.folder.audit import AuditLog
 from beyond.folder.project import find_project, private_copy
 from beyond.folder.secret_files import guard_read
+from beyond.folder.tasks import TaskLog
 from beyond.folder.dotenv import load_dotenv
 from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, servers_to_start, user_config_path
 from beyond.repl import commands, resources, unattended
@@ -80,6 +81,7 @@ class Agent:
         self.servers = TwinServers(None)  # until prepare() knows which
         self.approvals = Approvals()  # who answers "Allow?" and what was answered: prepare() knows
         self.calls = Calls(self.approvals)  # the tool calls of the model and of /call
+        self.task_log = TaskLog()  # the tasks whose outcome is not delivered yet (/tasks)
         self.chat = ModelChat()  # the model, with the tools prepare() chooses how to offer
 
     def prepare(self) -> bool:
@@ -124,6 +126,7 @@ class Agent:
         self.orphans.adopt()  # a server's descendant that leaves its process group is still ours to stop
         for tool in tools.all_tools():  # the built-ins: an `a` allows them; nothing of theirs to pin
             self.approvals.review(tool.name, None)
+        self.task_log = TaskLog(folder)
         audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool))
         self.calls.reports.append(lambda name, arguments, decision, outcome, seconds, size: audit.record(
             name, arguments, decision, outcome, seconds - self.console.asked_within(seconds), size))  # the tool's time
@@ -132,7 +135,7 @@ class Agent:
         asks = Handlers(self.console, model=self.chat.sample, record=audit.asked, root=folder,
                         interactive=False if self.prompt is not None else None)
         self.servers = Servers(asks=asks, screen=Screen(browser=self.options.browser, console=self.console),
-                               approvals=self.approvals, activity=self.console.activity.tool)
+                               approvals=self.approvals, activity=self.console.activity.tool, tasks=self.task_log)
         self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of, self.approvals.policy_for)
         self.search.register()
         self.chat.choose = self.search.choose  # many MCP tools: a few offered, the others searched

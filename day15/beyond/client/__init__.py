@@ -3,6 +3,7 @@
   session.py      Session, the full client: the public operations: tools, resources, prompts, progress, pagination
   requests.py     the request path through the twin's hooks: timeouts, cancellation, strict replies
   revisions.py    the handshake, the 2026-07-28 revision without one, and "auto"
+  tasks.py        a tool call the server runs as a task (2026-07-28): polled, its questions answered, cancelled
   from_server.py  what a server sends unasked: its requests, log lines, progress, list changes
   link.py         the transport of a session, restarted after a crash, renewed when a server forgot it
   errors.py       the errors a caller tells apart: an error reply, no reply in time, a request refused

@@ -21,6 +21,7 @@ MCP_CONFIG_PATH = ".geekagent/mcp.json"
 # browser tool, a fetch. The official SDKs wait 60 s for a call. Both are per server in mcp.json.
 CALL_TIMEOUT_S = 60.0      # "timeout": a request after start-up
 STARTUP_TIMEOUT_S = 30.0   # "startupTimeout": initialize and tools/list
+TASK_TIMEOUT_S = 600.0     # "taskTimeout": a tool call the server runs as a task (client/tasks.py), polled
 # The longest request timeout an entry may set: an hour is longer than any tool should take, and
 # larger numbers overflow the waits they are given to.
 MAX_TIMEOUT_S = 3600.0
@@ -28,8 +29,8 @@ MAX_TIMEOUT_S = 3600.0
 # revision only, or "auto": a probe that picks (client/revisions.py).
 PROTOCOLS = ("legacy", "2026-07-28", "auto")
 # The keys of an entry this client reads.
-ENTRY_KEYS = ("command", "args", "env", "timeout", "startupTimeout", "cwd", "disabled", "type", "url", "headers",
-              "allowInsecure", "protocol", "oauth", "elicitation", "alwaysLoad", "roots")
+ENTRY_KEYS = ("command", "args", "env", "timeout", "startupTimeout", "taskTimeout", "cwd", "disabled", "type", "url",
+              "headers", "allowInsecure", "protocol", "oauth", "elicitation", "alwaysLoad", "roots")
 # "oauth": what a remote entry may say about its login, each key with the check it must pass.
 OAUTH_KEYS = {
     "clientId": (lambda v: isinstance(v, str) and v, "a non-empty string (a client registered by hand)"),
@@ -67,6 +68,7 @@ class ServerConfig(McpServerConfig):
     """The tutorial's entry (command, args, env) plus the keys real configs use."""
     timeout: float = CALL_TIMEOUT_S              # seconds for a tool call (and any other request)
     startup_timeout: float = STARTUP_TIMEOUT_S   # seconds for initialize and for tools/list
+    task_timeout: float = TASK_TIMEOUT_S         # seconds a task may run before it is cancelled
     cwd: str | None = None              # Claude Desktop's working directory for the server
     disabled: bool = False              # Claude Desktop's switch: configured, not started
     kind: str = "stdio"                 # "type": "stdio", or "http" for a remote server (wire/http.py)
@@ -120,6 +122,7 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
     config = ServerConfig(command=entry.get("command", ""), args=entry.get("args", []),
                           env=entry.get("env", {}), timeout=entry.get("timeout", CALL_TIMEOUT_S),
                           startup_timeout=entry.get("startupTimeout", STARTUP_TIMEOUT_S),
+                          task_timeout=entry.get("taskTimeout", TASK_TIMEOUT_S),
                           cwd=entry.get("cwd"), disabled=entry.get("disabled", False), url=entry.get("url"),
                           kind=entry.get("type", "http" if "url" in entry else "stdio"),
                           headers=entry.get("headers", {}), allow_insecure=entry.get("allowInsecure", False),
@@ -130,6 +133,7 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
     if problem:
         raise McpError(f"{where}: {problem}")
     config.timeout, config.startup_timeout = float(config.timeout), float(config.startup_timeout)
+    config.task_timeout = float(config.task_timeout)
     return config
 
 
@@ -179,6 +183,8 @@ def _checks(c: ServerConfig, remote: bool) -> list[tuple[object, str]]:
         (_seconds(c.timeout), f"\"timeout\" must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"),
         (_seconds(c.startup_timeout),
          f"\"startupTimeout\" must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"),
+        (_seconds(c.task_timeout),
+         f"\"taskTimeout\" must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"),
         (c.cwd is None or isinstance(c.cwd, str), "\"cwd\" must be a string"),
         (isinstance(c.disabled, bool), "\"disabled\" must be true or false"),
         (c.protocol in PROTOCOLS, "\"protocol\" must be " + ", ".join(f'"{p}"' for p in PROTOCOLS[:-1])

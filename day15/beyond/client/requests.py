@@ -14,7 +14,7 @@ import sys
 import time
 
 import mcp
-from beyond.client.capabilities import URL_ELICITATION_REQUIRED, Asks, NoAsks, offered_to, pages_visited
+from beyond.client.capabilities import URL_ELICITATION_REQUIRED, AskRefused, Asks, NoAsks, offered_to, pages_visited
 from beyond.client.content import parse_message
 from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError
 from beyond.client.from_server import FromServer
@@ -120,6 +120,14 @@ class Requests(mcp.McpClient):
         """What the handlers answer one request of the server's (AskRefused for an error answer)."""
         return self.asks.answer(self.name, self.cfg, method, params)
 
+    def answer_input(self, method: str, params: object) -> dict | None:
+        """A task's input request answered as the same request of the server's would be; None where that
+        would be an error answer (left out of tasks/update, as of an input_required retry)."""
+        try:
+            return self._answer(method, params)
+        except AskRefused:
+            return None
+
     def _exchange(self, method: str, params: dict, call: Call) -> dict:
         """One request through the twin's _request (in a version both sides speak)."""
         revisions = self.revisions
@@ -201,8 +209,8 @@ class Requests(mcp.McpClient):
 
     def _cancel(self, request_id: int, method: str, reason: str) -> None:
         """Tell the server to stop working on a request we gave up on."""
-        if method in ("initialize", "server/discover"):
-            return  # the specification forbids cancelling the handshake; a probe is left alone as well
+        if method in ("initialize", "server/discover") or method.startswith("tasks/"):
+            return  # the specification forbids cancelling the handshake (and a task this way); a probe is left alone
         transport = self.link.transport
         if self.revisions.modern and transport is not None and transport.answers_apart:
             return  # in 2026-07-28 a request's own answer stream, closed, is the cancel

@@ -18,6 +18,7 @@ import threading
 from beyond.client.capabilities import AskRefused
 from beyond.client.errors import NoReply, Refused
 from beyond.client.schema import mirrored, param_values
+from beyond.client.tasks import declaring, task_allowed
 from beyond.text import shorten
 from beyond.wire.base import About
 from mcp import McpError
@@ -45,8 +46,9 @@ PROBE_TIMEOUT_S = 5.0
 # "auto": a server/discover without an answer this long is followed by the handshake; the first valid
 # answer of the two decides (a server that ignores what it does not know is up in seconds).
 DISCOVER_WAIT_S = 3.0
-# HTTP: the request parameter each method's Mcp-Name header repeats.
-NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# HTTP: the request parameter each method's Mcp-Name header repeats (a task's: its id, for load balancers).
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+            "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 
 class Revisions:
@@ -214,8 +216,8 @@ class Revisions:
         if not self.modern:
             return params
         meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        return {**params, "_meta": {**meta, f"{META}protocolVersion": self.revision,
-                                    f"{META}clientCapabilities": self.offered(), f"{META}clientInfo": CLIENT_INFO}}
+        return {**params, "_meta": {**meta, f"{META}protocolVersion": self.revision, f"{META}clientInfo": CLIENT_INFO,
+                                    f"{META}clientCapabilities": declaring(self.offered())}}
 
     def switch_version(self, method: str, error: McpError) -> None:
         """After an error reply: if a 2026-07-28 server refused the version (-32022), speak another that
@@ -284,8 +286,11 @@ class Revisions:
         return retry
 
     def result_kind(self, method: str, result: dict) -> None:
-        """A result that is not complete (2026-07-28: the server wants input first) is an error here."""
+        """A result that is not complete (2026-07-28: the server wants input first) is an error here, but a
+        task where one may be (client/tasks.py runs it); a task anywhere else is an invalid answer."""
         kind = result.get("resultType", "complete")  # absent, as from earlier revisions: complete
+        if kind == "task":
+            return task_allowed(method, self.name)  # an invalid answer but where the extension allows it
         if kind == "input_required":
             raise McpError(f"{method}: the server asked for input more than {MAX_INPUT_ROUNDS} times, or on a "
                            "request that takes none", self.name)

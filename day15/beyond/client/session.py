@@ -16,6 +16,7 @@ from beyond.client.config import ServerConfig, parse_server_config
 from beyond.client.content import call_text, gathered, prompt_messages, resource_text
 from beyond.client.errors import Refused, ReplyError
 from beyond.client.requests import Requests, Waiter
+from beyond.client.tasks import NoTasks, Task
 from beyond.text import shorten
 from beyond.waits import Call
 from mcp import McpError, McpToolInfo
@@ -37,9 +38,10 @@ class Session(Requests):
     """
 
     def __init__(self, name: str, cfg: dict | ServerConfig, on_tools_changed: Callable[["Session"], None] | None = None,
-                 echo: bool = False, asks: Asks | None = None, screen=None, transport=None) -> None:
+                 echo: bool = False, asks: Asks | None = None, screen=None, transport=None, tasks=None) -> None:
         super().__init__(name, cfg if isinstance(cfg, ServerConfig) else parse_server_config(name, cfg), echo, asks,
                          screen, transport)
+        self.tasks = tasks or NoTasks()  # where the ids of its tasks are kept until their outcome is delivered
         # The URIs and URI templates of its resources, as last listed: its reader tool and @ completion.
         self.listed: list[str] = []
         # Called (from a helper thread) after the server's tool list changed and was read again.
@@ -144,10 +146,16 @@ class Session(Requests):
             params["_meta"] = {"progressToken": token}
         try:
             result = self.request("tools/call", params, call=call)
+            if result.get("resultType") == "task":  # 2026-07-28, the tasks extension: polled to its end
+                result = Task(self, tool, result, on_progress, self.tasks).run()
         finally:
             if token is not None:
                 self.from_server.untrack(token)
         return call_text(result, output_schema, self.name)
+
+    def task_status(self, task_id: str) -> dict:
+        """tasks/get for a task of an earlier run (/tasks): the task as the server says it is now."""
+        return self.request("tasks/get", {"taskId": task_id})
 
     def login_status(self) -> str | None:
         """A remote server's login (logged in until when, which scopes), or None where there is none."""

@@ -7,4 +7,5 @@
   approvals.py  every "Allow?": asked through the console, `a` answers and pins kept in the user's state
   secret_files.py  `read` asks for a file of secrets even when it is allowed
   audit.py      one JSON line per tool call and per question a server asked
+  tasks.py      the tasks whose outcome was not delivered yet, in the user's state, for /tasks
 """

@@ -4,6 +4,7 @@
   resources.py   resources and prompts: /resources, /read, @server:uri, /prompts, /prompt
   options.py     the command line: flags, -p and --json, --help and --version
   unattended.py  -p and --json: one prompt to its end, nobody asked
+  tasks.py       /tasks: the folder's tasks not seen to their end (a crash, Ctrl-C, taskTimeout)
   model.py       the model as the agent speaks to it (ModelChat): streamed, retried, bounded; sampling, hints
   exits.py       SIGTERM and SIGHUP leave cleanly; what escaped a server's group is stopped
 """

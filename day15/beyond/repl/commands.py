@@ -6,7 +6,7 @@ rest of the line.
 """
 import difflib
 
-from beyond.repl import resources
+from beyond.repl import resources, tasks
 from beyond.servers.toolsearch import NAME as TOOL_SEARCH
 import chat
 import tools
@@ -123,8 +123,9 @@ not_in_the_tutorial.__doc__ = None  # /help lists only what the client running h
 # lists them; those the tutorial's client cannot do at all, with --tutorial, only say so.
 COMMANDS = {"/tools": cmd_tools, "/call": cmd_call, "/logs": cmd_logs, "/history": cmd_history, "/last": cmd_last,
             "/audit": cmd_audit, "/resources": resources.cmd_resources, "/read": resources.cmd_read,
-            "/prompts": resources.cmd_prompts, "/prompt": resources.cmd_prompt, "/reset": cmd_reset}
-FULL_AGENT_ONLY = ("/logs", "/audit", "/resources", "/read", "/prompts", "/prompt")
+            "/prompts": resources.cmd_prompts, "/prompt": resources.cmd_prompt, "/tasks": tasks.cmd_tasks,
+            "/reset": cmd_reset}
+FULL_AGENT_ONLY = ("/logs", "/audit", "/resources", "/read", "/prompts", "/prompt", "/tasks")
 
 
 def for_client(tutorial: bool) -> dict:

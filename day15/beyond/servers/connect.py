@@ -29,8 +29,8 @@ from tools import unregister_tool
 @dataclass
 class McpStatus(mcp.McpStatus):
     """The twin's status, plus the running client, whether the entry is disabled or needs a login,
-    and the tools that need tasks (execution.taskSupport "required"), which this client cannot call
-    and does not offer."""
+    and the tools that need tasks (execution.taskSupport "required"), which this client calls only on
+    2026-07-28 (client/tasks.py): before, it does not offer them."""
     client: Session | None = None
     disabled: bool = False
     needs_login: bool = False
@@ -43,8 +43,10 @@ class McpStatus(mcp.McpStatus):
 class Servers:
     """The servers of one agent: started side by side, their tools in the registry, kept in step."""
 
-    def __init__(self, asks=None, screen=None, approvals: Approvals | None = None, activity=NO_ACTIVITY) -> None:
+    def __init__(self, asks=None, screen=None, approvals: Approvals | None = None, activity=NO_ACTIVITY,
+                 tasks=None) -> None:
         self.asks, self.screen, self.activity = asks, screen, activity
+        self.tasks = tasks  # where the ids of tasks are kept until their outcome is delivered (folder/tasks.py)
         self.approvals = approvals or Approvals()  # the `a` answers and pins; without a folder, for the run
         # _lock guards _statuses, _contested and the MCP part of the registry: a server's tool-list
         # change updates them from a helper thread while the REPL reads them.
@@ -58,7 +60,7 @@ class Servers:
     def client(self, name: str, config: ServerConfig) -> Session:
         """A client for one entry, with this agent's handlers; it tells us when its tools change."""
         return Session(name, config, on_tools_changed=self._sync_tools, echo=self.echo, asks=self.asks,
-                         screen=self.screen)
+                         screen=self.screen, tasks=self.tasks)
 
     def connect_mcp_servers(self, path: str = MCP_CONFIG_PATH, on_start: Callable[[int], None] = lambda count: None,
                             on_ready: Callable[[McpStatus], None] = lambda status: None,

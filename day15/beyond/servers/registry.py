@@ -101,7 +101,7 @@ def register_all(server: str, client, contested: set[str], approvals: Approvals,
         if not isinstance(info.get("name"), str):
             client.log(f"skipped a tool without a name: {shorten(json.dumps(info))}")
             continue
-        if _needs_tasks(info):
+        if _needs_tasks(client, info):
             continue  # it would always fail here; /mcp lists it
         if not _object_schema(info):  # the endpoint would refuse every request that offers it
             client.log(f"tool {clean(shorten(info['name'], 80), one_line=True)} is not offered: its inputSchema "
@@ -154,22 +154,23 @@ def _reader_name(server: str, contested: bool) -> str:
     return registry_name(f"{server}/", "read_resource", hashed=True) if contested else registry_name(server, "read_resource")
 
 
-def _needs_tasks(info: dict) -> bool:
-    """A tool that can only run as a task (MCP 2025-11-25), which this client does not support."""
+def _needs_tasks(client, info: dict) -> bool:
+    """A tool that can only run as a task, which this client runs only as 2026-07-28 has them (client/tasks.py),
+    not as 2025-11-25 did."""
     execution = info.get("execution")
-    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required" and not client.revisions.modern
 
 
 def offered_names(client) -> list[str]:
     """The names a server's tools will be offered under (before collisions are settled), the resource
     reader among them: as many as /mcp will list."""
     names = [registry_name(client.name, info["name"]) for info in client.tools
-             if isinstance(info.get("name"), str) and not _needs_tasks(info) and _object_schema(info)]
+             if isinstance(info.get("name"), str) and not _needs_tasks(client, info) and _object_schema(info)]
     return names + ([_reader_name(client.name, False)] if has_resources(client) else [])
 
 
 def needing_tasks(client) -> list[str]:
-    return [str(info.get("name")) for info in client.tools if _needs_tasks(info)]
+    return [str(info.get("name")) for info in client.tools if _needs_tasks(client, info)]
 
 
 def _object_schema(info: dict) -> bool:
@@ -179,7 +180,8 @@ def _object_schema(info: dict) -> bool:
 
 
 def with_bad_schemas(client) -> list[str]:
-    return [str(info.get("name")) for info in client.tools if not _needs_tasks(info) and not _object_schema(info)]
+    return [str(info.get("name")) for info in client.tools
+            if not _needs_tasks(client, info) and not _object_schema(info)]
 
 
 def _pin(server: str, name: str, info: dict, runs: dict, approvals: Approvals) -> None:

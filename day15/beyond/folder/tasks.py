@@ -1,0 +1,58 @@
+"""Beyond the tutorial: the tasks a folder's tool calls became (client/tasks.py) whose outcome was not
+delivered yet, kept in the user's state ($XDG_STATE_HOME/geekagent/tasks.json), never in the folder.
+
+A task is written when the server creates it, before the first poll, and forgotten once its outcome
+reached the model, or /tasks showed it (repl/tasks.py). So an agent killed during a task loses
+nothing: the next start in the same folder lists it. Without a folder (scripts) they last for the run.
+"""
+import os
+import threading
+import time
+
+from beyond.dirs import state_dir
+from beyond.folder.project import JsonStore
+
+# Kept per folder at most; past it the oldest is forgotten.
+MAX_KEPT = 100
+
+
+class TaskLog:
+    """One folder's tasks: task id -> {"server", "tool", "created" (seconds since the epoch)}."""
+
+    def __init__(self, folder: str | None = None, path: str | None = None) -> None:
+        self.folder = os.path.realpath(folder) if folder else None
+        self.store = JsonStore(path or os.path.join(state_dir(), "tasks.json")) if folder else None
+        self._run: dict[str, dict] = {}  # without a folder
+        self._lock = threading.Lock()  # one change at a time: calls run on the REPL's thread, /tasks too
+
+    def created(self, server: str, tool: str, task_id: str) -> None:
+        with self._lock:
+            tasks = self._load()
+            tasks[task_id] = {"server": server, "tool": tool, "created": time.time()}
+            self._save(dict(sorted(tasks.items(), key=lambda item: item[1]["created"])[-MAX_KEPT:]))
+
+    def delivered(self, task_id: str) -> None:
+        with self._lock:
+            tasks = self._load()
+            if tasks.pop(task_id, None) is not None:
+                self._save(tasks)
+
+    def pending(self) -> dict[str, dict]:
+        """This folder's tasks, oldest first."""
+        with self._lock:
+            return self._load()
+
+    def _load(self) -> dict[str, dict]:
+        if self.store is None:
+            return dict(self._run)
+        kept = self.store.load().get(self.folder)
+        kept = kept if isinstance(kept, dict) else {}
+        return {task_id: entry for task_id, entry in kept.items() if isinstance(entry, dict)
+                and isinstance(entry.get("server"), str) and isinstance(entry.get("tool"), str)
+                and isinstance(entry.get("created"), (int, float))}
+
+    def _save(self, tasks: dict[str, dict]) -> None:
+        if self.store is None:
+            self._run = tasks
+        else:
+            self.store.update(self.folder, tasks)

@@ -1,0 +1,32 @@
+"""A real server of the tasks extension for `make interop`: FastMCP 4.1.4 with fastmcp-tasks 4.1.4 (from
+PyPI, installed into .interop/fastmcp/), over stdio. One tool runs only as a task, one may."""
+import asyncio
+from datetime import timedelta
+
+from fastmcp import FastMCP
+from fastmcp.utilities.tasks import TaskConfig
+from fastmcp_tasks import TasksExtension
+
+# Polled every 200 ms (FastMCP's default is 5 s), so the test stays short.
+POLL = timedelta(milliseconds=200)
+
+mcp = FastMCP("tasks")
+mcp.add_extension(TasksExtension())
+
+
+@mcp.tool(task=TaskConfig(mode="required", poll_interval=POLL))
+async def report(topic: str) -> str:
+    """A report that takes a moment: it runs only as a task."""
+    await asyncio.sleep(1)
+    return f"report on {topic}: done"
+
+
+@mcp.tool(task=TaskConfig(mode="optional", poll_interval=POLL))
+async def double(n: int) -> str:
+    """Twice n, as a task or not."""
+    await asyncio.sleep(0.2)
+    return str(n * 2)
+
+
+if __name__ == "__main__":
+    mcp.run(show_banner=False)
