@@ -97,6 +97,9 @@ client_capabilities: dict = {}  # what the client declared in initialize
 def on_initialize(request: dict) -> None:
     client_capabilities.update(request["params"].get("capabilities") or {})
     time.sleep(float(os.environ.get("INIT_DELAY", "0")))  # a server slow to start (INIT_DELAY seconds), on purpose
+    began, when = time.monotonic(), os.environ.get("INIT_WHEN")  # or until the test makes this file
+    while when and not os.path.exists(when) and time.monotonic() < began + 30:
+        time.sleep(0.02)
     if MODE == "stderr_flood":
         for i in range(20000):  # about 1.4 MB, far more than a pipe buffer holds
             sys.stderr.write(f"log line {i:06d} of the flood\n")

@@ -103,15 +103,16 @@ def test_the_time_a_person_takes_to_answer_is_not_the_tools(monkeypatch):
 
 
 def test_the_prompt_comes_within_the_grace_and_a_slow_server_joins_with_its_line(tmp_path):
-    """A server that takes 8 s to start: the prompt comes first (it is named as still starting, and
-    /mcp shows it so); a turn made meanwhile is offered the others' tools; when it comes, one line
-    says so, and the next turn is offered its tools too."""
-    late = fake("named", '["echo"]', env={"INIT_DELAY": "8"})
-    cwd = workdir(tmp_path, {"demo": demo(), "late": late})
+    """A server that starts only once a turn was made (it waits for a file the test makes then): the
+    prompt comes first (it is named as still starting, and /mcp shows it so); the turn is offered the
+    others' tools; when it comes, one line says so, and the next turn is offered its tools too."""
+    late = fake("named", '["echo"]', env={"INIT_WHEN": str(tmp_path / "go")})
+    cwd = workdir(tmp_path / "p", {"demo": demo(), "late": late})
     with FakeOpenAI([answer("first"), answer("second")]) as model:
         shown = run_in_pty([sys.executable, INDEX], cwd, {**agent_env(model.base_url), "NO_COLOR": "1"},
                            [("> ", "/mcp\n"), ("still starting (", "hi\n"),
-                            ("first", ""), ("[mcp] late: ready", "again\n"), ("second", "/exit\n")], timeout=60)
+                            ("first", lambda shown: (tmp_path / "go").touch() or ""),
+                            ("[mcp] late: ready", "again\n"), ("second", "/exit\n")], timeout=60)
     assert shown.index("Type a message") < shown.index("[mcp] late: ready")
     assert "late(starting)" in shown and "late is still starting (it joins when it is up)" in shown
     offered = [{t["function"]["name"] for t in r.get("tools", [])} for r in model.requests]
