@@ -28,9 +28,11 @@ PARALLEL = 3            # scenarios at a time: each starts a Node server and a P
 ALSO_AUTO = ("request-metadata",)
 SCENARIO_LIMIT_S = 120  # one scenario, however it hangs
 # Unscored client scenarios that must pass all the same: MCP 2025-03-26's logins, which real old servers
-# need, and the logins without a person the agent offers (auth/grants.py).
+# need, the logins without a person the agent offers (auth/grants.py), a client that proves itself with
+# a key (private_key_jwt) and tokens bound to one (DPoP, auth/dpop.py).
 UNSCORED_MUST_PASS = ("auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
-                      "auth/client-credentials-basic", "auth/wif-jwt-bearer", "auth/enterprise-managed-authorization")
+                      "auth/client-credentials-basic", "auth/wif-jwt-bearer", "auth/enterprise-managed-authorization",
+                      "auth/client-credentials-jwt", "auth/dpop", "auth/dpop-nonce")
 
 
 def scored(revision: str) -> list[str]:

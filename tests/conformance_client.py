@@ -24,10 +24,20 @@ GRANTS = {
     "auth/client-credentials-basic": lambda c: {"grant": "client_credentials", "clientId": c["client_id"],
                                                 "clientSecret": c["client_secret"]},
     "auth/wif-jwt-bearer": lambda c: {"grant": "jwt_bearer", "clientId": c["client_id"], "assertion": c["valid_jwt"]},
+    "auth/client-credentials-jwt": lambda c: {"grant": "client_credentials", "clientId": c["client_id"],
+                                              "privateKeyFile": key_file(c["private_key_pem"])},
     "auth/enterprise-managed-authorization": lambda c: {
         "grant": "enterprise", "clientId": c["client_id"], "clientSecret": c["client_secret"],
         "idpTokenEndpoint": c["idp_token_endpoint"], "idpClientId": c["idp_client_id"], "idToken": c["idp_id_token"]},
 }
+
+
+def key_file(pem: str) -> str:
+    """The suite's private key as a file of the client's own (0600, in the scenario's own folder)."""
+    fd = os.open("client-key.pem", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(pem)
+    return os.path.abspath("client-key.pem")
 
 
 def entry(url: str, scenario: str, context: dict) -> dict:

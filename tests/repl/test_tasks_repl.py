@@ -33,8 +33,9 @@ def test_a_form_inside_a_task_and_ctrl_c_on_a_task(tmp_path):
     script = [tool_calls(("mcp_tasks_form", {})), answer_from_tools, tool_calls(("mcp_tasks_forever", {}))]
     with FakeOpenAI(script) as model:
         screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
-            ("> ", "greet me\r"), ("name (required)", "Ada\r"), ("[a]ccept", "a\r"), ("hello Ada", ""),
-            ("> ", "work forever\r"), ("task working", "\x03"), ("> ", "/exit\r")])
+            ("> ", "greet me\r"), ("name (required)", "Ada\r"), ("[a]ccept", "a\r"), ("tokens:", "work forever\r"),
+            ("task working", "\x03"), ("> ", "/exit\r")])
+    assert "Results: hello Ada" in screen and "(cancelled)" in screen
     assert "Your name, for the greeting?" in screen
     assert wait_until(lambda: received(tmp_path / "p", "tasks/cancel"))
     assert received(tmp_path / "p", "notifications/cancelled") == []

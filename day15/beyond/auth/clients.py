@@ -11,17 +11,25 @@ have forgotten it (a restart, an expiry), and then it shows its error on its own
 redirects back. Every login's tokens carry the client that got them, so a refresh or a logout
 needs nothing else, and a registration forgotten here leaves other servers' logins alone.
 """
+import os
 import secrets
+import time
 import urllib.parse
 
+from beyond.auth import es256
 from beyond.auth.errors import AuthError
 from beyond.auth.metadata import Answered, post_form, post_json
-from beyond.dirs import UnsetVariable, expand
+from beyond.dirs import FolderError, UnsetVariable, expand, read_inside
 
 # How a client proves itself at the token endpoint (RFC 7591's names), in the order one is picked
 # from what the server offers; "none": a public client, which has no secret.
 TOKEN_METHODS = ("client_secret_basic", "client_secret_post", "none")
 SECRET_METHODS = TOKEN_METHODS[:2]
+# "privateKeyFile": the entry's client proves itself with a signed assertion (RFC 7523 section 2.2).
+KEY_METHOD = "private_key_jwt"
+ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+ASSERTION_LIFE_S = 60
+MAX_KEY_BYTES = 16 * 1024
 CLIENT_NAME = "GeekAgent Day 15 (Python)"
 # Registration answers are kept only within this bound (real ones are a few hundred characters).
 MAX_CLIENT_CHARS = 16 * 1024
@@ -31,8 +39,9 @@ class Clients:
     """The clients of one server's login (`name`, its entry's "oauth" `settings`), registered ones kept
     in `store` (tokens.py's TokenStore); every request goes through `outbound` (outbound.py)."""
 
-    def __init__(self, name: str, settings: dict, store, outbound) -> None:
+    def __init__(self, name: str, settings: dict, store, outbound, folder: str | None = None, log=print) -> None:
         self.name, self.settings, self.store, self.outbound = name, settings, store, outbound
+        self.folder, self.log = folder, log  # where a folder's entry may read its key; the server's log
 
     def for_login(self, meta: dict, redirect_uri: str) -> dict:
         """The client a login at this issuer uses: the entry's, a metadata document, or a kept
@@ -71,12 +80,14 @@ class Clients:
         holds it), a registration whole (another server's logout may forget the kept one)."""
         if client["client_id"] == self.settings.get("clientId"):
             return {"client_id": client["client_id"], "method": client["method"]}
-        return {k: v for k, v in client.items() if k != "may_switch"}
+        return {k: v for k, v in client.items() if k not in ("may_switch", "key")}
 
     def configured(self, meta: dict) -> dict | None:
         """The entry's own client ("clientId"), with its secret expanded and its method chosen; or None."""
         if not self.settings.get("clientId"):
             return None
+        if self.settings.get("privateKeyFile"):
+            return {"client_id": self.settings["clientId"], "method": KEY_METHOD, "key": self._key(), "may_switch": False}
         try:
             secret = expand(self.settings["clientSecret"], "oauth.clientSecret") if self.settings.get("clientSecret") else None
         except UnsetVariable as e:
@@ -85,6 +96,22 @@ class Clients:
             next((m for m in SECRET_METHODS if m in offered(meta)), SECRET_METHODS[0]) if secret else "none")
         return {"client_id": self.settings["clientId"], "client_secret": secret, "method": method,
                 "may_switch": bool(secret) and not self.settings.get("tokenEndpointAuthMethod")}
+
+    def _key(self) -> es256.Key:
+        """The entry's private key, read now as every file an entry names is (a folder's: inside it, no link
+        out, no device); one that group or others may read is used, with a warning."""
+        try:
+            path = expand(self.settings["privateKeyFile"], "oauth.privateKeyFile")
+            raw = read_inside(path, MAX_KEY_BYTES, root=self.folder)
+            if raw is None:
+                raise AuthError(f"oauth.privateKeyFile: {path} does not exist")
+            key = es256.read_pem(raw.decode("ascii", "replace"))
+        except (UnsetVariable, FolderError, es256.KeyError_) as e:
+            raise AuthError(f"oauth.privateKeyFile: {e}") from None
+        where = os.path.join(self.folder or ".", os.path.expanduser(path) if self.folder is None else path)
+        if os.stat(where).st_mode & 0o077:  # as read_inside found it
+            self.log(f"warning: oauth.privateKeyFile {path} can be read by others than you (chmod 600 it)")
+        return key
 
     def kept(self, issuer: str) -> dict | None:
         with self.store.locked() as data:
@@ -106,19 +133,34 @@ class Clients:
         port = urllib.parse.urlsplit(uris[0]).port if isinstance(uris, list) and uris and isinstance(uris[0], str) else None
         return port or 0
 
-    def token_request(self, meta: dict, client: dict, form: dict) -> dict:
-        """The token endpoint's answer to `form` sent as `client`; an entry's client with a secret and no
-        method named, refused as invalid_client, tries the other method once (client["method"] is then it)."""
+    def token_request(self, meta: dict, client: dict, form: dict, dpop=None) -> dict:
+        """The token endpoint's answer to `form` sent as `client` (with a DPoP proof when `dpop`, dpop.py,
+        is given; a use_dpop_nonce answer is tried once more with its nonce); an entry's client with a
+        secret and no method named, refused as invalid_client, tries the other method once
+        (client["method"] is then it)."""
         try:
-            return post_form(self.outbound, "token_endpoint", meta["token_endpoint"], client, form)
+            return self._post_token(meta, client, form, dpop)
         except Answered as e:
             other = next((m for m in SECRET_METHODS if m != client["method"]), None)
             if not (client.get("may_switch") and e.code == "invalid_client" and e.status == 401
                     and other in offered(meta, SECRET_METHODS)):
                 raise
-            answer = post_form(self.outbound, "token_endpoint", meta["token_endpoint"], {**client, "method": other}, form)
+            answer = self._post_token(meta, {**client, "method": other}, form, dpop)
             client["method"], client["may_switch"] = other, False
             return answer
+
+    def _post_token(self, meta: dict, client: dict, form: dict, dpop) -> dict:
+        endpoint = meta["token_endpoint"]
+        for attempt in (1, 2):
+            extra = {"DPoP": dpop.proof("POST", endpoint)} if dpop else {}
+            if client["method"] == KEY_METHOD:  # a new assertion every time: each has its own jti
+                form = {**form, "client_assertion_type": ASSERTION_TYPE, "client_assertion": assertion(client, meta)}
+            try:
+                return post_form(self.outbound, "token_endpoint", endpoint, client, form, extra=extra)
+            except Answered as e:
+                if attempt == 2 or not (dpop and e.code == "use_dpop_nonce" and dpop.nonce_given(endpoint, e.nonce)):
+                    raise
+        raise AssertionError("unreachable")
 
     # --- registering ----------------------------------------------------------------------------
 
@@ -154,6 +196,15 @@ class Clients:
         with self.store.locked() as data:
             data.setdefault("clients", {})[meta["issuer"]] = client
         return client
+
+
+def assertion(client: dict, meta: dict) -> str:
+    """A client assertion for the token endpoint (private_key_jwt): the client is iss and sub, the
+    authorization server's issuer the audience, a minute of life, a unique jti."""
+    now = int(time.time())
+    return client["key"].jws({"typ": "JWT"}, {"iss": client["client_id"], "sub": client["client_id"],
+                                              "aud": meta["issuer"], "iat": now, "exp": now + ASSERTION_LIFE_S,
+                                              "jti": secrets.token_urlsafe(18)})
 
 
 def offered(meta: dict, unlisted: tuple[str, ...] = ("client_secret_basic",)) -> list[str]:

@@ -35,13 +35,13 @@ def granted(oauth, meta: dict, resource: str, scopes: list[str]) -> tuple[dict, 
     client = clients.configured(meta)
     form = {"resource": resource, **({"scope": " ".join(scopes)} if scopes else {})}
     if settings["grant"] == "client_credentials":
-        return clients.token_request(meta, client, {"grant_type": "client_credentials", **form}), client
+        return oauth.token_request(meta, client, {"grant_type": "client_credentials", **form}), client
     if settings["grant"] == "jwt_bearer":
         # The server's error is the login's: no other method is tried.
         assertion, client = _assertion(settings, oauth.folder), {**client, "may_switch": False}
     else:
         assertion = _identity_assertion(oauth, meta, resource, scopes)
-    return clients.token_request(meta, client, {"grant_type": JWT_BEARER, "assertion": assertion, **form}), client
+    return oauth.token_request(meta, client, {"grant_type": JWT_BEARER, "assertion": assertion, **form}), client
 
 
 def _assertion(settings: dict, folder: str | None) -> str:

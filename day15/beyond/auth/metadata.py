@@ -30,9 +30,9 @@ MAX_DOCUMENT_BYTES = 1 << 20
 class Answered(AuthError):
     """An error answer of the authorization server: its HTTP status and OAuth error code ("invalid_client")."""
 
-    def __init__(self, message: str, status: int, code: str | None) -> None:
+    def __init__(self, message: str, status: int, code: str | None, nonce: str | None = None) -> None:
         super().__init__(message)
-        self.status, self.code = status, code
+        self.status, self.code, self.nonce = status, code, nonce  # nonce: its DPoP-Nonce header (dpop.py)
 
 
 class NotFound(AuthError):
@@ -123,10 +123,12 @@ def server_metadata(outbound, issuer: str) -> dict:
     return meta
 
 
-def post_form(outbound, field: str, url: str, client: dict, form: dict, expect_json: bool = True) -> dict:
-    """A form to the authorization server as `client` (client_id, client_secret, method). client_id is
-    in every form, Basic or not: servers that read it from the form alone (the Python SDK's) need it."""
-    headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+def post_form(outbound, field: str, url: str, client: dict, form: dict, expect_json: bool = True,
+              extra: dict | None = None) -> dict:
+    """A form to the authorization server as `client` (client_id, client_secret, method), with `extra`
+    headers (a DPoP proof). client_id is in every form, Basic or not: servers that read it from the
+    form alone (the Python SDK's) need it."""
+    headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json", **(extra or {})}
     form = {**form, "client_id": client["client_id"]}
     if client["method"] == "client_secret_basic" and client.get("client_secret"):
         pair = f"{urllib.parse.quote(client['client_id'], safe='')}:{urllib.parse.quote(client['client_secret'], safe='')}"
@@ -178,15 +180,18 @@ def exchange(outbound, field: str, method: str, url: str, body: bytes | None, he
         detail = data.get("error_description") or data.get("error") if isinstance(data, dict) else None
         code = data.get("error") if isinstance(data, dict) and isinstance(data.get("error"), str) else None
         raise Answered(f"{url}: HTTP {response.status}" + (f" ({clean(str(detail)[:200], one_line=True)})"
-                                                            if detail else ""), response.status, code)
+                                                            if detail else ""), response.status, code,
+                       response.getheader("DPoP-Nonce"))
     if expect_json and not isinstance(data, dict):
         raise AuthError(f"{url}: the answer is not a JSON object")
     return data if isinstance(data, dict) else {}
 
 
 def challenge(header: str | None) -> dict[str, str]:
-    """The parameters of a WWW-Authenticate Bearer challenge (resource_metadata, scope, error), keys lowercased."""
-    if not header or not header.strip().lower().startswith("bearer"):
+    """The parameters of a WWW-Authenticate Bearer (or DPoP) challenge (resource_metadata, scope, error),
+    keys lowercased."""
+    scheme = (header or "").strip().split(" ", 1)[0].lower()
+    if scheme not in ("bearer", "dpop"):
         return {}
     return {m.group(1).lower(): (m.group(2).replace('\\"', '"') if m.group(2) is not None else m.group(3))
-            for m in CHALLENGE_PARAM.finditer(header.strip()[6:])}
+            for m in CHALLENGE_PARAM.finditer(header.strip()[len(scheme):])}

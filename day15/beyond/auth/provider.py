@@ -11,18 +11,20 @@ all callers and agents; a 403 insufficient_scope logs in again with the union of
 times at most. A login with the entry's own secrets (a client secret, a grant's assertion or ID token)
 is bound to the authorization server (issuer and token endpoint) of the first one: a server that later
 names another gets none of them until the user asks (/mcp login). A login without them registers at a
-new authorization server anew (SEP-2352). No token is ever put in a URL, a log line or an error.
+new authorization server anew (SEP-2352). Where the authorization server offers it, tokens are bound to
+a key of this login (DPoP, auth/dpop.py). No token is ever put in a URL, a log line or an error.
 """
 import os
 import threading
 import time
 
+from beyond.auth import dpop as proofs
 from beyond.auth.clients import Clients
 from beyond.auth.errors import AuthError, LoginNeeded
 from beyond.auth.metadata import Answered, canonical, challenge, discover, metadata_for, post_form
 from beyond.auth.outbound import Outbound
 from beyond.auth.screen import Screen
-from beyond.auth.tokens import TokenStore
+from beyond.auth.tokens import TokenStore, lifetime, usable
 from beyond.text import clean, shorten
 
 # A token is refreshed this long before it expires: the smaller of 60 s and a tenth of its life.
@@ -37,27 +39,9 @@ MAX_STEP_UPS = 2
 FRESH = "fresh"
 # The fields of a token answer that may name whom it is for (none is standard; some servers add one).
 WHO_FIELDS = ("username", "user", "email", "name", "sub", "user_id")
-# A token answer is kept only within these bounds (real tokens are a few KB, lifetimes hours or
-# days), so one authorization server's answer cannot grow the logins file past what is read back.
+# A token answer is kept only within this bound (real tokens are a few KB; tokens.py bounds lifetimes),
+# so one authorization server's answer cannot grow the logins file past what is read back.
 MAX_TOKEN_CHARS = 16 * 1024
-MAX_LIFE_S = 10 * 365 * 24 * 3600.0
-
-
-def lifetime(value: object) -> float | None:
-    """A token's expires_in as seconds when it is a plausible one (above 0, at most MAX_LIFE_S), else None: unknown."""
-    plausible = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_LIFE_S
-    return float(value) if plausible else None
-
-
-def usable(tokens: object) -> bool:
-    """Tokens as read back from the logins file (written by any agent, or by hand) that every use of them can take."""
-    if not isinstance(tokens, dict) or not isinstance(tokens.get("access_token"), str):
-        return False
-    scopes, expires = tokens.get("scopes", []), tokens.get("expires_at")
-    if not isinstance(scopes, list) or not all(isinstance(scope, str) for scope in scopes):
-        return False
-    return expires is None or (isinstance(expires, (int, float)) and not isinstance(expires, bool)
-                               and 0 < expires < time.time() + 2 * MAX_LIFE_S)
 
 
 class OAuth:
@@ -70,7 +54,8 @@ class OAuth:
         self.screen = screen or Screen()  # where a login meets the user (login.py)
         self.outbound = Outbound(url, allow_insecure)  # where its login may go (auth/outbound.py)
         self.store = store or TokenStore()
-        self.clients = Clients(name, settings, self.store, self.outbound)  # who we are to its authorization server
+        self.clients = Clients(name, settings, self.store, self.outbound, folder, log)  # who we are at its issuer
+        self.dpop: proofs.Dpop | None = None  # this login's DPoP key (auth/dpop.py), where the server binds tokens
         # Set by the client that may open a login: True (start(login=True)), FRESH (/mcp login: the
         # stored tokens are not tried until this login is made), False: LoginNeeded.
         self.login_allowed: bool | str = False
@@ -85,19 +70,24 @@ class OAuth:
 
     # --- what the transport asks -------------------------------------------------------------
 
-    def header(self, renew: bool = True) -> dict[str, str]:
-        """{"Authorization": "Bearer ..."} with a token that is not about to expire (`renew`: refreshed
-        first if it is), or {} before a login."""
+    def header(self, renew: bool = True, method: str = "POST") -> dict[str, str]:
+        """The Authorization header (and a DPoP proof, for a `method` request) with a token that is not
+        about to expire (`renew`: refreshed first if it is), or {} before a login."""
         tokens = None if self._fresh_pending() else self._tokens()
         if renew and tokens and tokens.get("expires_at") and time.time() > tokens["expires_at"] - self._margin(tokens):
             tokens = self._renew(tokens.get("access_token"), challenge(None)) or tokens
-        return {"Authorization": f"Bearer {tokens['access_token']}"} if tokens else {}
+        return proofs.authorization(tokens, self.dpop, method, self.url) if tokens else {}
 
     def unauthorized(self, sent: dict[str, str], www_authenticate: str | None) -> None:
         """A 401 for a request that carried `sent` headers: refresh, or log in; LoginNeeded if not allowed."""
-        token = sent.get("Authorization", "")[7:] or None
+        token = sent.get("Authorization", "").partition(" ")[2] or None
         self._look_after = 0.0  # the retry reads the file, whoever put tokens there
         self._renew(token, challenge(www_authenticate), login=True)
+
+    def nonce_retry(self, www_authenticate: str | None, nonce: str | None) -> bool:
+        """A 401 use_dpop_nonce with a nonce not seen yet: True, and the request goes once more with it."""
+        wanted = challenge(www_authenticate).get("error") == "use_dpop_nonce"
+        return bool(wanted and self.dpop and self.dpop.nonce_given(self.url, nonce))
 
     def forbidden(self, www_authenticate: str | None) -> bool:
         """A 403: True once a login with more scopes was made (the request is then sent again)."""
@@ -121,7 +111,7 @@ class OAuth:
             with self.store.locked() as data:  # read again, and refreshed, under the lock other agents take
                 tokens = (data.get("tokens") or {}).get(self.url)
                 tokens = tokens if usable(tokens) else None
-                if tokens and tokens.get("access_token") != stale:
+                if tokens and tokens.get("access_token") != stale and not proofs.held_elsewhere(tokens, self.dpop):
                     return tokens  # renewed meanwhile, by another thread or another agent
                 if tokens and isinstance(tokens.get("refresh_token"), str) and isinstance(tokens.get("issuer"), str) \
                         and isinstance(tokens.get("resource"), str) and not self.settings.get("grant"):
@@ -142,9 +132,9 @@ class OAuth:
             meta = metadata_for(self.outbound, tokens["issuer"], tokens.get("defaults") is True)
             self._bound(meta)
             client = self.clients.of_tokens(tokens, meta)
-            answer = self.clients.token_request(meta, client, {"grant_type": "refresh_token",
-                                                               "refresh_token": tokens["refresh_token"],
-                                                               "resource": tokens["resource"]})
+            answer = self.token_request(meta, client, {"grant_type": "refresh_token",
+                                                       "refresh_token": tokens["refresh_token"],
+                                                       "resource": tokens["resource"]})
         except AuthError as e:
             self.log(f"could not refresh the login: {e}")
             if isinstance(e, Answered) and e.code == "invalid_client":  # the server forgot the registration
@@ -169,6 +159,7 @@ class OAuth:
         if "offline_access" in (meta.get("scopes_supported") or []) and not grant:
             scopes.add("offline_access")  # a grant is repeated, not refreshed
         self.scopes = scopes
+        self.dpop = None  # each login binds its tokens to a key of its own
         def keep(answer: dict, client: dict) -> dict:
             return self._keep(answer, meta, client, resource, sorted(scopes))
         if grant:
@@ -204,8 +195,9 @@ class OAuth:
               old_refresh: str | None = None) -> dict:
         """Store a token answer once it is checked: bounded tokens and scope, a plausible lifetime
         (else unknown); an answer over the bounds fails this login only, and nothing of it is kept."""
-        if not isinstance(answer.get("access_token"), str) or str(answer.get("token_type", "bearer")).lower() != "bearer":
-            raise AuthError("the authorization server answered without a bearer access token")
+        kind = str(answer.get("token_type", "bearer")).lower()
+        if not isinstance(answer.get("access_token"), str) or kind not in ("bearer", "dpop" if self.dpop else "bearer"):
+            raise AuthError("the authorization server answered without a bearer (or DPoP) access token")
         refresh = answer.get("refresh_token") if isinstance(answer.get("refresh_token"), str) else None
         scope = answer.get("scope") if isinstance(answer.get("scope"), str) else None
         for what, value in (("access_token", answer["access_token"]), ("refresh_token", refresh), ("scope", scope)):
@@ -218,7 +210,7 @@ class OAuth:
                   "refresh_token": refresh or old_refresh, "scopes": scope.split() if scope is not None else scopes,
                   "expires_at": time.time() + life if life else None, "life": life,
                   "client": self.clients.remembered(client), "defaults": meta.get("defaults") is True,
-                  "who": shorten(who, 100) if who else None}
+                  "who": shorten(who, 100) if who else None, "jkt": self.dpop.jkt if kind == "dpop" else None}
         with self.store.locked() as data:
             data.setdefault("tokens", {})[self.url] = tokens
         self._look_after = 0.0  # the next request reads them
@@ -292,4 +284,7 @@ class OAuth:
         return self.clients.kept_port(issuer)
 
     def token_request(self, meta: dict, client: dict, form: dict) -> dict:
-        return self.clients.token_request(meta, client, form)
+        """A token request as `client`, with a DPoP proof where the authorization server binds tokens."""
+        bind = proofs.offered(meta, self.settings)
+        self.dpop = (self.dpop or proofs.Dpop()) if bind else self.dpop
+        return self.clients.token_request(meta, client, form, self.dpop if bind else None)

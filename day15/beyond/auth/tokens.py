@@ -12,6 +12,7 @@ import json
 import os
 import stat
 import threading
+import time
 
 from beyond.dirs import state_dir
 from beyond.auth.errors import AuthError
@@ -19,11 +20,30 @@ from beyond.auth.errors import AuthError
 # oauth.json is small: a few clients and tokens (each answer is bounded: provider.MAX_TOKEN_CHARS).
 # A bigger one is not ours to read, and a change that would make it bigger is refused, not written.
 MAX_STORE_BYTES = 4 << 20
+# A token's lifetime is believed up to this long (real ones are hours or days).
+MAX_LIFE_S = 10 * 365 * 24 * 3600.0
 
 try:
     import fcntl
 except ImportError:  # Windows: the lock is this process's only
     fcntl = None
+
+
+def lifetime(value: object) -> float | None:
+    """A token's expires_in as seconds when it is a plausible one (above 0, at most MAX_LIFE_S), else None: unknown."""
+    plausible = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_LIFE_S
+    return float(value) if plausible else None
+
+
+def usable(tokens: object) -> bool:
+    """Tokens as read back from the logins file (written by any agent, or by hand) that every use of them can take."""
+    if not isinstance(tokens, dict) or not isinstance(tokens.get("access_token"), str):
+        return False
+    scopes, expires = tokens.get("scopes", []), tokens.get("expires_at")
+    if not isinstance(scopes, list) or not all(isinstance(scope, str) for scope in scopes):
+        return False
+    return expires is None or (isinstance(expires, (int, float)) and not isinstance(expires, bool)
+                               and 0 < expires < time.time() + 2 * MAX_LIFE_S)
 
 
 class TokenStore:

@@ -50,17 +50,21 @@ OAUTH_KEYS = {
     "idpClientId": (lambda v: isinstance(v, str) and v, "a non-empty string (this agent at the identity provider)"),
     "idpClientSecret": (lambda v: isinstance(v, str), "a string (${VAR} is expanded)"),
     "idToken": (lambda v: isinstance(v, str) and v, "the user's ID token (usually ${VAR})"),
+    # The client proves itself with a key (private_key_jwt, auth/clients.py); tokens bound to one (auth/dpop.py).
+    "privateKeyFile": (lambda v: isinstance(v, str) and v, "the path of an unencrypted P-256 key in PEM"),
+    "dpop": (lambda v: isinstance(v, bool), "true or false (false: no DPoP even where the server offers it)"),
 }
 # The keys each grant needs, and the grant each of its own keys belongs to.
-GRANT_NEEDS = {"client_credentials": ("clientId", "clientSecret"), "jwt_bearer": ("clientId",),
+GRANT_NEEDS = {"client_credentials": ("clientId",), "jwt_bearer": ("clientId",),
                "enterprise": ("clientId", "clientSecret", "idpTokenEndpoint", "idpClientId", "idToken")}
 GRANT_OF = {"assertion": "jwt_bearer", "assertionFile": "jwt_bearer", "idpTokenEndpoint": "enterprise",
             "idpClientId": "enterprise", "idpClientSecret": "enterprise", "idToken": "enterprise"}
 # Keys that say contradicting things: an entry with both fails, naming them.
-EXCLUSIVE = (("grant", "callbackPort"), ("grant", "clientMetadataUrl"), ("assertion", "assertionFile"))
+EXCLUSIVE = (("grant", "callbackPort"), ("grant", "clientMetadataUrl"), ("assertion", "assertionFile"),
+             ("clientSecret", "privateKeyFile"))
 
 # The "oauth" values ${VAR} is expanded in when they are used (auth/provider.py, auth/grants.py).
-EXPANDED_OAUTH = ("clientSecret", "assertion", "assertionFile", "idpClientSecret", "idToken")
+EXPANDED_OAUTH = ("clientSecret", "assertion", "assertionFile", "idpClientSecret", "idToken", "privateKeyFile")
 
 
 @dataclass
@@ -222,7 +226,13 @@ def _grant_problem(oauth: dict) -> str | None:
     missing = [k for k in GRANT_NEEDS.get(grant, ()) if k not in oauth]
     if grant == "jwt_bearer" and not ({"assertion", "assertionFile"} & set(oauth)):
         missing.append("assertion (or assertionFile)")
-    return f"\"grant\": \"{grant}\" needs \"oauth.{missing[0]}\"" if missing else None
+    if missing:
+        return f"\"grant\": \"{grant}\" needs \"oauth.{missing[0]}\""
+    if grant == "client_credentials" and not ({"clientSecret", "privateKeyFile"} & set(oauth)):
+        return "\"grant\": \"client_credentials\" needs \"oauth.clientSecret\" (or \"oauth.privateKeyFile\")"
+    if "privateKeyFile" in oauth and "clientId" not in oauth:
+        return "\"oauth.privateKeyFile\" needs \"oauth.clientId\", the client the key proves"
+    return None
 
 
 def _seconds(value: object) -> bool:

@@ -56,8 +56,8 @@ def what_the_twin_runs(cfg: McpServerConfig) -> str:
 
 
 def _logs_in(oauth: dict) -> str:
-    """What a login without a person does (auth/grants.py): the grant, the file it reads, where the ID token goes."""
+    """What a login without a person does (auth/grants.py): the grant, the files it reads, where the ID token goes."""
     said = [f"logs in without you ({oauth['grant']})"] if isinstance(oauth.get("grant"), str) else []
-    said += [f"reads {oauth['assertionFile']}"] if isinstance(oauth.get("assertionFile"), str) else []
+    said += [f"reads {oauth[key]}" for key in ("assertionFile", "privateKeyFile") if isinstance(oauth.get(key), str)]
     said += [f"sends your ID token to {oauth['idpTokenEndpoint']}"] if isinstance(oauth.get("idpTokenEndpoint"), str) else []
     return "".join(f"; {s}" for s in said)

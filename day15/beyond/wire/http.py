@@ -119,6 +119,8 @@ class HttpTransport(Transport):
                                          "know the session", session)
                 if not isinstance(outcome, _Refused):
                     return
+                if outcome.status == 401 and self.oauth and self.oauth.nonce_retry(outcome.challenge, outcome.nonce):
+                    continue  # DPoP (RFC 9449 section 9): once more, with the nonce the server gave
                 if not self.oauth or (outcome.status == 401 and logins):
                     raise TransportError(outcome.error)
                 began = time.monotonic()
@@ -160,7 +162,7 @@ class HttpTransport(Transport):
         """The DELETE's: the entry's, the version and the login's as every request has them (the
         token as it is: ending a session never starts a refresh), and the session."""
         headers = {**self.headers, **about_headers(About(revision=self.revision)), "Mcp-Session-Id": session}
-        return {**headers, **(self.oauth.header(renew=False) if self.oauth else {})}
+        return {**headers, **(self.oauth.header(renew=False, method="DELETE") if self.oauth else {})}
 
     # --- what the stream (stream.py) asks of its transport ---------------------------------------
 
@@ -178,19 +180,20 @@ class HttpTransport(Transport):
         except ValueError as e:  # NaN, Infinity, or a lone surrogate: refused rather than sent
             raise TransportError(f"{_what(message)} not sent: {e}") from None
 
-    def request_headers(self, session: str | None, about: About) -> dict[str, str]:
-        """The entry's headers, those of MCP for what the client says of the message, the session's, the login's."""
+    def request_headers(self, session: str | None, about: About, method: str = "POST") -> dict[str, str]:
+        """The entry's headers, those of MCP for what the client says of the message, the session's, the
+        login's (for a `method` request: a DPoP proof names it)."""
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                    **self.headers, **about_headers(about)}
         if session:
             headers["Mcp-Session-Id"] = session
         if self.oauth:
-            headers.update(self.oauth.header())
+            headers.update(self.oauth.header(method=method))
         return headers
 
     def stream_headers(self, last_event: str | None, about: About) -> dict[str, str]:
         """A GET for the session's stream (from `last_event`, to resume one): no body, SSE only."""
-        headers = {k: v for k, v in self.request_headers(self.session_id, about).items() if k != "Content-Type"}
+        headers = {k: v for k, v in self.request_headers(self.session_id, about, "GET").items() if k != "Content-Type"}
         headers["Accept"] = "text/event-stream"
         if last_event:
             headers["Last-Event-ID"] = last_event
@@ -257,7 +260,7 @@ class HttpTransport(Transport):
             return SessionExpired  # the server forgot it (the specification says 404; some say 400)
         if response.status in (401, 403):  # a login is wanted, or more scopes: see send()
             return _Refused(response.status, response.getheader("WWW-Authenticate"), sent,
-                            self.http_error(message, response, body))
+                            self.http_error(message, response, body), response.getheader("DPoP-Nonce"))
         raise Rejected(self.http_error(message, response, body), response.status)
 
     def _take(self, deadline: float, fresh: bool) -> tuple[http.client.HTTPConnection, bool]:
@@ -280,10 +283,12 @@ class HttpTransport(Transport):
 
 
 class _Refused:
-    """A 401 or 403: the challenge in its WWW-Authenticate, the headers the request carried, the error to say."""
+    """A 401 or 403: the challenge in its WWW-Authenticate, the headers the request carried, the error to
+    say, the DPoP-Nonce it gave."""
 
-    def __init__(self, status: int, challenge: str | None, sent: dict[str, str], error: str) -> None:
-        self.status, self.challenge, self.sent, self.error = status, challenge, sent, error
+    def __init__(self, status: int, challenge: str | None, sent: dict[str, str], error: str,
+                 nonce: str | None = None) -> None:
+        self.status, self.challenge, self.sent, self.error, self.nonce = status, challenge, sent, error, nonce
 
 
 class _Closed(Exception):
