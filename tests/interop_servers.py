@@ -281,3 +281,20 @@ def test_a_fastmcp_tasks_server_answers_through_its_tasks(tmp_path):
                          timeout=90)
     assert sorted(listed_tools(done.stdout, "tasks")) == ["mcp_tasks_double", "mcp_tasks_report"]
     assert re.search(r"^(?:> )?Results: report on tides: done \| 42$", done.stdout, re.M), done.stdout
+
+
+def test_real_servers_work_sandboxed(tmp_path):
+    """mcp-server-time from its virtual environment and server-filesystem under node, both sandboxed
+    (--sandbox): they list their tools and answer; the filesystem server writes in the folder it was given."""
+    (tmp_path / "files").mkdir()
+    cwd = workdir(tmp_path / "p", servers(tmp_path / "files"),
+                  {"mcp_time_get_current_time": "allow", "mcp_files_write_file": "allow"})
+    script = [tool_calls(("mcp_time_get_current_time", {"timezone": "UTC"}),
+                         ("mcp_files_write_file", {"path": str(tmp_path / "files" / "note.txt"), "content": "boxed"})),
+              answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["/mcp time", "/mcp files", "what time is it? and note it", "/exit"],
+                         agent_env(model.base_url), timeout=90, args=("--sandbox",))
+    assert listed_tools(done.stdout, "time") and listed_tools(done.stdout, "files")
+    assert done.stdout.count("sandboxed: writes the folders its args and roots name") == 2, done.stdout
+    assert '"timezone": "UTC"' in done.stdout and (tmp_path / "files" / "note.txt").read_text() == "boxed"

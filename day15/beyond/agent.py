@@ -155,6 +155,9 @@ class Agent:
         if self.tutorial:
             return self.servers.connect_mcp_servers()
         configs, origins = servers_to_start(self.project if self.trusted else None)  # says what it cannot use
+        for config in configs.values():  # --sandbox: each stdio server whose entry does not say otherwise
+            if self.options.sandbox and config.sandbox is None and config.kind == "stdio":
+                config.sandbox = True
         mixed = any(origin != MCP_CONFIG_PATH for origin in origins.values())
         # On a terminal the prompt does not wait for the slowest server: it joins when it is up.
         grace = GRACE_S if self.console.terminal and self.prompt is None else None

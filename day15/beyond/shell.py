@@ -10,6 +10,7 @@ import time
 
 import chat
 from beyond.agent import Agent, shown, style
+from beyond.wire.sandbox import what_it_may
 
 # /mcp lists this many tools of each server (/mcp <server> lists them all): six servers fit on a screen.
 TOOLS_LISTED = 8
@@ -110,6 +111,8 @@ def status_lines(status, with_tools: bool, most: int | None = None) -> list[str]
     revision, login = getattr(client, "revision", None), client.login_status() if client else None
     spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
     spoken += [f"  {shown(login, one_line=True)}"] if login else []
+    config = getattr(client, "cfg", None)
+    spoken += [f"  {what_it_may(config)}"] if getattr(config, "kind", None) == "stdio" else []
     listed = status.tools if most is None or len(status.tools) <= most + 1 else status.tools[:most]
     more = [f"  ... and {len(status.tools) - len(listed)} more (/mcp {server})"] * (len(listed) < len(status.tools))
     return [head] + ([f"  {tool}" for tool in listed] + more + unusable + spoken if with_tools else [])

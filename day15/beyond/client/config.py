@@ -30,7 +30,7 @@ MAX_TIMEOUT_S = 3600.0
 PROTOCOLS = ("legacy", "2026-07-28", "auto")
 # The keys of an entry this client reads.
 ENTRY_KEYS = ("command", "args", "env", "timeout", "startupTimeout", "taskTimeout", "cwd", "disabled", "type", "url",
-              "headers", "allowInsecure", "protocol", "oauth", "elicitation", "alwaysLoad", "roots")
+              "headers", "allowInsecure", "protocol", "oauth", "elicitation", "alwaysLoad", "roots", "sandbox")
 # "oauth": what a remote entry may say about its login, each key with the check it must pass.
 OAUTH_KEYS = {
     "clientId": (lambda v: isinstance(v, str) and v, "a non-empty string (a client registered by hand)"),
@@ -85,6 +85,7 @@ class ServerConfig(McpServerConfig):
     always_load: bool | list = False    # tools offered even when the rest wait for tool_search (servers/toolsearch.py)
     roots: list | bool | None = None    # the folders it is given (client/roots.py); false: no roots capability
     folder_entry: bool = False          # from the folder's own mcp.json, not the user's (client/roots.py)
+    sandbox: bool | dict | None = None  # a stdio server confined (wire/sandbox.py); None: as --sandbox says
     shown_roots: list | None = None     # a folder entry's roots as the trust question showed them (client/roots.py)
     problem: str | None = None          # what is wrong with the entry (file and key): shown, not started
 
@@ -132,7 +133,7 @@ def parse_server_config(where: str, entry: object) -> ServerConfig:
                           headers=entry.get("headers", {}), allow_insecure=entry.get("allowInsecure", False),
                           protocol=entry.get("protocol", "legacy"), oauth=entry.get("oauth", {}),
                           elicitation=entry.get("elicitation", "decline"), always_load=entry.get("alwaysLoad", False),
-                          roots=entry.get("roots"))
+                          roots=entry.get("roots"), sandbox=entry.get("sandbox"))
     problem = _problem(config)
     if problem:
         raise McpError(f"{where}: {problem}")
@@ -198,6 +199,9 @@ def _checks(c: ServerConfig, remote: bool) -> list[tuple[object, str]]:
         (not c.oauth or remote, "\"oauth\" is for a remote server (\"url\")"),
         (isinstance(c.always_load, bool) or isinstance(c.always_load, list) and all(
             isinstance(t, str) for t in c.always_load), "\"alwaysLoad\" must be true, false or a list of tool names"),
+        (c.sandbox is None or isinstance(c.sandbox, bool) or _sandbox_asked(c.sandbox),
+         "\"sandbox\" must be true, false or {\"read\": [folders], \"write\": [folders], \"network\": true or false}"),
+        (not c.sandbox or not remote, "\"sandbox\" confines a local server (\"command\"), not a \"url\""),
         (c.roots is None or c.roots is False or isinstance(c.roots, list) and all(isinstance(r, str) and r for r in c.roots),
          "\"roots\" must be a list of folders, or false"),
     ]
@@ -233,6 +237,13 @@ def _grant_problem(oauth: dict) -> str | None:
     if "privateKeyFile" in oauth and "clientId" not in oauth:
         return "\"oauth.privateKeyFile\" needs \"oauth.clientId\", the client the key proves"
     return None
+
+
+def _sandbox_asked(value: object) -> bool:
+    """{"read": [...], "write": [...], "network": bool}, each key optional."""
+    folders = all(isinstance(value.get(k, []), list) and all(isinstance(p, str) and p for p in value.get(k, []))
+                  for k in ("read", "write")) if isinstance(value, dict) else False
+    return folders and set(value) <= {"read", "write", "network"} and isinstance(value.get("network", False), bool)
 
 
 def _seconds(value: object) -> bool:

@@ -12,6 +12,7 @@ from beyond.client.config import ServerConfig, expanded
 from beyond.client.roots import outside
 from beyond.dirs import VARIABLE
 from beyond.text import SECRET_NAME, clean, mask_secrets, shorten
+from beyond.wire.sandbox import what_it_may
 from mcp import McpServerConfig
 
 
@@ -40,7 +41,8 @@ def what_runs(config: ServerConfig, folder: str | None = None) -> str:
     where = f" in {config.cwd}" if config.cwd else ""
     env = ", ".join(f"{key}={shown_value(key, value, 80)}" for key, value in config.env.items() if not VARIABLE.search(value))
     env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
-    return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}{sends}", one_line=True)
+    confined = f"; {what_it_may(config)}" if config.sandbox is not None else ""
+    return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}{sends}{confined}", one_line=True)
 
 
 def what_the_twin_runs(cfg: McpServerConfig) -> str:

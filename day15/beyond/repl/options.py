@@ -10,17 +10,19 @@ from dataclasses import dataclass
 from beyond.text import clean
 
 VERSION = "GeekAgent Day 15 (Python) 0.2.0"
-USAGE = """usage: python3 day15/index.py [--tutorial] [-p PROMPT [--json]] [--trust] [--verbose] [--no-browser] [--help] [--version]
+USAGE = """usage: python3 day15/index.py [--tutorial] [-p PROMPT [--json]] [--trust] [--sandbox] [--verbose] [--no-browser]
+                                [--help] [--version]
   --tutorial    run the tutorial's MCP client (day15/mcp.py) instead of the full one
   -p PROMPT     run this prompt to its end without a terminal and print the answer (-p - reads it from stdin);
                 only tools GeekAgent.json (or your `a` in the REPL) allows run; exit 0 answered, 1 failed, 2 usage
   --json        with -p: print {"answer", "tool_calls", "usage"} (and "error") as one JSON object
   --trust       trust this folder's .geekagent/mcp.json and .env for this run (also GEEKAGENT_TRUST=1)
+  --sandbox     confine every stdio server with Landlock, as if each entry said "sandbox": true (Linux)
   --verbose     print what servers write on stderr as it comes (/logs shows it anyway)
   --no-browser  /mcp login shows the URL to open elsewhere, even where a browser is (GEEKAGENT_NO_BROWSER=1)
   --help        this text
   --version     the agent's name and version"""
-FLAGS = ("--tutorial", "--trust", "--verbose", "--no-browser", "--help", "--version")
+FLAGS = ("--tutorial", "--trust", "--sandbox", "--verbose", "--no-browser", "--help", "--version")
 # A prompt from stdin is read up to this many characters (more is a usage error, not a cut prompt).
 MAX_PROMPT_CHARS = 1_000_000
 
@@ -36,6 +38,7 @@ class Options:
     prompt: str | None = None  # -p: run it unattended
     as_json: bool = False
     trust: bool = False        # --trust, or GEEKAGENT_TRUST=1
+    sandbox: bool = False      # --sandbox: every stdio server confined (wire/sandbox.py) unless its entry says no
     verbose: bool = False
     browser: bool = True       # not --no-browser, nor GEEKAGENT_NO_BROWSER=1
     help: bool = False
@@ -64,8 +67,8 @@ def parse(args: list[str], stdin=None) -> Options:
     unknown = [arg for arg in rest if arg not in FLAGS]
     if unknown:
         raise UsageError(f"unknown option {clean(unknown[0], one_line=True)}")
-    found.tutorial, found.verbose, found.help, found.version = (flag in rest for flag in (
-        "--tutorial", "--verbose", "--help", "--version"))
+    found.tutorial, found.verbose, found.help, found.version, found.sandbox = (flag in rest for flag in (
+        "--tutorial", "--verbose", "--help", "--version", "--sandbox"))
     found.trust = "--trust" in rest or os.environ.get("GEEKAGENT_TRUST") == "1"
     found.browser = "--no-browser" not in rest and os.environ.get("GEEKAGENT_NO_BROWSER") != "1"
     if found.help or found.version:
@@ -74,6 +77,8 @@ def parse(args: list[str], stdin=None) -> Options:
         raise UsageError("--json goes with -p")
     if found.prompt is not None and not found.prompt.strip():
         raise UsageError("the prompt is empty")
+    if found.sandbox and found.tutorial:
+        raise UsageError("--sandbox confines the full agent's servers; the tutorial's client has none of it")
     if found.prompt is not None and found.tutorial:
         raise UsageError("-p runs the full agent; the tutorial's client is a REPL only")
     return found

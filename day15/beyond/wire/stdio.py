@@ -10,6 +10,7 @@ pipe: close stdin, wait, SIGTERM, wait, SIGKILL.
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import threading
@@ -17,6 +18,7 @@ import time
 
 from beyond.waits import SIGNAL_CHECK_S
 from beyond.dirs import UnsetVariable
+from beyond.wire import sandbox
 from beyond.wire.base import MAX_MESSAGE_BYTES, About, Inbox, Transport, TransportError, encode
 from beyond.wire.process import not_started, server_apart, server_command, server_env, signal_group, wait_group
 
@@ -62,13 +64,19 @@ class StdioTransport(Transport):
         # _write_lock keeps one message's bytes together on stdin when several threads send;
         # it is waited for only until the sender's deadline.
         self._write_lock = threading.Lock()
+        self._private: str | None = None  # a sandboxed server's temporary folder, removed at stop()
 
     def start(self) -> None:
         """Spawn the server and start the reader threads; TransportError if it cannot be started."""
         try:
             command, env = server_command(self.config), server_env(self.config)
+            if self.config.sandbox:  # confined by Landlock before it runs (sandbox.py), or not started
+                command, env = sandbox.wrapped(command, env, self.config, os.getcwd())
+                self._private = env["TMPDIR"]
         except UnsetVariable as e:
             raise TransportError(str(e)) from None
+        except sandbox.Refused as e:
+            raise TransportError(f"sandbox: {e}; \"sandbox\": false in its entry runs it unconfined") from None
         with self._proc_lock:
             if self._stopping:
                 raise TransportError("server stopped")
@@ -77,6 +85,8 @@ class StdioTransport(Transport):
                     command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     bufsize=PIPE_BUFFER_BYTES, env=env, cwd=self.config.cwd, **server_apart())
             except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command or env
+                if self._private:
+                    shutil.rmtree(self._private, ignore_errors=True)
                 raise TransportError(not_started(e, command[0], self.config.cwd)) from None
         os.set_blocking(self.proc.stdin.fileno(), False)  # writes wait in select(), up to a deadline
         # stderr first: the stdout thread joins it to report the server's last words.
@@ -222,6 +232,8 @@ class StdioTransport(Transport):
                 signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
                 wait_group(proc, KILL_WAIT_S)
         self._close_stdin(proc)
+        if self._private:
+            shutil.rmtree(self._private, ignore_errors=True)
 
     def _close_stdin(self, proc: subprocess.Popen) -> bool:
         """Close stdin unless a sender holds it (it then fails by its deadline, or at once when the server dies)."""
