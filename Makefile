@@ -29,6 +29,7 @@ clean:
 # Official MCP servers from the package registries, at pinned versions, installed into .interop/
 # (never a run-time dependency), then the agent end to end against them.
 INTEROP := .interop
+UV_VERSION := 0.13.9
 interop: $(VENV)/.pytest-installed $(INTEROP)/.installed
 	$(VPY) -m pytest -q tests/interop_servers.py tests/interop_logins.py
 
@@ -37,7 +38,8 @@ interop: $(VENV)/.pytest-installed $(INTEROP)/.installed
 # tasks extension: FastMCP with fastmcp-tasks, in a virtual environment of its own.
 $(INTEROP)/.installed: Makefile
 	$(PYTHON) -m venv $(INTEROP)/venv
-	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time==2026.10.19 mcp==2.3.0
+	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time==2026.10.19 mcp==2.3.0 \
+		uv==$(UV_VERSION)
 	$(INTEROP)/venv/bin/python -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
 		mcp==2.3.0 -d $(INTEROP)/sdist
 	tar -xzf $(INTEROP)/sdist/mcp-2.3.0.tar.gz -C $(INTEROP)/sdist

@@ -28,7 +28,8 @@ SLOW_START = {"timeout": 30}
 
 @pytest.fixture(autouse=True)
 def installed():
-    if not all(server.exists() for server in (TIME_SERVER, FILESYSTEM_SERVER, EVERYTHING_SERVER, FASTMCP)):
+    if not all(server.exists() for server in (TIME_SERVER, FILESYSTEM_SERVER, EVERYTHING_SERVER, FASTMCP,
+                                               INTEROP / "venv" / "bin" / "uvx")):
         pytest.fail("the interop servers are not installed: run `make interop`")
 
 
@@ -298,3 +299,25 @@ def test_real_servers_work_sandboxed(tmp_path):
     assert listed_tools(done.stdout, "time") and listed_tools(done.stdout, "files")
     assert done.stdout.count("sandboxed: writes the folders its args and roots name") == 2, done.stdout
     assert '"timezone": "UTC"' in done.stdout and (tmp_path / "files" / "note.txt").read_text() == "boxed"
+
+
+def test_servers_fetched_by_uvx_and_npx_work_sandboxed(tmp_path):
+    """The launchers people write in mcp.json, sandboxed: uvx mcp-server-time and npx server-filesystem
+    (their downloads need "network": true); each lists its tools and answers."""
+    uvx = INTEROP / "venv" / "bin" / "uvx"
+    (tmp_path / "files").mkdir()
+    boxed = {"sandbox": {"network": True}, "startupTimeout": 120}
+    cwd = workdir(tmp_path / "p", {
+        "time": {"command": str(uvx), "args": ["mcp-server-time==2026.10.19", "--local-timezone", "UTC"], **boxed},
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2026.8.31",
+                                             str(tmp_path / "files")], **boxed}},
+        {"mcp_time_get_current_time": "allow", "mcp_files_list_directory": "allow"})
+    script = [tool_calls(("mcp_time_get_current_time", {"timezone": "UTC"}),
+                         ("mcp_files_list_directory", {"path": str(tmp_path / "files")})), answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["/mcp time", "/mcp files", "what time is it, and what is in files?", "/exit"],
+                         agent_env(model.base_url), timeout=240)
+    assert listed_tools(done.stdout, "time") and listed_tools(done.stdout, "files")
+    said = "sandboxed: writes the folders its args and roots name and a temporary folder; network"
+    assert done.stdout.count(said) == 2
+    assert '"timezone": "UTC"' in done.stdout, done.stdout

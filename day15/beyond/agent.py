@@ -34,6 +34,7 @@ from beyond.servers.results import Results
 from beyond.servers.connect import Servers
 from beyond.servers.toolsearch import Offered, ToolSearch
 from beyond.terminal import shown, style  # the shell's too
+from beyond.wire.sandbox import what_it_may
 
 __all__ = ["Agent", "shown", "style"]
 
@@ -127,7 +128,7 @@ class Agent:
         for tool in tools.all_tools():  # the built-ins: an `a` allows them; nothing of theirs to pin
             self.approvals.review(tool.name, None)
         self.task_log = TaskLog(folder)
-        audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool))
+        audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool), confined=self._confined)
         self.calls.reports.append(lambda name, arguments, decision, outcome, seconds, size: audit.record(
             name, arguments, decision, outcome, seconds - self.console.asked_within(seconds), size))  # the tool's time
         self.calls.keep = self.results.keep  # a long result is kept whole, read back by pages
@@ -139,6 +140,13 @@ class Agent:
         self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of, self.approvals.policy_for)
         self.search.register()
         self.chat.choose = self.search.choose  # many MCP tools: a few offered, the others searched
+
+    def _confined(self, tool: str) -> str | None:
+        """How the stdio server of an MCP tool runs (wire/sandbox.py), for the audit; None for other tools."""
+        server = self.servers.server_of(tool)
+        status = next((s for s in self.servers.mcp_statuses() if s.server == server), None)
+        config = getattr(getattr(status, "client", None), "cfg", None)
+        return what_it_may(config) if getattr(config, "kind", None) == "stdio" else None
 
     def intro(self) -> list[str]:
         """Which client runs, and where: the lines after the title."""

@@ -1,6 +1,7 @@
 """Sandboxed stdio servers (beyond/wire/sandbox.py): Landlock keeps a trusted server from the user's keys,
 other folders and the network, its children too; where it cannot be enforced the server does not start.
 The probes are tests/fakes/probe_server.py's; GEEKAGENT_LANDLOCK_ABI stands in for other kernels."""
+import json
 import socket
 import sys
 
@@ -77,8 +78,14 @@ def test_the_trust_question_and_mcp_say_how_a_server_is_confined(tmp_path):
     for bad in ({"write": "out"}, {"network": "yes"}, {"writes": []}):
         with pytest.raises(Exception, match='"sandbox" must be true, false or'):
             parse_server_config("s", {"command": "srv", "sandbox": bad})
-    cwd = workdir(tmp_path, {"probe": probe_entry(tmp_path), "free": {**probe_entry(tmp_path), "sandbox": False}})
-    done = run_agent(cwd, ["/mcp probe", "/mcp free", "/exit"], agent_env(key=None), args=("--sandbox",))
+    cwd = workdir(tmp_path, {"probe": probe_entry(tmp_path), "free": {**probe_entry(tmp_path), "sandbox": False}},
+                  {"mcp_probe_probe": "allow", "mcp_free_probe": "allow"})
+    call = '{"op": "read", "path": "/etc/hostname"}'
+    done = run_agent(cwd, ["/mcp probe", "/mcp free", f"/call mcp_probe_probe {call}", f"/call mcp_free_probe {call}",
+                           "/exit"], agent_env(key=None), args=("--sandbox",))
+    audited = [json.loads(line) for line in (cwd / ".geekagent" / "audit.jsonl").read_text().splitlines()]
+    expected = ["sandboxed: wr", "not sandboxed"] if REAL_ABI >= 4 else ["not sandboxed"]  # else it did not start
+    assert [entry.get("sandbox", "")[:13] for entry in audited] == expected
     probe, free = done.stdout.split("> probe (1 tool)")[1].split("> free (1 tool)")
     if REAL_ABI >= 4:  # --sandbox confines the entry that says nothing, not the one that says false
         assert "\n  sandboxed: writes the folders its args and roots name and a temporary folder; no network\n" in probe

@@ -24,10 +24,11 @@ TAIL_BYTES = 256 * 1024
 
 
 class AuditLog:
-    """Appends one line per tool call; `server_of` names the server of an MCP tool ("" for built-ins)."""
+    """Appends one line per tool call; `server_of` names the server of an MCP tool ("" for built-ins),
+    `confined(tool)` how its stdio server runs ("sandboxed: ...", "not sandboxed"), None for others."""
 
-    def __init__(self, server_of, path: str = AUDIT_PATH) -> None:
-        self.server_of, self.path = server_of, path
+    def __init__(self, server_of, path: str = AUDIT_PATH, confined=lambda tool: None) -> None:
+        self.server_of, self.path, self.confined = server_of, path, confined
         self._warned = False
 
     def record(self, name: str, arguments: str, decision: str | None, outcome: str, seconds: float,
@@ -35,7 +36,8 @@ class AuditLog:
         self.write({"server": self.server_of(name), "tool": shorten(name, AUDIT_NAME_CHARS),
                     "arguments": shorten(mask_secrets(arguments or "{}"), AUDIT_ARGS_CHARS),
                     "decision": decision or "none", "duration_ms": round(seconds * 1000),
-                    "outcome": outcome, "result_chars": size})
+                    "outcome": outcome, "result_chars": size}
+                   | ({"sandbox": self.confined(name)} if self.confined(name) else {}))
 
     def asked(self, entry: dict) -> None:
         """What a server asked of the user (asks/handlers.py): the kind, server, fields or mode, the action; never values."""

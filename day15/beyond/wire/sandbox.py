@@ -35,6 +35,9 @@ SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL, SCOPE_ABI = 1, 2, 6
 READ = EXECUTE | READ_FILE | READ_DIR
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/dev")
 CACHES = ("~/.npm", "~/.cache/uv", "~/.local/share/uv", "~/.cache/node")
+# A launcher's own caches are made (empty, 0700) before it runs confined: a rule needs a folder that is there.
+MADE_FOR = {"npx": ("~/.npm",), "npm": ("~/.npm",), "uvx": ("~/.cache/uv", "~/.local/share/uv"),
+            "uv": ("~/.cache/uv", "~/.local/share/uv")}
 LAUNCHER_FILES = ("~/.npmrc",)  # read by npx (never written)
 
 
@@ -65,6 +68,8 @@ def policy(command: list[str], env: dict, config, project: str) -> dict:
     write = [os.path.abspath(a) for a in command[1:] if os.path.isdir(a)]
     write += [os.path.abspath(os.path.expanduser(p)) for p in (config.roots if isinstance(config.roots, list) else [])]
     write += [os.path.expanduser(p) for p in asked.get("write", [])]
+    for cache in MADE_FOR.get(os.path.basename(command[0]), ()):
+        os.makedirs(cache.replace("~", home, 1), mode=0o700, exist_ok=True)
     write += [c.replace("~", home, 1) for c in CACHES]
     read += [f.replace("~", home, 1) for f in LAUNCHER_FILES]
     return {"read": read, "write": write, "files": ["/dev/null"], "network": asked.get("network") is True}
