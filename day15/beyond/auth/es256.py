@@ -33,6 +33,7 @@ B3 = 3 * B % P
 # DER object identifiers: id-ecPublicKey and prime256v1 (P-256).
 EC_PUBLIC_KEY = bytes.fromhex("2a8648ce3d0201")
 PRIME256V1 = bytes.fromhex("2a8648ce3d030107")
+OTHER_CURVE = "the key is on another curve than P-256 (prime256v1), which ES256 needs"
 
 
 class KeyError_(ValueError):
@@ -191,11 +192,17 @@ def _tlv(der: bytes, at: int, tag: int) -> tuple[bytes, int]:
     return der[at:at + length], at + length
 
 
-def _pkcs8(der: bytes) -> Key:
-    """PrivateKeyInfo: version, the algorithm (id-ecPublicKey on prime256v1), the SEC1 key in an OCTET STRING."""
-    info, end = _tlv(der, 0, 0x30)
+def _sequence(der: bytes) -> bytes:
+    """The contents of the SEQUENCE that is the whole of `der`."""
+    body, end = _tlv(der, 0, 0x30)
     if end != len(der):
         raise KeyError_("the key has bytes after its DER structure")
+    return body
+
+
+def _pkcs8(der: bytes) -> Key:
+    """PrivateKeyInfo: version, the algorithm (id-ecPublicKey on prime256v1), the SEC1 key in an OCTET STRING."""
+    info = _sequence(der)
     version, at = _tlv(info, 0, 0x02)
     algorithm, at = _tlv(info, at, 0x30)
     if version not in (b"\x00", b"\x01"):
@@ -205,16 +212,14 @@ def _pkcs8(der: bytes) -> Key:
         raise KeyError_("the key is not an elliptic-curve key; ES256 needs a P-256 key")
     curve, _ = _tlv(algorithm, after, 0x06) if after < len(algorithm) else (b"", 0)
     if curve != PRIME256V1:
-        raise KeyError_("the key is on another curve than P-256 (prime256v1), which ES256 needs")
+        raise KeyError_(OTHER_CURVE)
     inner, _ = _tlv(info, at, 0x04)
     return _sec1(inner)
 
 
 def _sec1(der: bytes) -> Key:
     """ECPrivateKey: version 1, the 32-byte secret, then optionally [0] the curve and [1] the public key."""
-    body, end = _tlv(der, 0, 0x30)
-    if end != len(der):
-        raise KeyError_("the key has bytes after its DER structure")
+    body = _sequence(der)
     version, at = _tlv(body, 0, 0x02)
     secret, at = _tlv(body, at, 0x04)
     if version != b"\x01" or len(secret) != 32:
@@ -223,7 +228,7 @@ def _sec1(der: bytes) -> Key:
     if at < len(body) and body[at] == 0xA0:
         params, at = _tlv(body, at, 0xA0)
         if _tlv(params, 0, 0x06)[0] != PRIME256V1:
-            raise KeyError_("the key is on another curve than P-256 (prime256v1), which ES256 needs")
+            raise KeyError_(OTHER_CURVE)
     if at < len(body) and body[at] == 0xA1:
         public = _tlv(_tlv(body, at, 0xA1)[0], 0, 0x03)[0]
     key = Key(int.from_bytes(secret, "big"))
