@@ -91,8 +91,8 @@ def ask_on_stdin(prompt: str) -> bool:
         return False
 
 
-# Who answers the question: ask_on_stdin, unless the code running a tool passes its own in with
-# answered_by() (the full agent asks through its console). Held per thread, for that call only.
+# Beyond the tutorial: who answers the question: ask_on_stdin, unless the code running a tool passes its
+# own in with answered_by() (the full agent's console). Held per thread, for that call only.
 _answer: contextvars.ContextVar[Callable[[str], bool]] = contextvars.ContextVar("answer", default=ask_on_stdin)
 
 

@@ -63,12 +63,12 @@ def openai_tools() -> list[dict]:
         {"type": "function",
          "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
         for t in all_tools()
-        if permissions.policy_for(t.name) != "deny"  # a denied tool is not offered
+        if permissions.policy_for(t.name) != "deny"  # Beyond the tutorial: a denied tool is not offered
     ]
 
 
-# A tool result adds at most this much text to the conversation (about 25,000 tokens); the rest is
-# cut with a note saying how much, so one tool cannot flood the context.
+# Beyond the tutorial: a tool result adds at most this much text to the conversation (about 25,000
+# tokens); the rest is cut with a note saying how much, so one tool cannot flood the context.
 MAX_RESULT_CHARS = 100_000
 # What the model reads for a call the user did not allow.
 DECLINED = "call cancelled: the user declined {name}."
