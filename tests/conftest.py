@@ -75,6 +75,7 @@ def own_user_dirs(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("user")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     return home
 
 
@@ -276,6 +277,11 @@ def run_agent(cwd: Path, lines: list[str], env: dict, timeout: float = 30,
     return done
 
 
+# The agents the tests started, by pid, with their folder: an agent is not dumpable, so a test that does not
+# run as root cannot read its /proc/<pid>/cwd.
+AGENTS: dict[int, str] = {}
+
+
 def processes_in(cwd: Path) -> list[int]:
     """Live (non-zombie) processes whose working directory is cwd: the servers the agent started."""
     found = []
@@ -283,6 +289,9 @@ def processes_in(cwd: Path) -> list[int]:
         if entry.name.isdigit():
             try:
                 if os.readlink(f"/proc/{entry.name}/cwd") == str(cwd) and pid_alive(int(entry.name)):
+                    found.append(int(entry.name))
+            except PermissionError:  # not dumpable: an agent (sandbox.keep_to_itself), whose cwd we know
+                if AGENTS.get(int(entry.name)) == str(cwd) and pid_alive(int(entry.name)):
                     found.append(int(entry.name))
             except OSError:
                 continue
@@ -302,6 +311,7 @@ def start_agent():
         agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, env=env, preexec_fn=_default_sigint)
         agents.append(agent)
+        AGENTS[agent.pid] = str(cwd)
         return agent
 
     yield start

@@ -297,7 +297,8 @@ def test_real_servers_work_sandboxed(tmp_path):
         done = run_agent(cwd, ["/mcp time", "/mcp files", "what time is it? and note it", "/exit"],
                          agent_env(model.base_url), timeout=90, args=("--sandbox",))
     assert listed_tools(done.stdout, "time") and listed_tools(done.stdout, "files")
-    assert done.stdout.count("sandboxed: writes the folders its args and roots name") == 2, done.stdout
+    assert done.stdout.count("  sandboxed: reads ") == 2 and done.stdout.count("; network: none\n") == 2, done.stdout
+    assert f"; writes {tmp_path / 'files'}, a temporary folder;" in done.stdout, done.stdout
     assert '"timezone": "UTC"' in done.stdout and (tmp_path / "files" / "note.txt").read_text() == "boxed"
 
 
@@ -318,6 +319,6 @@ def test_servers_fetched_by_uvx_and_npx_work_sandboxed(tmp_path):
         done = run_agent(cwd, ["/mcp time", "/mcp files", "what time is it, and what is in files?", "/exit"],
                          agent_env(model.base_url), timeout=240)
     assert listed_tools(done.stdout, "time") and listed_tools(done.stdout, "files")
-    said = "sandboxed: writes the folders its args and roots name and a temporary folder; network"
-    assert done.stdout.count(said) == 2
+    assert "writes its own uv cache, a temporary folder; network: all\n" in done.stdout, done.stdout
+    assert f"writes {tmp_path / 'files'}, its own npm cache, a temporary folder; network: all\n" in done.stdout
     assert '"timezone": "UTC"' in done.stdout, done.stdout

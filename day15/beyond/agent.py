@@ -34,7 +34,7 @@ from beyond.servers.results import Results
 from beyond.servers.connect import Servers
 from beyond.servers.toolsearch import Offered, ToolSearch
 from beyond.terminal import shown, style  # the shell's too
-from beyond.wire.sandbox import what_it_may
+from beyond.wire.sandbox import keep_to_itself, what_it_may
 
 __all__ = ["Agent", "shown", "style"]
 
@@ -74,7 +74,9 @@ class Agent:
         self.console = Console()  # every line read from the user, one question at a time
         if self.prompt is None:
             self.console.take_signals()
+        keep_to_itself()  # no process of the user's without CAP_SYS_PTRACE reads its environment (API keys)
         self.orphans, self.results, self.search = Orphans(), Results(), ToolSearch()
+        self._confinement: dict[int, str] = {}  # how each server's process is confined, for the audit
         self.root: str | None = None
         self.project: Project | None = None
         self.trusted = False
@@ -89,7 +91,7 @@ class Agent:
         """The folder (found upward), its trust, its .env and policies, the built-in tools, and the full
         agent's parts; False when start-up must stop (a policy file that cannot be used)."""
         self.root = find_project()
-        project = self.project = Project.read(".", tutorial=self.tutorial)
+        project = self.project = Project.read(".", tutorial=self.tutorial, sandbox=self.options.sandbox)
         ask = (lambda question: self.console.confirm(question, always=False)) \
             if self.console.terminal and self.prompt is None else None
         self.trusted = decide(project, self.options.trust, ask)
@@ -146,7 +148,11 @@ class Agent:
         server = self.servers.server_of(tool)
         status = next((s for s in self.servers.mcp_statuses() if s.server == server), None)
         config = getattr(getattr(status, "client", None), "cfg", None)
-        return what_it_may(config) if getattr(config, "kind", None) == "stdio" else None
+        if getattr(config, "kind", None) != "stdio":
+            return None
+        if id(config) not in self._confinement:  # judged once a server: its grants are paths looked up
+            self._confinement[id(config)] = what_it_may(config)
+        return self._confinement[id(config)]
 
     def intro(self) -> list[str]:
         """Which client runs, and where: the lines after the title."""
@@ -162,10 +168,8 @@ class Agent:
         how many start, then line(status) for each as it is ready (and which file it came from)."""
         if self.tutorial:
             return self.servers.connect_mcp_servers()
-        configs, origins = servers_to_start(self.project if self.trusted else None)  # says what it cannot use
-        for config in configs.values():  # --sandbox: each stdio server whose entry does not say otherwise
-            if self.options.sandbox and config.sandbox is None and config.kind == "stdio":
-                config.sandbox = True
+        configs, origins = servers_to_start(self.project if self.trusted else None,  # says what it cannot use
+                                            sandbox=self.options.sandbox)
         mixed = any(origin != MCP_CONFIG_PATH for origin in origins.values())
         # On a terminal the prompt does not wait for the slowest server: it joins when it is up.
         grace = GRACE_S if self.console.terminal and self.prompt is None else None

@@ -44,6 +44,12 @@ def state_dir() -> str:
     return os.path.join(base, "geekagent")
 
 
+def cache_dir() -> str:
+    """$XDG_CACHE_HOME/geekagent (default ~/.cache/geekagent): what can be made again (a sandbox's caches)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "geekagent")
+
+
 def expand(text: str, where: str) -> str:
     """${VAR} and ${VAR:-default} from the agent's environment; a missing VAR is UnsetVariable."""
     def value(match: re.Match) -> str:

@@ -1,7 +1,9 @@
-"""A stdio MCP server that tries what a sandbox refuses, for tests/wire/test_sandbox.py. Its one tool,
-probe, does {"op": "read" | "write" | "connect" | "child_read", "path", "port"} and answers "ok ..." or
-"refused: <why>"; child_read reads through a child process of its own (which the sandbox confines too)."""
+"""A stdio MCP server that tries what a sandbox refuses, for tests/wire/test_sandbox*.py. Its one tool,
+probe, does {"op": "read" | "write" | "connect" | "udp" | "unix" | "socketpair" | "caps" | "env" | "child_read",
+"path", "port"} and answers "ok ..." or "refused: <why>"; child_read reads through a child process of its
+own (which the sandbox confines too); caps says CapEff, CapPrm, CapBnd and CapAmb of /proc/self/status."""
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -19,6 +21,24 @@ def probe(op: str, path: str = "", port: int = 0) -> str:
         if op == "connect":
             socket.create_connection(("127.0.0.1", port), timeout=5).close()
             return "ok connected"
+        if op == "udp":
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+                udp.sendto(b"probe", ("127.0.0.1", port))
+            return "ok sent"
+        if op == "unix":
+            with socket.socket(socket.AF_UNIX) as unix:
+                unix.connect(path)
+            return "ok connected"
+        if op == "env":
+            return "ok " + os.environ.get(path, "")
+        if op == "socketpair":
+            for end in socket.socketpair():
+                end.close()
+            return "ok paired"
+        if op == "caps":
+            with open("/proc/self/status") as f:
+                return "ok " + " ".join(line.split()[0] + line.split()[1] for line in f
+                                        if line.startswith(("CapEff", "CapPrm", "CapBnd", "CapAmb")))
         done = subprocess.run(["cat", path], capture_output=True, text=True, timeout=10)
         return "ok " + done.stdout[:40] if done.returncode == 0 else "refused: " + done.stderr.strip()
     except OSError as e:

@@ -86,6 +86,7 @@ class ServerConfig(McpServerConfig):
     roots: list | bool | None = None    # the folders it is given (client/roots.py); false: no roots capability
     folder_entry: bool = False          # from the folder's own mcp.json, not the user's (client/roots.py)
     sandbox: bool | dict | None = None  # a stdio server confined (wire/sandbox.py); None: as --sandbox says
+    overruled: bool = False             # its "sandbox": false, which --sandbox refused (wire/sandbox.py)
     shown_roots: list | None = None     # a folder entry's roots as the trust question showed them (client/roots.py)
     problem: str | None = None          # what is wrong with the entry (file and key): shown, not started
 

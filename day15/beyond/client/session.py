@@ -19,6 +19,7 @@ from beyond.client.requests import Requests, Waiter
 from beyond.client.tasks import NoTasks, Task
 from beyond.text import shorten
 from beyond.waits import Call
+from beyond.wire.sandbox import refused_in
 from mcp import McpError, McpToolInfo
 
 __all__ = ["Session", "Refused", "ReplyError", "Waiter"]
@@ -72,6 +73,9 @@ class Session(Requests):
             return self.tools
         except McpError as e:
             self._shutdown(str(e))
+            refused = refused_in(self.cfg, list(self.from_server.tail))  # what a sandbox kept from it, if any
+            if refused:
+                raise McpError(f"{e}{refused}", e.server, e.code) from None
             raise
 
     def list_tools(self) -> list[dict]:

@@ -20,6 +20,7 @@ import tools
 from beyond.dirs import UnsetVariable, expand, state_dir
 from beyond.folder.project import JsonStore
 from beyond.text import mask_secrets
+from beyond.wire.sandbox import what_it_may
 
 
 def pin_of(info: dict) -> str:
@@ -29,9 +30,11 @@ def pin_of(info: dict) -> str:
 
 def runs_of(config) -> dict[str, str]:
     """What decides what a server runs and where, each part hashed: the transport, and the program (command,
-    args, cwd, env names and values, ${VAR} expanded as at start) or the URL it connects to."""
+    args, cwd, env names and values, ${VAR} expanded as at start, and a sandbox's grants) or the URL it
+    connects to."""
     if config.kind == "stdio":
         parts = {"command": config.command, "args": config.args, "cwd": config.cwd, "env": config.env}
+        parts.update({"sandbox": what_it_may(config)} if config.sandbox is not None else {})
     else:
         parts = {"url": config.url}
     return {"transport": config.kind, **{part: _hashed(_expanded(value)) for part, value in parts.items()}}

@@ -27,6 +27,7 @@ from beyond.dirs import FolderError, LinkOutside, config_dir, read_inside
 from beyond.folder.project import JsonStore
 from beyond.folder.question import shown_value, what_runs, what_the_twin_runs
 from beyond.text import clean, shorten
+from beyond.wire.sandbox import insist
 from mcp import McpError, mcp_server_entries
 
 # The files a folder's trust covers, relative to the folder; a change to the first two asks again.
@@ -48,11 +49,12 @@ class Project:
     problems: dict[str, str] = field(default_factory=dict)          # path -> why it is not used
     links: set[str] = field(default_factory=set)                    # the paths that are links out of the folder
     tutorial: bool = False  # its servers are started by the tutorial's client (mcp.py), which reads mcp.json its way
+    sandbox: bool = False   # --sandbox: every stdio entry confined, shown so in the question (wire/sandbox.py)
     parsed: dict[str, ServerConfig] | None = None  # mcp.json's entries, parsed once: shown, then started
 
     @classmethod
-    def read(cls, folder: str = ".", tutorial: bool = False) -> "Project":
-        project = cls(os.path.realpath(folder), tutorial=tutorial)
+    def read(cls, folder: str = ".", tutorial: bool = False, sandbox: bool = False) -> "Project":
+        project = cls(os.path.realpath(folder), tutorial=tutorial, sandbox=sandbox)
         for path in TRUSTED_FILES:
             try:
                 project.files[path] = read_inside(path, root=folder)
@@ -76,6 +78,8 @@ class Project:
             for config in self.parsed.values():
                 config.folder_entry = True  # its roots are held to the folder's bounds (client/roots.py)
                 config.shown_roots = roots_of(config, self.folder)  # resolved once: what the question shows
+            if self.sandbox:
+                insist(self.parsed)
         return self.parsed
 
     def entries(self) -> dict[str, str]:
@@ -246,9 +250,10 @@ def user_config_path() -> str:
     return os.path.join(config_dir(), "mcp.json")
 
 
-def servers_to_start(project: Project | None) -> tuple[dict[str, ServerConfig], dict[str, str]]:
+def servers_to_start(project: Project | None, sandbox: bool = False) -> tuple[dict[str, ServerConfig], dict[str, str]]:
     """The user's own servers and, when the folder is trusted (`project`), the folder's, which win by
-    name; with the file each came from. A file that cannot be used is reported and left out."""
+    name; with the file each came from (`sandbox`: --sandbox confines each stdio one). A file that cannot
+    be used is reported and left out."""
     configs, origins = {}, {}
     for path, load in ((user_config_path(), lambda: load_mcp_config(user_config_path())),
                        (MCP_CONFIG_PATH, project.servers if project else dict)):
@@ -257,6 +262,8 @@ def servers_to_start(project: Project | None) -> tuple[dict[str, ServerConfig], 
         except McpError as e:
             print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
             continue
+        if sandbox:
+            insist(found)
         configs.update(found)
         origins.update(dict.fromkeys(found, path.replace(os.path.expanduser("~"), "~", 1)))
     return configs, origins

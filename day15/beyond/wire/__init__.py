@@ -3,7 +3,8 @@
   base.py    the Transport every kind is, the inbox it reports into, its errors, the message limit
   stdio.py   a server as a subprocess: its lines, its stderr drained, its exit noticed
   process.py starting and stopping it: its own process group, a safe environment, SIGTERM, SIGKILL
-  sandbox.py a stdio server confined with Landlock ("sandbox", --sandbox), put on in the child before exec
+  sandbox.py what a sandboxed stdio server may reach ("sandbox", --sandbox): its grants, shown and enforced
+  confine.py the launcher that enforces them: Landlock, no sockets, no capabilities, then exec
   http.py    Streamable HTTP: one POST per message, kept-alive connections
   headers.py the MCP headers of a message (the version; in 2026-07-28 method, name, arguments)
   stream.py  the stream that stays open (the GET stream, or subscriptions/listen), read by one thread

@@ -43,6 +43,17 @@ KILL_WAIT_S = 0.5
 EXIT_DRAIN_S = 0.5
 
 
+def _hand_over(pipe: tuple[int, int], data: bytes) -> None:
+    """Write a sandboxed server's environment to its launcher, which reads it before anything else, and
+    close the pipe; a launcher that is gone already has said why on stderr."""
+    os.close(pipe[0])
+    try:
+        with open(pipe[1], "wb") as f:
+            f.write(data)
+    except BrokenPipeError:
+        pass  # the launcher ended first: its exit is reported like any server's
+
+
 class StdioTransport(Transport):
     """A server started as a subprocess; messages are newline-delimited JSON on stdin/stdout."""
 
@@ -68,11 +79,13 @@ class StdioTransport(Transport):
 
     def start(self) -> None:
         """Spawn the server and start the reader threads; TransportError if it cannot be started."""
+        pipe, handed = None, b""  # a sandboxed server's environment, handed to its launcher on a pipe
         try:
             command, env = server_command(self.config), server_env(self.config)
-            if self.config.sandbox:  # confined by Landlock before it runs (sandbox.py), or not started
-                command, env = sandbox.wrapped(command, env, self.config, os.getcwd())
-                self._private = env["TMPDIR"]
+            if self.config.sandbox:  # confined before it runs (sandbox.py, confine.py), or not started
+                launcher, env, handed, self._private = sandbox.wrapped(self.config, command, env)
+                pipe = os.pipe()
+                command = launcher + [str(pipe[0]), "--"] + command
         except UnsetVariable as e:
             raise TransportError(str(e)) from None
         except sandbox.Refused as e:
@@ -83,11 +96,15 @@ class StdioTransport(Transport):
             try:
                 self.proc = subprocess.Popen(
                     command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    bufsize=PIPE_BUFFER_BYTES, env=env, cwd=self.config.cwd, **server_apart())
+                    bufsize=PIPE_BUFFER_BYTES, env=env, cwd=self.config.cwd, pass_fds=pipe[:1] if pipe else (),
+                    **server_apart())
             except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command or env
                 if self._private:
                     shutil.rmtree(self._private, ignore_errors=True)
                 raise TransportError(not_started(e, command[0], self.config.cwd)) from None
+            finally:
+                if pipe:
+                    _hand_over(pipe, handed if self.proc else b"")
         os.set_blocking(self.proc.stdin.fileno(), False)  # writes wait in select(), up to a deadline
         # stderr first: the stdout thread joins it to report the server's last words.
         self._stderr_thread = threading.Thread(target=self._drain_stderr, name=f"mcp-{self.name}-stderr",

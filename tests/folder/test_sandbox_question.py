@@ -1,0 +1,87 @@
+"""What the trust question says of a sandboxed entry (wire/sandbox.py): every grant, resolved, and every
+refusal, also for entries that --sandbox confines; trust and the `a` answers are bound to that grant set."""
+import json
+import sys
+
+from beyond.folder.approvals import runs_of
+from beyond.folder.trust import Project, decide, summary
+from conftest import FAKES, workdir
+
+PROBE = str(FAKES / "probe_server.py")
+
+
+def entry(**extra) -> dict:
+    return {"command": sys.executable, "args": [PROBE], **extra}
+
+
+def server_lines(project: Project) -> dict:
+    return {line.split(":")[0].split()[-1]: line for line in summary(project) if line.startswith("  server ")}
+
+
+def test_entries_that_sandbox_confines_show_their_grants_and_a_false_is_refused(tmp_path, monkeypatch):
+    """Under --sandbox the question shows what each stdio entry may reach, and that an entry's
+    "sandbox": false was refused; without it, the entry that says false runs unconfined."""
+    monkeypatch.chdir(workdir(tmp_path / "p", {"plain": entry(), "free": entry(sandbox=False)}))
+    confined = server_lines(Project.read(".", sandbox=True))
+    assert "; sandboxed: reads " in confined["plain"] and "; network: none" in confined["plain"]
+    assert "refused: its entry says \"sandbox\": false; --sandbox confines it all the same" in confined["free"]
+    loose = server_lines(Project.read("."))
+    assert "sandboxed" not in loose["plain"] and loose["free"].endswith("; not sandboxed")
+    assert Project.read(".", sandbox=True).servers()["free"].sandbox is True
+
+
+def test_a_wider_grant_asks_again(tmp_path, monkeypatch):
+    """Trust is bound to the grant set: "sandbox": true trusted, then {"read": ["~/notes"]} asks again;
+    the folder's link to / is named as refused in the question itself."""
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    cwd = workdir(tmp_path / "p", {"s": entry(sandbox=True)})
+    monkeypatch.chdir(cwd)
+    asked = []
+
+    def ask(question: str) -> bool:
+        asked.append(question)
+        return True
+    assert decide(Project.read("."), False, ask) and len(asked) == 1
+    assert decide(Project.read("."), False, ask) and len(asked) == 1
+    (cwd / "data").symlink_to("/")
+    wider = {"s": entry(sandbox={"read": ["~/notes"]}, args=[PROBE, "data"])}
+    (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": wider}))
+    line = server_lines(Project.read("."))["s"]
+    assert "reads " in line and "~/notes" in line and "refused: data (named by its args): a link out of the " \
+                                                        "project, to /" in line, line
+    assert decide(Project.read("."), False, ask) and len(asked) == 2
+
+
+def test_the_a_answers_are_bound_to_the_grant_set(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    project = Project.read(str(workdir(tmp_path / "p", {"s": entry(sandbox=True), "t": entry(
+        sandbox={"read": ["~/notes"]}), "u": entry()})))
+    parsed = project.servers()
+    parts = [runs_of(parsed[name]) for name in ("s", "t", "u")]
+    assert parts[0]["sandbox"] != parts[1]["sandbox"] and "sandbox" not in parts[2]
+    assert {k: v for k, v in parts[0].items() if k != "sandbox"} == parts[2]
+
+
+def test_a_failed_start_names_what_the_sandbox_refused():
+    """From a sandboxed server's last stderr lines: the refused path (as Python, uv, Node and git say it)
+    and the grant that allows it, or the network; an unsandboxed server gets no hint."""
+    from beyond.client.config import parse_server_config
+    from beyond.wire.sandbox import refused_in
+    boxed = parse_server_config("s", {"command": "python3", "sandbox": True})
+    said = {"PermissionError: [Errno 13] Permission denied: '/srv/keys/a.pem'": '{"read": ["/srv/keys/a.pem"]}',
+            "error: failed to create directory `/srv/uv/tools`: Permission denied (os error 13)":
+                '{"write": ["/srv/uv/tools"]}',
+            "Error: EACCES: permission denied, open '/srv/app/.npmrc'": '{"read": ["/srv/app/.npmrc"]}',
+            "fatal: unable to access '/srv/home/.gitconfig': Permission denied": '{"read": ["/srv/home/.gitconfig"]}'}
+    for line, grant in said.items():
+        assert f'"sandbox": {grant} grants it' in refused_in(boxed, ["starting", line]), line
+    offline = "cause: failed to lookup address information: Temporary failure in name resolution"
+    assert '"sandbox": {"network": true}' in refused_in(boxed, [offline])
+    assert '"network": true' in refused_in(parse_server_config("n", {"command": "npx", "sandbox": True}), [])
+    assert refused_in(parse_server_config("n", {"command": "npx", "sandbox": {"network": True}}), []) == \
+        " (it ran sandboxed: /mcp shows what it may reach)"
+    assert refused_in(parse_server_config("s", {"command": "python3"}), [offline]) == ""
