@@ -2,6 +2,7 @@
 holds a key, ~/.npmrc and npm's and uv's caches, and one probe server (tests/fakes/probe_server.py) per way
 in tries to reach them. Each is refused when it runs; unsandboxed, the same probes succeed. Where the sandbox
 cannot hold, the server does not start. GEEKAGENT_LANDLOCK_ABI stands in for other kernels."""
+import json
 import os
 import shutil
 import socket
@@ -13,7 +14,7 @@ import pytest
 
 from beyond.client.config import parse_server_config
 from beyond.wire import sandbox
-from conftest import DAY15, FAKES, agent_env, connect, fake, wait_for_output, workdir
+from conftest import DAY15, FAKES, INDEX, agent_env, connect, fake, run_agent, wait_for_output, workdir
 
 REAL_ABI = sandbox.abi()
 needs_landlock = pytest.mark.skipif(REAL_ABI < 6, reason=f"this kernel's Landlock ABI is {REAL_ABI}; 6 is needed")
@@ -89,7 +90,24 @@ def test_unsandboxed_the_same_probes_succeed(started, place):
 
 
 @needs_landlock
-@pytest.mark.parametrize("how", ["read", "roots", "args link", "program in home", "project is home"])
+def test_sandbox_confines_even_an_entry_that_says_false_and_the_audit_and_mcp_say_so(tmp_path, own_user_dirs):
+    """--sandbox: the entry that says nothing and the one that says false both run confined; /mcp shows each
+    one's grants and the refusal, and the audit records how each call's server ran."""
+    cwd = workdir(tmp_path / "p", {"probe": entry(), "free": entry(sandbox=False)},
+                  {"mcp_probe_probe": "allow", "mcp_free_probe": "allow"})
+    key = own_user_dirs / "planted-key"
+    key.write_text("PLANTED")
+    call = json.dumps({"op": "read", "path": str(key)})
+    done = run_agent(cwd, ["/mcp probe", "/mcp free", f"/call mcp_probe_probe {call}", f"/call mcp_free_probe {call}",
+                           "/exit"], agent_env(key=None), args=("--sandbox",))
+    audited = [json.loads(line) for line in (cwd / ".geekagent" / "audit.jsonl").read_text().splitlines()]
+    assert [entry["sandbox"][:17] for entry in audited] == ["sandboxed: reads "] * 2, audited
+    assert "PLANTED" not in done.stdout and done.stdout.count("refused: Permission denied") == 2, done.stdout
+    assert "refused: its entry says \"sandbox\": false; --sandbox confines it all the same" in done.stdout
+
+
+@needs_landlock
+@pytest.mark.parametrize("how", ["read", "roots", "args link", "args file link", "program in home", "project is home"])
 def test_what_would_grant_the_home_is_refused_and_named(started, place, monkeypatch, how):
     """`"read": ["~"]`, `"roots": ["~"]`, a project link to /, a script in ~/bin, and a start in ~ itself:
     the question names each refusal, and the key stays out of reach."""
@@ -101,9 +119,11 @@ def test_what_would_grant_the_home_is_refused_and_named(started, place, monkeypa
     elif how == "args link":
         (place.project / "data").symlink_to("/")
         config["args"].append("data")
-    elif how == "program in home":
+    elif how == "args file link":
+        (place.project / "key").symlink_to(place.key)
+        config["args"].append("key")
+    elif how == "program in home":  # a script in ~/bin: the file is granted, not ~/bin, nor ~ above it
         (place.home / "bin").mkdir()
-        shutil.copy(PROBE, place.home / "bin" / "server.py")
         config = {"command": str(place.home / "bin" / "server.py"), "sandbox": True}
         (place.home / "bin" / "server.py").write_text(f"#!{sys.executable}\n" + open(PROBE).read())
         (place.home / "bin" / "server.py").chmod(0o755)
@@ -114,7 +134,8 @@ def test_what_would_grant_the_home_is_refused_and_named(started, place, monkeypa
     if how == "program in home":
         assert "reads ~/bin/server.py" in said and "~/bin," not in said and "refused" not in said, said
     else:
-        why = "a link out of the project, to /" if how == "args link" else "the home folder or a folder above it"
+        why = {"args link": "a link out of the project, to /", "args file link": f"a link out of the project, to "
+               f"{place.key}"}.get(how, "the home folder or a folder above it")
         assert f"; refused: " in said and why in said, said
         assert not any(part.strip() in ("~", "/") for part in said.split("reads ")[1].split(";")[0].split(",")), said
     client = started(config)
@@ -175,16 +196,22 @@ def test_network_true_keeps_its_meaning(started, place):
     assert probe(client, "udp", port=place.udp) == "ok sent" and probe(client, "read", path=place.key).startswith("ref")
 
 
-def test_a_process_without_capabilities_cannot_read_the_agents_environment(start_agent, tmp_path):
+def test_a_process_without_capabilities_cannot_read_the_agents_environment(tmp_path):
     """The agent is not dumpable: a process of the same user without CAP_SYS_PTRACE, sandboxed or not,
-    cannot read its /proc/<pid>/environ (the model's key is there)."""
-    agent = start_agent(workdir(tmp_path, {}), agent_env(key="sk-planted-key"))
-    wait_for_output(agent, "Type a message")
-    read = subprocess.run([sys.executable, "-c", "import sys\nsys.path.insert(0, sys.argv[1])\n"
-                           "from beyond.wire.confine import drop_capabilities\ndrop_capabilities()\n"
-                           "print(open(f'/proc/{sys.argv[2]}/environ', 'rb').read())",
-                           str(DAY15), str(agent.pid)],
-                          capture_output=True, text=True, timeout=30)
+    cannot read its /proc/<pid>/environ (the model's key is there). Both run without capabilities, so that
+    as root too only the agent's dumpable flag decides."""
+    without = ("import os, sys\nsys.path.insert(0, sys.argv[1])\nfrom beyond.wire.confine import drop_capabilities\n"
+               "drop_capabilities()\n")
+    agent = subprocess.Popen([sys.executable, "-c", without + "os.execv(sys.executable, [sys.executable, sys.argv[2]])",
+                              str(DAY15), INDEX], cwd=workdir(tmp_path, {}), env=agent_env(key="sk-planted-key"),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for_output(agent, "Type a message")
+        read = subprocess.run([sys.executable, "-c", without + "print(open(f'/proc/{sys.argv[2]}/environ').read())",
+                               str(DAY15), str(agent.pid)], capture_output=True, text=True, timeout=30)
+    finally:
+        agent.kill()
+        agent.communicate(timeout=30)
     assert "PermissionError" in read.stderr and "sk-planted-key" not in read.stdout, read
 
 

@@ -88,14 +88,13 @@ def grants(config, command: list[str], env: dict) -> Grants:
     check = _Check(os.getcwd(), config.cwd)
     program = _which(command[0], env.get("PATH"))
     runs = [program] + _interpreter(program, env.get("PATH"))
-    scripts = [check.real(a) for a in command[1:] if os.path.isfile(check.joined(a))]
-    for path in runs + scripts:
+    for arg in command[1:]:  # a file is a script (read), a folder is where it works (write)
+        if arg and os.path.exists(check.joined(arg)):
+            check.folder(arg, "read" if os.path.isfile(check.joined(arg)) else "write", "named by its args", files=True)
+    for path in runs + check.files:
         check.runtime(path)
     if os.path.isdir(os.path.join(check.cwd, ".geekagent")):
         check.folder(check.cwd, "read", "the project folder")
-    for arg in command[1:]:
-        if arg and os.path.isdir(check.joined(arg)):
-            check.folder(arg, "write", "named by its args")
     for root in config.roots if isinstance(config.roots, list) else []:
         check.folder(root if os.path.isabs(os.path.expanduser(root)) else os.path.join(check.cwd, root),
                      "write", "named by \"roots\"")
@@ -104,9 +103,9 @@ def grants(config, command: list[str], env: dict) -> Grants:
             check.folder(path, key, f"named by \"sandbox\".{key}", files=True)
     refused = check.refused + ["its entry says \"sandbox\": false; --sandbox confines it all the same"] * bool(
         getattr(config, "overruled", False))
-    files = [p for path in runs + scripts for p in (path, os.path.realpath(path))
+    files = [p for path in runs + check.files for p in (path, os.path.realpath(path))
              if not _under(p, SYSTEM + tuple(check.read) + tuple(check.write))]
-    return Grants(program, tuple(dict.fromkeys(files + check.files)), tuple(check.read), tuple(check.write),
+    return Grants(program, tuple(dict.fromkeys(files)), tuple(check.read), tuple(check.write),
                   _cache(command, config), asked.get("network") is True, tuple(refused))
 
 
@@ -231,10 +230,9 @@ class _Check:
 
     def runtime(self, path: str) -> None:
         """The runtime a program or script belongs to: a virtual environment (and the Python it was made
-        from), the folder above the bin/ it is in, or its outermost node_modules/; never a folder above
-        the home folder or the agent's own."""
-        found = [os.path.dirname(os.path.dirname(p)) for p in (path, os.path.realpath(path))
-                 if os.path.basename(os.path.dirname(p)) == "bin"]
+        from), an installation of Python or Node (the folder above a bin/ that holds python* or node), or
+        its outermost node_modules/; never a folder above the home folder or the agent's own."""
+        found = [os.path.dirname(os.path.dirname(p)) for p in (path, os.path.realpath(path)) if _runtime_bin(p)]
         found += [p.split("/node_modules/")[0] + "/node_modules" for p in (path, os.path.realpath(path))
                   if "/node_modules/" in p]
         venv = _venv(path)
@@ -243,6 +241,16 @@ class _Check:
         for folder in (os.path.realpath(f) for f in found):
             if _allowed(folder) is None and folder not in self.read and not _under(folder, SYSTEM):
                 self.read.append(folder)
+
+
+def _runtime_bin(path: str) -> bool:
+    """Whether `path` is in the bin/ of a Python or Node installation (not ~/bin or ~/.local/bin)."""
+    folder = os.path.dirname(path)
+    try:
+        names = os.listdir(folder) if os.path.basename(folder) == "bin" else []
+    except OSError:
+        return False
+    return any(name == "node" or re.fullmatch(r"python3?(\.\d+)?", name) for name in names)
 
 
 def _venv(path: str) -> tuple[str, str] | None:
