@@ -1,7 +1,9 @@
 """A stdio MCP server that tries what a sandbox refuses, for tests/wire/test_sandbox*.py. Its one tool,
-probe, does {"op": "read" | "write" | "connect" | "udp" | "unix" | "socketpair" | "caps" | "env" | "child_read",
+probe, does {"op": "read" | "write" | "open" | "connect" | "udp" | "unix" | "socketpair" | "caps" | "env" | "syscall" |
+"child_read",
 "path", "port"} and answers "ok ..." or "refused: <why>"; child_read reads through a child process of its
 own (which the sandbox confines too); caps says CapEff, CapPrm, CapBnd and CapAmb of /proc/self/status."""
+import ctypes
 import json
 import os
 import socket
@@ -29,6 +31,13 @@ def probe(op: str, path: str = "", port: int = 0) -> str:
             with socket.socket(socket.AF_UNIX) as unix:
                 unix.connect(path)
             return "ok connected"
+        if op == "open":  # without reading: a terminal would wait for a key
+            os.close(os.open(path, os.O_RDWR | os.O_NOCTTY))
+            return "ok opened"
+        if op == "syscall":  # a bare system call, its arguments all 0: what errno it fails with
+            libc = ctypes.CDLL(None, use_errno=True)
+            done = libc.syscall(ctypes.c_long(port), 0, 0, 0)
+            return f"ok {done}" if done >= 0 else f"errno {ctypes.get_errno()}"
         if op == "env":
             return "ok " + os.environ.get(path, "")
         if op == "socketpair":

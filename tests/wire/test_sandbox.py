@@ -4,6 +4,7 @@ in tries to reach them. Each is refused when it runs; unsandboxed, the same prob
 cannot hold, the server does not start. GEEKAGENT_LANDLOCK_ABI stands in for other kernels."""
 import json
 import os
+import platform
 import shutil
 import socket
 import subprocess
@@ -39,10 +40,14 @@ def place(tmp_path, monkeypatch):
     udp.bind(("127.0.0.1", 0))
     unix.bind(str(tmp_path / "agent.sock"))  # as an ssh-agent's or D-Bus's socket
     unix.listen()
+    terminal = os.openpty()  # as the user's terminal: its /dev/pts/N
     yield SimpleNamespace(home=home, project=project, other=other, key=str(home / ".ssh" / "id_ed25519"),
-                          tcp=tcp.getsockname()[1], udp=udp.getsockname()[1], unix=str(tmp_path / "agent.sock"))
+                          tcp=tcp.getsockname()[1], udp=udp.getsockname()[1], unix=str(tmp_path / "agent.sock"),
+                          terminal=os.ttyname(terminal[1]))
     for listener in (tcp, udp, unix):
         listener.close()
+    for fd in terminal:
+        os.close(fd)
 
 
 def entry(*args, **extra) -> dict:
@@ -63,6 +68,7 @@ def attacks(client, place) -> dict:
             "home": probe(client, "write", path=str(home / "planted")),
             "other": probe(client, "write", path=str(place.other / "planted")),
             "agent environ": probe(client, "read", path=f"/proc/{os.getpid()}/environ"),
+            "terminal": probe(client, "open", path=place.terminal),
             "tcp": probe(client, "connect", port=place.tcp), "udp": probe(client, "udp", port=place.udp),
             "unix": probe(client, "unix", path=place.unix)}
 
@@ -80,6 +86,8 @@ def test_a_sandboxed_server_reaches_nothing_of_the_users(started, place):
     assert refused(said) == set(said), said
     assert probe(client, "read", path="/etc/hostname").startswith("ok")
     assert probe(client, "socketpair") == "ok paired"
+    if platform.machine() == "x86_64":  # io_uring_setup, and socket() by x32's number: refused by the filter
+        assert [probe(client, "syscall", port=nr) for nr in (425, 41 | 0x40000000)] == ["errno 13"] * 2
     assert probe(client, "caps") == "ok CapPrm:0000000000000000 CapEff:0000000000000000 " \
                                     "CapBnd:0000000000000000 CapAmb:0000000000000000"
 
@@ -107,7 +115,8 @@ def test_sandbox_confines_even_an_entry_that_says_false_and_the_audit_and_mcp_sa
 
 
 @needs_landlock
-@pytest.mark.parametrize("how", ["read", "roots", "args link", "args file link", "program in home", "project is home"])
+@pytest.mark.parametrize("how", ["read", "roots", "args link", "args file link", "program in home", "script in a project",
+                                 "project is home"])
 def test_what_would_grant_the_home_is_refused_and_named(started, place, monkeypatch, how):
     """`"read": ["~"]`, `"roots": ["~"]`, a project link to /, a script in ~/bin, and a start in ~ itself:
     the question names each refusal, and the key stays out of reach."""
@@ -127,12 +136,20 @@ def test_what_would_grant_the_home_is_refused_and_named(started, place, monkeypa
         config = {"command": str(place.home / "bin" / "server.py"), "sandbox": True}
         (place.home / "bin" / "server.py").write_text(f"#!{sys.executable}\n" + open(PROBE).read())
         (place.home / "bin" / "server.py").chmod(0o755)
+    elif how == "script in a project":  # ./server.py at the top of ~/proj: the project, not the home above it
+        (place.home / "proj" / ".geekagent").mkdir(parents=True)
+        (place.home / "proj" / "server.py").write_text(f"#!{sys.executable}\n" + open(PROBE).read())
+        (place.home / "proj" / "server.py").chmod(0o755)
+        monkeypatch.chdir(place.home / "proj")
+        config = {"command": "./server.py", "sandbox": True}
     else:
         (place.home / ".geekagent").mkdir()
         monkeypatch.chdir(place.home)
     said = sandbox.what_it_may(parse_server_config("probe", config))
     if how == "program in home":
         assert "reads ~/bin/server.py" in said and "~/bin," not in said and "refused" not in said, said
+    elif how == "script in a project":
+        assert said.split("; writes")[0].endswith(", ~/proj") and "refused" not in said, said
     else:
         why = {"args link": "a link out of the project, to /", "args file link": f"a link out of the project, to "
                f"{place.key}"}.get(how, "the home folder or a folder above it")

@@ -97,6 +97,7 @@ def register_all(server: str, client, contested: set[str], approvals: Approvals,
     """Register every tool of a server with default policy ask (a contested name hashed); returns
     the names they got."""
     names = []
+    runs = runs_of(client.cfg)  # once a server: a sandbox's grants are paths looked up
     for info in client.tools:
         if not isinstance(info.get("name"), str):
             client.log(f"skipped a tool without a name: {shorten(json.dumps(info))}")
@@ -115,7 +116,7 @@ def register_all(server: str, client, contested: set[str], approvals: Approvals,
             client.log(f"skipped tool {info['name']}: {e}")
             continue
         permissions.ensure_tool_policy(name, "ask")
-        _pin(server, name, info, runs_of(client.cfg), approvals)
+        _pin(server, name, info, runs, approvals)
         names.append(name)
     if has_resources(client):
         names += _register_resource_reader(server, client, contested, approvals)
