@@ -115,8 +115,8 @@ def test_sandbox_confines_even_an_entry_that_says_false_and_the_audit_and_mcp_sa
 
 
 @needs_landlock
-@pytest.mark.parametrize("how", ["read", "roots", "args link", "args file link", "program in home", "script in a project",
-                                 "project is home"])
+@pytest.mark.parametrize("how", ["read", "roots", "args link", "args file link", "program in home",
+                                 "script in a project", "project is home"])
 def test_what_would_grant_the_home_is_refused_and_named(started, place, monkeypatch, how):
     """`"read": ["~"]`, `"roots": ["~"]`, a project link to /, a script in ~/bin, and a start in ~ itself:
     the question names each refusal, and the key stays out of reach."""
@@ -193,7 +193,8 @@ def test_a_launcher_writes_only_its_own_cache(started, place, tmp_path, monkeypa
     shown = sandbox.what_it_may(parse_server_config("npx", named))
     assert ", ~/.npmrc," in shown.split("; writes")[0] and "its own npm cache" in shown, shown
     assert "refused: ~/.npm (named by \"sandbox\".write): npm's or uv's own cache" in shown, shown
-    assert probe(started(named), "read", path=str(place.home / ".npmrc")) == "ok //registry.npmjs.org/:_authToken=PLANTED"
+    npmrc = probe(started(named), "read", path=str(place.home / ".npmrc"))
+    assert npmrc == "ok //registry.npmjs.org/:_authToken=PLANTED"
 
 
 @needs_landlock

@@ -3,7 +3,8 @@
   base.py    the Transport every kind is, the inbox it reports into, its errors, the message limit
   stdio.py   a server as a subprocess: its lines, its stderr drained, its exit noticed
   process.py starting and stopping it: its own process group, a safe environment, SIGTERM, SIGKILL
-  sandbox.py what a sandboxed stdio server may reach ("sandbox", --sandbox): its grants, shown and enforced
+  sandbox.py a sandboxed stdio server ("sandbox", --sandbox): its grants shown, its launcher, its failures
+  grants.py  what a sandboxed server may reach, every path resolved; never the home or the agent's own
   confine.py the launcher that enforces them: Landlock, no sockets, no capabilities, then exec
   http.py    Streamable HTTP: one POST per message, kept-alive connections
   headers.py the MCP headers of a message (the version; in 2026-07-28 method, name, arguments)
