@@ -2,8 +2,7 @@
 
 Chat posts the conversation to any OpenAI-compatible endpoint with urllib, one request per round, and
 runs the model's tool calls through tools.run_tool() until the model answers in text. Printing is left
-to index.py (on_tool); tools and permissions to tools.py. The full agent's ModelChat (beyond/repl/
-model.py) streams, retries and bounds the same loop.
+to index.py (on_tool); tools and permissions to tools.py.
 """
 import json
 import os
@@ -65,9 +64,8 @@ class Chat:
         """One Chat Completions request with the tools on offer: the reply's message, or ChatError."""
         url = f"{base_url()}/chat/completions"
         body = {"model": model(), "messages": messages}
-        specs = self.tools(messages)
-        if specs:
-            body["tools"] = specs
+        if openai_tools():
+            body["tools"] = openai_tools()
         headers = {"Content-Type": "application/json"}
         if os.environ.get("OPENAI_API_KEY"):
             headers["Authorization"] = f"Bearer {os.environ['OPENAI_API_KEY']}"
@@ -83,10 +81,6 @@ class Chat:
             raise ChatError(f"cannot reach {url}: {e.reason} (check OPENAI_BASE_URL)") from None
         except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
             raise ChatError(f"no usable reply from {url}: {e}") from None
-
-    def tools(self, messages: list[dict]) -> list[dict]:
-        """The tools a request offers: every tool in the registry."""
-        return openai_tools()
 
     def run_calls(self, calls: list[dict], on_tool: Callable[[str, str], None]) -> list[dict]:
         """One tool message for each call of a reply, in order; run_tool() always returns text."""

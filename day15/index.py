@@ -2,8 +2,8 @@
 
 Start-up as index.ts: connect the servers of .geekagent/mcp.json (a config that cannot be read stops
 it), print the side panel's line (a plain REPL has no panel); then each line is /mcp, /exit or a chat
-turn, and every way out stops the servers. Beyond the tutorial: where day15/beyond/ is there and this
-Python has the POSIX calls it needs, the full agent runs instead (full_agent(), the one import of it).
+turn, and every way out stops the servers. Beyond the tutorial: where day15/beyond/ is there, the full
+agent runs instead (full_agent(), the one import of it), or says why it cannot.
 """
 import os
 import sys
@@ -18,6 +18,10 @@ import tools
 
 # The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
 TOOL_LINE_CHARS = 80
+# Beyond the tutorial: in the repository, on a Python without the POSIX calls the full agent needs.
+NO_POSIX = ("error: the full agent (day15/beyond/) needs Linux, macOS or WSL, where --tutorial runs the tutorial's "
+            "program behind the folder's trust question; the lesson's files, copied into a folder of their own, run "
+            "on any Python.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,8 +102,9 @@ def chat_turn(model: chat.Chat, history: list[dict], text: str) -> None:
 
 
 def full_agent():
-    """Beyond the tutorial: the full agent's main, when day15/beyond/ is there and this Python has the
-    calls it needs (decided by what it offers, not the platform's name); else None: the lesson runs."""
+    """Beyond the tutorial: the full agent's main where day15/beyond/ is there (None: the lesson runs alone).
+    Without the POSIX calls it needs, it never falls back to the lesson, which would start a cloned
+    folder's servers unasked: it says so and exits 2."""
     here = os.path.dirname(os.path.abspath(__file__))
     if not os.path.isdir(os.path.join(here, "beyond")):
         return None
@@ -110,9 +115,7 @@ def full_agent():
     except ImportError:
         posix = False
     if not posix:
-        print("The full agent (day15/beyond/) needs Linux or macOS (WSL on Windows); "
-              "running the tutorial's program.", file=sys.stderr)
-        return None
+        return lambda argv: print(NO_POSIX, file=sys.stderr) or 2
     from beyond.shell import main as agent_main
     return agent_main
 

@@ -1,5 +1,8 @@
-"""The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, and only that. Node calls
-back on events, Python has threads; where mcp.ts relies on JavaScript's rules, js.py has them."""
+"""The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, written as Python.
+
+Threads do what Node's events do: read stdout, print stderr, write stdin, notice the exit. Input the tutorial
+never sends fails only that call or server: a line that is no JSON object, or an id that is no int, matches
+nothing; a result that is no object, or tools that are no named objects, fail it; args and env become str()."""
 import json
 import os
 import queue
@@ -10,7 +13,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-import js
 from permissions import authorize, ensure_tool_policy
 from tools import Tool, register_tool
 
@@ -37,56 +39,51 @@ REQUEST_TIMEOUT_S = 10.0
 
 
 class McpError(Exception):
-    """An MCP failure: the message, its server, the JSON-RPC error code if any (mcp.ts throws Error)."""
-
-    def __init__(self, message: str, server: str = "", code: int | None = None) -> None:
+    """An MCP failure, with the server it came from (mcp.ts throws Error)."""
+    def __init__(self, message: str, server: str = "") -> None:
         super().__init__(message)
-        self.server, self.code = server, code
+        self.server = server
 
 
 class McpClient:
-    """One connection to an MCP server: the subprocess plus a line-framed JSON-RPC client. start() runs
-    the handshake and returns the tool list; each tool call is one tools/call request. Where Python
-    differs from Node, one small method each, which the full client (beyond/client/) overrides:
-      _send(message, waiter)    writing to stdin (Node's write() buffers; here a writer thread)
-      _wait(id, method, waiter) waiting for the reply (Node's setTimeout; here a wait with a timeout)
-    """
-
+    """One connection to an MCP server: the subprocess plus a line-framed JSON-RPC client."""
     def __init__(self, name: str, cfg: McpServerConfig) -> None:
         self.name, self.cfg = name, cfg
         self.proc: subprocess.Popen | None = None
-        self._lock = threading.Lock()  # guards the three below, for callers and the reader; held for no I/O or wait
-        self._next_id = 1
-        self._pending: dict[int, queue.SimpleQueue] = {}  # id -> the caller's reply slot: a result or an McpError
-        self._dead: str | None = None  # why the server cannot answer (failed to start, exited): requests fail at once
-        self._outbox: queue.SimpleQueue = queue.SimpleQueue()  # lines for stdin: Node's buffered write(), a thread
-        self._read_all = threading.Event()  # stdout ended: all the server wrote was read
+        self._lock = threading.Lock()  # guards the three below, for callers and the reader thread; held for no I/O
+        self._next_id, self._pending = 1, {}  # the next id; id -> the queue its reply goes to (a result or McpError)
+        self._dead: str | None = None  # why the server cannot answer: new requests fail at once
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()  # lines for the writer thread
+        self._read_all = threading.Event()  # stdout has ended: everything the server wrote was read
 
     def start(self) -> list[McpToolInfo]:
         """Spawn the server, run the initialize handshake and return the tools it declares."""
-        args, env = js.spawn_args(self.cfg.args, self.cfg.env)
+        if not isinstance(self.cfg.args, list):  # a string would be taken letter by letter
+            raise McpError('"args" must be a list of strings', self.name)
+        command = [self.cfg.command, *(str(arg) for arg in self.cfg.args)]  # str(): "args": [8080] works
         try:
-            self.proc = subprocess.Popen([self.cfg.command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, env={**os.environ, **env})
+            self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         env={**os.environ, **{key: str(value) for key, value in self.cfg.env.items()}})
+            for work in (self._read_stdout, self._read_stderr, self._write_stdin, self._watch_exit):
+                threading.Thread(target=work, name=f"mcp-{self.name}{work.__name__}", daemon=True).start()
         except OSError as e:  # Node reports this as the process's 'error' event
             self._mark_dead(f"server failed to start: {e}")
-        else:
-            for task, what in ((self._read_stdout, "stdout"), (self._read_stderr, "stderr"),
-                               (self._write_stdin, "stdin"), (self._watch_exit, "exit")):
-                threading.Thread(target=task, name=f"mcp-{self.name}-{what}", daemon=True).start()
         self._request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                                      "clientInfo": {"name": "geekagent", "version": "0.1.0"}})
         self._notify("notifications/initialized")
-        return js.iterable(js.nullish(js.member(self._request("tools/list", {}), "tools"), []))  # connect's for...of
+        tools = self._request("tools/list", {}).get("tools") or []
+        if not isinstance(tools, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str)
+                                                  for t in tools):
+            raise McpError("tools/list did not answer a list of named tools", self.name)
+        return tools
 
     def call_tool(self, tool: str, args: dict) -> str:
         """Call a tool on the server and join the text parts of its content into one string."""
         result = self._request("tools/call", {"name": tool, "arguments": args})
-        content = js.member(result, "content")
-        text = "\n".join("" if item.get("text") is None else js.string(item["text"])  # join() writes null as ""
-                         for item in (content if isinstance(content, list) else [])
-                         if isinstance(item, dict) and item.get("type") == "text")
-        if js.truthy(js.member(result, "isError")):
+        content = result.get("content") if isinstance(result.get("content"), list) else []
+        text = "\n".join(item["text"] for item in content
+                         if isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str))
+        if result.get("isError"):
             raise McpError(text or "the MCP tool returned an error", self.name)
         return text or "(no content)"
 
@@ -95,16 +92,14 @@ class McpClient:
             self.proc.terminate()  # as Node's kill(): SIGTERM, at once; _watch_exit reaps the process
 
     def _read_stdout(self) -> None:
-        """Reader thread (mcp.ts: onData): split stdout into lines, one JSON message per line."""
+        """Reader thread (mcp.ts: onData): a JSON message a line; a last line without its newline is never taken."""
         for raw in self.proc.stdout:
-            line = js.trim(raw.decode("utf-8", "replace"))
-            if line and raw.endswith(b"\n"):  # mcp.ts never takes a last line without its newline
+            if raw.endswith(b"\n") and (line := raw.decode("utf-8", "replace").strip()):
                 self._accept(line)
         self._read_all.set()
 
     def _read_stderr(self) -> None:
-        """Stderr thread: the server's log lines, with its name in front."""
-        for raw in self.proc.stderr:
+        for raw in self.proc.stderr:  # the server's log lines, with its name in front
             print(f"[mcp:{self.name}] {raw.decode('utf-8', 'replace').rstrip()}", file=sys.stderr)
 
     def _write_stdin(self) -> None:
@@ -117,89 +112,78 @@ class McpClient:
                 return  # as mcp.ts's stdin 'error' handler: the server is gone; _mark_dead says why
 
     def _watch_exit(self) -> None:
-        """Exit thread (Node's 'exit' event); what was written before is read first, as Node's 'data' comes first."""
+        """Exit thread (Node's 'exit' event); what the server wrote is read first, for up to 0.5 s."""
         code = self.proc.wait()
         self._read_all.wait(0.5)
         self._mark_dead(f"server process exited (code {code})")
 
     def _accept(self, line: str) -> None:
         try:
-            msg = js.parse(line)
+            msg = json.loads(line)
         except (ValueError, RecursionError):
             return  # a line that is not valid JSON is ignored
-        request_id = msg.get("id") if isinstance(msg, dict) else None  # mcp.ts crashes on null.id; skipped here
-        if not isinstance(request_id, (int, float)) or isinstance(request_id, bool):
-            return  # mcp.ts's Map holds numbers: any other id (a list, true, a string) matches nothing
-        if js.truthy(msg.get("error")):
-            message = js.member(msg["error"], "message")  # mcp.ts: message ?? JSON.stringify(error)
-            self._settle(request_id, McpError(json.dumps(msg["error"]) if message is None else js.string(message),
-                                              self.name, js.member(msg["error"], "code")))
-        else:
-            self._settle(request_id, msg.get("result"))
-
-    def _settle(self, request_id: int, outcome: object) -> bool:
-        """Node resolves or rejects the promise; here the waiting slot gets it. False: no such request."""
+        request_id = msg.get("id") if isinstance(msg, dict) else None
         with self._lock:
-            pending = self._pending.pop(request_id, None)
-        if pending is not None:  # None: no request with that id (a notification from the server: not handled)
-            pending.put(outcome)
-        return pending is not None
+            pending = self._pending.pop(request_id, None) if type(request_id) is int else None
+        if pending is None:
+            return  # no request with that id: a notification from the server, which the demo does not handle
+        error = msg.get("error")
+        if error:
+            message = error.get("message") if isinstance(error, dict) else None
+            pending.put(McpError(message if isinstance(message, str) else json.dumps(error), self.name))
+        elif isinstance(msg.get("result"), dict):
+            pending.put(msg["result"])
+        else:
+            pending.put(McpError("the reply has no result object", self.name))
 
-    def _request(self, method: str, params: dict, waiter: queue.SimpleQueue | None = None) -> dict:
-        """Send a request and wait for the reply with the same id (in `waiter`, if given); no reply in time fails."""
-        waiter = queue.SimpleQueue() if waiter is None else waiter  # Node keeps the promise's resolve and reject
+    def _request(self, method: str, params: dict) -> dict:
+        """Send a request and wait for the reply with the same id; no reply in time fails."""
+        reply = queue.SimpleQueue()  # where _accept puts it: Node keeps the promise's resolve and reject
         with self._lock:
             if self._dead:
                 raise McpError(self._dead, self.name)
             request_id, self._next_id = self._next_id, self._next_id + 1
-            self._pending[request_id] = waiter
+            self._pending[request_id] = reply
+        self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         try:
-            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, waiter)
-            reply = self._wait(request_id, method, waiter)
+            outcome = reply.get(timeout=REQUEST_TIMEOUT_S)
+        except queue.Empty:
+            raise McpError(f"request {method} timed out (no reply in {REQUEST_TIMEOUT_S:g} s)", self.name) from None
         finally:
             with self._lock:
                 self._pending.pop(request_id, None)
-        if isinstance(reply, McpError):
-            raise reply
-        return reply
-
-    def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue) -> object:
-        """Node sets a timer for the request; a thread waits on its reply slot with a timeout instead."""
-        try:
-            return waiter.get(timeout=REQUEST_TIMEOUT_S)
-        except queue.Empty:
-            raise McpError(f"request {method} timed out (no reply in {REQUEST_TIMEOUT_S:g} s)", self.name) from None
+        if isinstance(outcome, McpError):
+            raise outcome
+        return outcome
 
     def _notify(self, method: str) -> None:
-        """A notification has no id and gets no reply."""
-        self._send({"jsonrpc": "2.0", "method": method})
+        self._send({"jsonrpc": "2.0", "method": method})  # a notification has no id and gets no reply
 
-    def _send(self, message: dict, waiter: queue.SimpleQueue | None = None) -> None:
-        """Node's write() buffers and returns at once; here the writer thread writes it."""
-        self._outbox.put((json.dumps(message) + "\n").encode("utf-8"))
+    def _send(self, message: dict) -> None:
+        self._outbox.put((json.dumps(message) + "\n").encode("utf-8"))  # the writer thread writes it
 
     def _mark_dead(self, reason: str) -> None:
-        """The server failed to start or exited: keep why (the first reason) and fail every pending request."""
+        """The server failed to start or exited: keep why and fail every pending request."""
         with self._lock:
-            self._dead = self._dead or reason
+            self._dead = reason
             pending, self._pending = list(self._pending.values()), {}
-        for waiter in pending:
-            waiter.put(McpError(reason, self.name))
+        for reply in pending:
+            reply.put(McpError(reason, self.name))
 
 
 def as_registry_tool(server: str, client: McpClient, info: McpToolInfo) -> Tool:
     """Wrap one server tool as a registry Tool: mcp_ prefix, and run() is one tools/call."""
-    tool = js.string(js.member(info, "name", "undefined"))  # as `${info.name}` writes it
-    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{tool}")
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp_{server}_{info['name']}")
+    description = info.get("description") if isinstance(info.get("description"), str) else info["name"]
+    schema = info.get("inputSchema")
+    schema = schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
 
     def run(args: dict) -> str:
         if not authorize(name, f"\nAbout to call MCP tool {name} (from server {server})\nAllow?"):
             return "call cancelled"
-        return client.call_tool(js.member(info, "name"), args)
+        return client.call_tool(info["name"], args)
 
-    return Tool(name=name, description=f"[MCP:{server}] {js.string(js.nullish(js.member(info, 'description'), tool))}",
-                parameters=js.nullish(js.member(info, "inputSchema"), {"type": "object", "properties": {}}),
-                run=run, authorizes=True)
+    return Tool(name, f"[MCP:{server}] {description}", schema, run, authorizes=True)
 
 
 @dataclass
@@ -215,14 +199,13 @@ _clients: list[McpClient] = []
 
 
 def mcp_statuses() -> list[McpStatus]:
-    return _statuses
+    return _statuses  # the panel's line and /mcp read them
 
 
-def mcp_server_entries(config: object) -> list[tuple[str, McpServerConfig]]:
-    """mcp.ts's `Object.entries(config.mcpServers ?? {})`, each entry as written (the trust question shows it)."""
-    servers = js.nullish(js.member(config, "mcpServers"), {})
-    return [(name, McpServerConfig(cfg.get("command"), js.nullish(cfg.get("args"), []), js.nullish(cfg.get("env"), {}))
-             if isinstance(cfg, dict) else McpServerConfig(None)) for name, cfg in js.entries(servers)]
+def mcp_server_entries(config: dict) -> list[tuple[str, McpServerConfig]]:
+    """Each entry of "mcpServers", as connect starts it (an entry that is not an object has no command)."""
+    return [(name, McpServerConfig(cfg.get("command"), cfg.get("args") or [], cfg.get("env") or {}) if isinstance(
+        cfg, dict) else McpServerConfig(None)) for name, cfg in (config.get("mcpServers") or {}).items()]
 
 
 def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
@@ -233,9 +216,10 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
     if not os.path.exists(file):
         return
     with open(file, encoding="utf-8") as f:
-        config = js.parse(f.read())
+        config = json.load(f)
     for name, cfg in mcp_server_entries(config):
         client = McpClient(name, cfg)
+        _clients.append(client)  # stopped at exit, even if Ctrl-C comes while it starts
         try:
             names = []
             for info in client.start():
@@ -243,17 +227,14 @@ def connect_mcp_servers(file: str = ".geekagent/mcp.json") -> None:
                 ensure_tool_policy(tool.name, "ask")  # external tools ask; GeekAgent.json may allow or deny
                 register_tool(tool)
                 names.append(tool.name)
-            _clients.append(client)
             _statuses.append(McpStatus(name, names))
-        except BaseException as err:  # as mcp.ts's catch: any failure of one server is only recorded
+        except Exception as err:  # as mcp.ts's catch: any failure of one server is only recorded
             client.stop()
-            if not isinstance(err, Exception):  # Ctrl-C or SIGTERM: stopped on the way out
-                raise
             _statuses.append(McpStatus(name, [], str(err)))
 
 
 def stop_mcp_servers() -> None:
-    """Stop every server process before the agent exits, so none is left behind."""
+    """Stop every server before the agent exits, so none is left behind."""
     for client in _clients:
         client.stop()
     _clients.clear()

@@ -22,32 +22,38 @@ class PolicyError(Exception):
     """The policy file cannot be used; the message names the file and the key to fix."""
 
 
-def parse_json(path: str, raw: bytes | None = None) -> object:
-    """A config file's JSON (from `raw`, its bytes as already read, or else from the file), or None
-    when there is no such file; ValueError naming the file otherwise."""
+def parse_json(path: str) -> object:
+    """A config file's JSON, or None when there is no such file; ValueError naming the file otherwise."""
     try:
-        if raw is None:
-            with open(path, "rb") as f:
-                raw = f.read()
-        return json.loads(raw.decode("utf-8-sig"))  # a byte order mark, as some editors write, is fine
+        with open(path, "rb") as f:
+            raw = f.read()
     except FileNotFoundError:
         return None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read {os.path.basename(path)}: {e}") from None
+    return decode_json(path, raw)
+
+
+def decode_json(path: str, raw: bytes) -> object:
+    """The JSON in a file's bytes; ValueError naming the file, the line and the column where it is wrong."""
+    try:
+        return json.loads(raw.decode("utf-8-sig"))  # a byte order mark, as some editors write, is fine
     except json.JSONDecodeError as e:  # where, in an editor's terms, and the commonest cause by name
         before = e.doc[:e.pos].rstrip()
         comma = before.endswith(",") and e.msg.startswith(("Expecting property name", "Expecting value"))
         raise ValueError(f"{path}: cannot read {os.path.basename(path)}: line {e.lineno}, column {e.colno}: "
                          f"{e.msg}" + (" (a trailing comma?)" if comma else "")) from None
-    except (OSError, ValueError) as e:
+    except (ValueError, RecursionError) as e:
         raise ValueError(f"{path}: cannot read {os.path.basename(path)}: {e}") from None
 
 
-def parse_policies(path: str = POLICY_PATH, raw: bytes | None = None) -> dict[str, str]:
+def parse_policies(path: str = POLICY_PATH) -> dict[str, str]:
     """The file's tool policies, all checked; a missing file has none."""
     try:
-        data = parse_json(path, raw)
+        data = parse_json(path)
     except ValueError as e:
         raise PolicyError(str(e)) from None
-    return _checked_policies(path, {} if data is None else data)
+    return checked_policies(path, {} if data is None else data)
 
 
 def load_policies(path: str = POLICY_PATH, policies: dict[str, str] | None = None) -> dict[str, str]:
@@ -59,7 +65,7 @@ def load_policies(path: str = POLICY_PATH, policies: dict[str, str] | None = Non
     return dict(_policies)
 
 
-def _checked_policies(path: str, data: object) -> dict[str, str]:
+def checked_policies(path: str, data: object) -> dict[str, str]:
     """Validate the whole file before any of it takes effect, so a typo never widens access."""
     if not isinstance(data, dict):
         raise PolicyError(f"{path}: the top level must be a JSON object")

@@ -1,13 +1,11 @@
 """The tool registry and the built-in tools (tutorial Day 4, extended by Day 15).
 
 Owns one dict of tools, the OpenAI `tools` array built from it, and run_tool(), the single place
-where a tool call's failure becomes text for the model. MCP tools are added by mcp.py (the full
-agent's by beyond/servers/registry.py).
+where a tool call's failure becomes text for the model. MCP tools are added by mcp.py.
 """
 import json
 import os
 import stat
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,45 +24,35 @@ class Tool:
     authorizes: bool = False
 
 
-# _registry maps tool name -> Tool in registration order. _registry_lock guards it, because MCP
-# servers may change their tools from a reader thread while the REPL builds a request.
+# Tool name -> Tool, in registration order.
 _registry: dict[str, Tool] = {}
-_registry_lock = threading.Lock()
 
 
 def register_tool(tool: Tool) -> None:
     """Add a tool; a name that is already taken is an error, never a silent replacement."""
-    with _registry_lock:
-        if tool.name in _registry:
-            raise ValueError(f"tool {tool.name!r} is already registered")
-        _registry[tool.name] = tool
+    if tool.name in _registry:
+        raise ValueError(f"tool {tool.name!r} is already registered")
+    _registry[tool.name] = tool
 
 
 def unregister_tool(name: str) -> None:
     """Remove a tool if present."""
-    with _registry_lock:
-        _registry.pop(name, None)
+    _registry.pop(name, None)
 
 
 def get_tool(name: str) -> Tool | None:
-    with _registry_lock:
-        return _registry.get(name)
+    return _registry.get(name)
 
 
 def all_tools() -> list[Tool]:
     """A snapshot of the registry in registration order."""
-    with _registry_lock:
-        return list(_registry.values())
+    return list(_registry.values())
 
 
 def openai_tools() -> list[dict]:
-    """The Chat Completions `tools` array."""
-    return [
-        {"type": "function",
-         "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-        for t in all_tools()
-        if permissions.policy_for(t.name) != "deny"  # Beyond the tutorial: a denied tool is not offered
-    ]
+    """The Chat Completions `tools` array: every tool, a denied one too (its call is refused by run_tool)."""
+    return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in all_tools()]
 
 
 # Beyond the tutorial: a tool result adds at most this much text to the conversation (about 25,000

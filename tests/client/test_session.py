@@ -52,15 +52,12 @@ def test_results_that_are_not_objects_are_errors(started):
     assert client.call_tool("string_is_error", {}) == "fine"
 
 
-def test_the_full_clients_hooks_keep_the_twins_signatures():
-    """As queue.LifoQueue keeps Queue's _put and _get: each hook of the twin's that the full client
-    overrides takes the twin's parameters; the full client's options live on methods of its own."""
+def test_the_full_client_owns_its_request_path():
+    """The full client is no subclass of the twin: ids, waiters, deadlines and settling a reply are its own,
+    and the twin's request path takes only what the lesson passes it."""
     import inspect
     import mcp
     from beyond.client.session import Session
-    overridden = [name for name in vars(mcp.McpClient) if name.startswith("_") and not name.startswith("__")
-                  and getattr(Session, name) is not getattr(mcp.McpClient, name)]
-    assert {"_send", "_wait"} <= set(overridden)
-    for name in overridden:
-        ours, twins = inspect.signature(getattr(Session, name)), inspect.signature(getattr(mcp.McpClient, name))
-        assert list(ours.parameters) == list(twins.parameters), name
+    assert not issubclass(Session, mcp.McpClient)
+    assert list(inspect.signature(mcp.McpClient._send).parameters) == ["self", "message"]
+    assert list(inspect.signature(mcp.McpClient._request).parameters) == ["self", "method", "params"]

@@ -92,13 +92,13 @@ def test_a_broken_mcp_json_asks_nothing_and_says_what_is_wrong(tmp_path, monkeyp
 
 def test_the_question_shows_what_the_client_that_starts_them_runs(tmp_path):
     """The question is built from the reading of mcp.json that starts the servers: with --tutorial the
-    twin's (a list of entries, a number in args and env, a `disabled` it does not know), which runs
-    exactly the command line shown; the full agent reads the same file as unusable and runs nothing."""
+    twin's (a number in args and env, as str() writes it; a `disabled` it does not know), which runs exactly
+    the command line shown; the full agent refuses the numbers in args and runs nothing."""
     record = tmp_path / "record.py"
     record.write_text("import json, os, sys\nopen('ran.json', 'w').write(json.dumps([sys.argv, os.environ.get('N')]))\n")
     cwd = workdir(tmp_path / "clone", {})
-    (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": [
-        {"command": sys.executable, "args": [str(record), 7, 1.5], "env": {"N": 2}, "disabled": True}]}))
+    (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "0": {"command": sys.executable, "args": [str(record), 7, 1.5], "env": {"N": 2}, "disabled": True}}}))
     env = {**agent_env(key=None, trust=False), "XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1"}
     shown = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, env,
                        [("Trust this folder", "y\n"), ("> ", "/exit\n")])
@@ -108,8 +108,8 @@ def test_the_question_shows_what_the_client_that_starts_them_runs(tmp_path):
     assert shlex.split(argv) == [sys.executable, *ran] and ran[1:] == ["7", "1.5"] and env_shown == f"N={n}" == "N=2"
     (cwd / "ran.json").unlink()
     full = run_in_pty([sys.executable, INDEX], cwd, {**env, "XDG_CONFIG_HOME": str(tmp_path / "config2")},
-                      [("> ", "/exit\n")])
-    assert "cannot be used, so none of its servers starts" in full and "Trust this folder" not in full
+                      [("Trust this folder", "y\n"), ("> ", "/exit\n")])
+    assert 'server 0: not started: .geekagent/mcp.json: mcpServers.0: "args" must be a list of strings' in full
     assert not (cwd / "ran.json").exists()
 
 

@@ -30,12 +30,12 @@ def copy_lesson(folder):
     return workdir(folder, {"demo": {"command": sys.executable, "args": ["day15/demo_server.py"]}})
 
 
-def run(cwd, lines, env, no_posix, tmp_path, index="day15/index.py"):
+def run(cwd, lines, env, no_posix, tmp_path, index="day15/index.py", args=()):
     if no_posix:
         (tmp_path / "site").mkdir(exist_ok=True)
         (tmp_path / "site" / "sitecustomize.py").write_text(NO_POSIX)
         env = {**env, "PYTHONPATH": str(tmp_path / "site")}
-    done = subprocess.run([sys.executable, index], cwd=cwd, input="".join(f"{l}\n" for l in lines),
+    done = subprocess.run([sys.executable, index, *args], cwd=cwd, input="".join(f"{l}\n" for l in lines),
                           capture_output=True, text=True, env=env, timeout=60)
     assert_no_process_left(cwd)
     return done
@@ -59,20 +59,29 @@ def test_the_lesson_copied_alone_holds_section_5s_conversation(tmp_path, no_posi
     assert done.stdout.count("Allow?") == 2 and model.violations == []
 
 
-def test_the_lesson_copied_alone_honours_deny_and_ends_on_end_of_input(tmp_path):
-    """GeekAgent.json's deny: the tool never runs and the model reads why; Ctrl-D (end of input) leaves."""
+@pytest.mark.parametrize("tutorial", [False, True], ids=["copied alone", "--tutorial"])
+def test_section_5s_deny_is_offered_and_refused_and_end_of_input_leaves(tmp_path, tutorial):
+    """Section 5's last check, copied alone and with --tutorial: a tool GeekAgent.json denies is still
+    offered to the model, and its call is refused by the permission layer, never run (the model reads
+    why); Ctrl-D (end of input) leaves."""
     cwd = copy_lesson(tmp_path / "alone")
     (cwd / ".geekagent" / "GeekAgent.json").write_text('{"tools": {"mcp_demo_dice": "deny"}}')
     with FakeOpenAI([tool_calls(("mcp_demo_dice", {})), answer_from_tools]) as model:
-        done = run(cwd, ["roll"], agent_env(model.base_url), False, tmp_path)
-    assert done.returncode == 0 and "Allow?" not in done.stdout
-    assert "rolled" not in done.stdout and "[tool mcp_demo_dice -> " in done.stdout
+        done = run(cwd, ["roll"], agent_env(model.base_url), False, tmp_path,
+                   index=str(DAY15 / "index.py") if tutorial else "day15/index.py", args=("--tutorial",) * tutorial)
+    assert done.returncode == 0 and "Allow?" not in done.stdout, done
+    assert "mcp_demo_dice" in [spec["function"]["name"] for spec in model.requests[0]["tools"]]
+    assert "rolled" not in done.stdout and "[tool mcp_demo_dice -> Denied" in done.stdout, done.stdout
 
 
-def test_the_whole_project_without_posix_calls_runs_the_lesson_with_one_line(tmp_path):
-    """The repository's index.py on a Python without the product's calls: one line says why, then the lesson."""
-    cwd = workdir(tmp_path, {"demo": {"command": sys.executable, "args": [str(DAY15 / "demo_server.py")]}})
-    done = run(cwd, ["/mcp", "/exit"], agent_env(key=None), True, tmp_path, index=str(DAY15 / "index.py"))
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.count("needs Linux or macOS (WSL on Windows)") == 1
-    assert "demo (2 tools)" in done.stdout and "client: full" not in done.stdout
+@pytest.mark.parametrize("args", [(), ("--tutorial",)])
+def test_the_whole_project_without_posix_calls_starts_nothing_and_says_why(tmp_path, args):
+    """The repository's index.py on a Python without the product's calls, in an untrusted folder whose
+    server would write a marker: it never falls back to the lesson (which would start it unasked), it exits 2
+    with one line, and the marker is not written; --help is no exception to it."""
+    marker = tmp_path / "marker"
+    cwd = workdir(tmp_path / "clone", {"m": {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}})
+    done = run(cwd, ["/exit"], agent_env(key=None, trust=False), True, tmp_path, index=str(DAY15 / "index.py"),
+               args=args)
+    assert done.returncode == 2 and done.stdout == "" and not marker.exists(), done
+    assert done.stderr.count("\n") == 1 and "needs Linux, macOS or WSL, where --tutorial runs" in done.stderr

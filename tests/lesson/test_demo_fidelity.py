@@ -1,74 +1,55 @@
-"""The demo server line for line against demo-server.mjs: the same stdin bytes, the same lines out.
-
-What the mjs server writes for each input is reasoned from its code (Node's readline splits lines at
-\\n, \\r\\n and a lone \\r; JSON.parse refuses NaN; `params ?? {}` keeps a string or a list, whose
-fields are undefined; JSON.stringify omits an undefined field, writes no spaces and keeps non-ASCII
-as it is; word_count runs `text.length` and `String(text).split(/\\s+/)`). Where demo_server.py
-departs (its marked extensions, and the places where the mjs server crashes), the test says so.
-"""
+"""The demo server against demo-server.mjs: the lines of tutorial section 3.2 in, the same lines out
+(JSON.stringify's: no spaces, non-ASCII as it is), and where it departs (its marked extensions, and what
+the mjs server crashes on) it says so and goes on with the next request."""
 import json
 import subprocess
 import sys
 
-import pytest
-
 from conftest import DAY15
 
 INFO = '"capabilities":{"tools":{}},"serverInfo":{"name":"geekagent-demo","version":"1.0.0"}'  # tools: an extension
+INITIALIZE = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+              '"capabilities":{},"clientInfo":{"name":"geekagent","version":"0.1.0"}}}')
 
 
-def lines_out(stdin: bytes) -> list[str]:
-    done = subprocess.run([sys.executable, str(DAY15 / "demo_server.py")], input=stdin, capture_output=True,
-                          timeout=10)
+def lines_out(*stdin: str) -> list[str]:
+    done = subprocess.run([sys.executable, str(DAY15 / "demo_server.py")], input="".join(stdin).encode(),
+                          capture_output=True, timeout=10)
     assert done.returncode == 0 and not done.stderr, done.stderr
     return done.stdout.decode("utf-8").splitlines()
 
 
-def call(text_json: str) -> bytes:
-    return ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"word_count","arguments":{"text":'
-            + text_json + '}}}\n').encode()
+def call(request_id: int, name: str, arguments: str = "{}") -> str:
+    return ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n'
+            % (request_id, name, arguments))
 
 
-def counted(text: str) -> str:
-    return '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"' + text + '"}]}}'
+def test_the_round_of_section_3_2_gets_the_lines_of_section_3_2():
+    """initialize (its version echoed), no reply to initialized, tools/list, then dice and word_count."""
+    out = lines_out(INITIALIZE + "\n", '{"jsonrpc":"2.0","method":"notifications/initialized"}\n',
+                    '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}\n', call(3, "dice"),
+                    call(4, "word_count", '{"text":"Model Context Protocol"}'))
+    assert out[0] == '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18",' + INFO + '}}'
+    tools = json.loads(out[1])["result"]["tools"]
+    assert [t["name"] for t in tools] == ["word_count", "dice"] and tools[0]["inputSchema"]["required"] == ["text"]
+    assert out[2].startswith('{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"rolled ')
+    assert json.loads(out[2])["result"]["content"][0]["text"] in {f"rolled {n}" for n in range(1, 7)}
+    assert out[3] == '{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"22 characters, 3 words"}]}}'
+    assert len(out) == 4
 
 
-@pytest.mark.parametrize("stdin, mjs_writes", [
-    # initialize without params: params ?? {} is {}, its protocolVersion undefined, so the field is left out
-    (b'{"jsonrpc":"2.0","id":1,"method":"initialize"}\n', ['{"jsonrpc":"2.0","id":1,"result":{' + INFO + '}}']),
-    # params a string or a list: kept by ??, their .protocolVersion undefined; no crash
-    (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":"x"}\n', ['{"jsonrpc":"2.0","id":1,"result":{' + INFO + '}}']),
-    (b'{"jsonrpc":"2.0","id":2,"method":"initialize","params":[1]}\n', ['{"jsonrpc":"2.0","id":2,"result":{' + INFO + '}}']),
-    (b'{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":null}}\n',
-     ['{"jsonrpc":"2.0","id":3,"result":{"protocolVersion":null,' + INFO + '}}']),
-    # text.length of a list is its items; String([1,2]) is "1,2", one word
-    (call("[1,2]"), [counted("2 characters, 1 words")]),
-    # a number has no length: undefined; String(42) is one word
-    (call("42"), [counted("undefined characters, 1 words")]),
-    # \x1f and U+0085 are no \s in JavaScript: one word; U+FEFF is, so two
-    (call('"a\\u001fb\\u0085c"'), [counted("5 characters, 1 words")]),
-    (call('"a\\ufeffb"'), [counted("3 characters, 2 words")]),
-    # length counts UTF-16 units: an emoji is two
-    (call('"\\ud83d\\ude00 ok"'), [counted("5 characters, 2 words")]),
-    # a tool without a name: `${params.name}` is "undefined"; non-ASCII is written as it is
-    (b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{}}\n',
-     ['{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"unknown tool: undefined"}],"isError":true}}']),
-    ('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"é"}}\n'.encode(),
-     ['{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"unknown tool: é"}],"isError":true}}']),
-    # two messages apart by a lone \r are two lines to readline
-    (b'{"jsonrpc":"2.0","id":6,"method":"initialize"}\r{"jsonrpc":"2.0","id":7,"method":"initialize"}\n',
-     ['{"jsonrpc":"2.0","id":6,"result":{' + INFO + '}}', '{"jsonrpc":"2.0","id":7,"result":{' + INFO + '}}']),
-])
-def test_the_same_stdin_gives_the_lines_demo_server_mjs_writes(stdin, mjs_writes):
-    assert lines_out(stdin) == mjs_writes
-
-
-def test_where_it_departs_from_the_mjs_server_it_says_so_and_goes_on():
-    """The mjs server crashes on a null line (null.id) and on word_count without text (text.length of
-    undefined), and says nothing to NaN (JSON.parse refuses it): this one skips the null line, answers
-    the missing text, and gives NaN the parse error of its marked extension; the next request is answered."""
-    out = lines_out(b'null\n' + call("null") + b'{"jsonrpc":"2.0","id":NaN,"method":"initialize"}\n'
-                    + b'{"jsonrpc":"2.0","id":9,"method":"initialize"}\n')
-    assert out[0] == counted("no text to count")
-    assert json.loads(out[1])["error"]["code"] == -32700
-    assert out[2] == '{"jsonrpc":"2.0","id":9,"result":{' + INFO + '}}'
+def test_where_it_departs_it_says_so_and_goes_on():
+    """A blank line and a null line are skipped (the mjs server crashes on null.id); not JSON gets -32700,
+    an unknown method -32601, ping {}; word_count without a string text and an unknown tool are errors
+    the client reads (the mjs server crashes on text.length of undefined); initialize without a version,
+    or with params that are no object, answers without one; each next request is answered."""
+    out = lines_out("\n", "null\n", "oops\n", '{"jsonrpc":"2.0","id":1,"method":"nope"}\n',
+                    '{"jsonrpc":"2.0","id":2,"method":"ping"}\n', call(3, "word_count"),
+                    call(4, "word_count", '{"text":42}'), call(5, "é"),
+                    '{"jsonrpc":"2.0","id":6,"method":"initialize","params":"x"}\n')
+    assert [json.loads(line).get("error", {}).get("code") for line in out[:2]] == [-32700, -32601]
+    assert out[2] == '{"jsonrpc":"2.0","id":2,"result":{}}'
+    assert [json.loads(line)["result"]["isError"] for line in out[3:6]] == [True] * 3
+    assert out[5] == ('{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"unknown tool: é"}],'
+                      '"isError":true}}')
+    assert out[6] == '{"jsonrpc":"2.0","id":6,"result":{' + INFO + '}}' and len(out) == 7

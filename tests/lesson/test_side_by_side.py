@@ -204,12 +204,12 @@ def test_lines_that_are_not_json(twin, started, capfd):
 
 
 def test_config_is_checked(tmp_path):
-    """"args" as a string: the twin refuses it as Node's spawn does and fails that server only (one entry
+    """"args" as a string: the twin refuses it (never letter by letter) and fails that server only (one entry
     that is not even an object too); the full client names the file and the key, and the others start."""
     entry = {"command": sys.executable, "args": str(tmp_path / "made.py")}
     (tmp_path / "m").write_text("")  # were the string taken letter by letter, python would run this file
     statuses = connect_twin(tmp_path, {"a": entry, "oops": "not an entry", "demo": demo()})
-    assert 'The "args" argument must be a list, not str' in statuses["a"].error and statuses["a"].tools == []
+    assert statuses["a"].error == '"args" must be a list of strings' and statuses["a"].tools == []
     assert statuses["oops"].error and statuses["demo"].tools == ["mcp_demo_word_count", "mcp_demo_dice"]
     statuses = connect(tmp_path, {"a": entry, "oops": "not an entry", "d": demo()})  # d: the twin holds demo's names
     assert 'mcp.json: mcpServers.a: "args" must be a list of strings' in statuses["a"].error

@@ -1,12 +1,10 @@
-"""The twin (day15/mcp.py) on inputs where Python's defaults differ from what mcp.ts does.
-
-For each, what mcp.ts does is reasoned from its code and written down: onData splits at "\\n" only and
-trim()s (JavaScript's whitespace, not Python's), JSON.parse refuses NaN and takes any integer,
-`if (msg.error)` and `if (result.isError)` test JavaScript's truth, join() writes null as "",
-`list.tools ?? []` is iterated by for...of, `Object.entries(config.mcpServers ?? {})` takes what
-is there. The server is a script that answers each request with a line the test gives, as bytes.
+"""The twin (day15/mcp.py) on what the tutorial sends, as mcp.ts answers it, and on what it never sends,
+where the twin does what plain Python does and is robust: only that call or that server fails, the reader
+thread lives on (the next call is answered), and no text shows a Python repr (True, None, {'a': 1}).
+The server is a script that answers each request with the lines the test gives, as bytes, in turn.
 """
 import json
+import re
 import sys
 import textwrap
 
@@ -22,7 +20,9 @@ SERVER = textwrap.dedent('''
     for line in sys.stdin.buffer:
         message = json.loads(line)
         if "id" in message and message["method"] in answers:
-            raw = answers[message["method"]].replace("{id}", str(message["id"]))
+            given = answers[message["method"]]  # a list: one a request, the last again and again
+            raw = (given.pop(0) if isinstance(given, list) and len(given) > 1 else given[0] if isinstance(
+                given, list) else given).replace("{id}", str(message["id"]))
             sys.stdout.buffer.write(raw.replace("{deep}", "[" * 100000 + "]" * 100000).encode("latin-1"))
             sys.stdout.buffer.flush()
             if answers.get("exit_after") == message["method"]:
@@ -51,41 +51,51 @@ def reply(result_json: str) -> str:
     return '{"jsonrpc":"2.0","id":{id},"result":' + result_json + '}\n'
 
 
-@pytest.mark.parametrize("answer, mcp_ts_returns", [
-    # a leading byte order mark is JavaScript whitespace: trim() removes it and the line parses
-    ("\xef\xbb\xbf" + reply('{"content":[{"type":"text","text":"bom"}]}'), "bom"),
-    # join() writes a null text as ""; the other item is kept
-    (reply('{"content":[{"type":"text","text":null},{"type":"text","text":"b"}]}'), "\nb"),
-    # a result that is an array has no content: (no content)
-    (reply('[1,2]'), "(no content)"),
-    # an integer of 5,000 digits is a number to JSON.parse: the line is taken
-    (reply('{"content":[{"type":"text","text":"big"}],"n":' + "9" * 5000 + '}'), "big"),
-])
-def test_the_twin_takes_what_mcp_ts_takes(scripted, answer, mcp_ts_returns):
-    assert scripted(**{"tools/call": answer}).call_tool("t", {}) == mcp_ts_returns
+REPR = re.compile(r"\b(True|False|None)\b|\{'|\['")  # what Python's repr of a JSON value shows
+AFTER = reply('{"content":[{"type":"text","text":"after"}]}')
 
 
-@pytest.mark.parametrize("answer, says", [
-    # {} and [] are true: `if (msg.error)` rejects, with JSON.stringify(error) as the message
-    ('{"jsonrpc":"2.0","id":{id},"error":{}}\n', "{}"),
-    ('{"jsonrpc":"2.0","id":{id},"error":[]}\n', "[]"),
-    # isError: [] is true: the text is the error
-    (reply('{"content":[{"type":"text","text":"bad"}],"isError":[]}'), "bad"),
-])
-def test_javascript_truth_decides_what_is_an_error(scripted, answer, says):
-    with pytest.raises(mcp.McpError) as caught:
-        scripted(**{"tools/call": answer}).call_tool("t", {})
-    assert str(caught.value) == says
+def test_what_the_tutorial_sends_is_answered_as_mcp_ts_answers(scripted, monkeypatch):
+    """Text parts joined by newlines, (no content), isError's text as the error, an error's message, the timeout."""
+    client = scripted(**{"tools/call": [
+        reply('{"content":[{"type":"text","text":"a"},{"type":"image","data":""},{"type":"text","text":"b"}]}'),
+        reply('{"content":[]}'), reply('{"content":[{"type":"text","text":"bad"}],"isError":true}'),
+        '{"jsonrpc":"2.0","id":{id},"error":{"code":-32602,"message":"no such tool"}}\n', "\n"]})
+    assert [client.call_tool("t", {}), client.call_tool("t", {})] == ["a\nb", "(no content)"]
+    for says in ("bad", "no such tool"):
+        with pytest.raises(mcp.McpError, match=f"^{says}$"):
+            client.call_tool("t", {})
+    monkeypatch.setattr(mcp, "REQUEST_TIMEOUT_S", 0.3)
+    with pytest.raises(mcp.McpError, match=r"^request tools/call timed out \(no reply in 0.3 s\)$"):
+        client.call_tool("t", {})
 
 
 @pytest.mark.parametrize("answer", [
-    reply('{"content":[{"type":"text","text":"x"}],"n":NaN}'),  # JSON.parse refuses NaN: the line is skipped
-    reply('{"content":[{"type":"text","text":"x"}]}').rstrip("\n"),  # no newline: never a whole line
-    "\x1c" + reply('{"content":[{"type":"text","text":"x"}]}'),  # U+001C is no JS whitespace: not JSON
+    "\xef\xbb\xbf" + reply('{"content":[{"type":"text","text":"bom"}]}'),  # not JSON to json.loads: no reply
+    reply('{"content":[{"type":"text","text":"x"}],"n":NaN}'),  # json.loads takes NaN
+    reply('{"content":[{"type":"text","text":"x"}],"n":' + "9" * 5000 + '}'),  # past Python's digits: not JSON
+    "\x1c" + reply('{"content":[{"type":"text","text":"x"}]}'),  # str.strip() removes U+001C
+    reply('[1,2]'), reply('null'),  # a result that is no object
+    '{"jsonrpc":"2.0","id":{id},"error":{}}\n', '{"jsonrpc":"2.0","id":{id},"error":[]}\n',  # no error: no result
+    '{"jsonrpc":"2.0","id":{id},"error":{"message":{"a":1}}}\n',  # a message that is no string: the error as JSON
+    reply('{"content":[{"type":"text","text":null},{"type":"text","text":true}]}'),  # texts that are no strings
+    reply('{"content":{"type":"text","text":"x"},"isError":[]}'),  # content no list, isError falsy
+    '{"jsonrpc":"2.0","id":true,"result":{}}\n{"jsonrpc":"2.0","id":1.0,"result":{}}\n',  # ids that are no int
 ])
-def test_a_line_mcp_ts_does_not_take_is_no_reply(scripted, monkeypatch, answer):
-    client = scripted(**{"tools/call": answer})
-    monkeypatch.setattr(mcp, "REQUEST_TIMEOUT_S", 0.5)  # no reply comes: the timeout is what ends the call
+def test_what_the_tutorial_never_sends_fails_only_that_call(scripted, monkeypatch, answer):
+    client = scripted(**{"tools/call": [answer, AFTER]})
+    monkeypatch.setattr(mcp, "REQUEST_TIMEOUT_S", 0.5)  # where no reply is taken, the timeout ends the call
+    try:
+        said = client.call_tool("t", {})
+    except mcp.McpError as e:
+        said = str(e)
+    assert not REPR.search(said), said
+    assert client.call_tool("t", {}) == "after"  # the reader lives on
+
+
+def test_a_line_without_its_newline_is_no_reply(scripted, monkeypatch):
+    client = scripted(**{"tools/call": reply('{"content":[{"type":"text","text":"x"}]}').rstrip("\n")})
+    monkeypatch.setattr(mcp, "REQUEST_TIMEOUT_S", 0.5)
     with pytest.raises(mcp.McpError, match="timed out|exited"):
         client.call_tool("t", {})
 
@@ -97,42 +107,48 @@ def test_a_deeply_nested_line_never_kills_the_reader(scripted):
     assert client.call_tool("t", {}) == "after"
 
 
-@pytest.mark.parametrize("tools_json", ['{}', 'false'])
-def test_tools_that_for_of_cannot_iterate_fail_that_server(scripted, tools_json):
-    """connect's `for...of` throws a TypeError for tools that are no array (caught there: that server failed)."""
-    with pytest.raises(TypeError, match="not iterable"):
-        scripted(**{"tools/list": '{"jsonrpc":"2.0","id":{id},"result":{"tools":' + tools_json + '}}\n'})
-
-
-def test_mcp_servers_as_a_list_is_taken_by_index_and_a_nameless_tool_is_undefined(tmp_path):
+@pytest.mark.parametrize("tools_json, fails", [('{}', False), ('false', False), ('7', True),
+                                               ('[{"description":"x"}]', True), ('[{"name":true}]', True),
+                                               ('["t"]', True)])
+def test_tools_that_are_not_named_objects_fail_that_server_only(tmp_path, tools_json, fails):
+    """Empty ones (`or []`) are no tools; others fail that server, with a reason and no repr; the next starts."""
     script = tmp_path / "server.py"
     script.write_text(SERVER)
-    nameless = '{"jsonrpc":"2.0","id":{id},"result":{"tools":[{"description":"no name"}]}}\n'
-    entry = {"command": sys.executable, "args": [str(script), json.dumps({"initialize": INIT, "tools/list": nameless})]}
-    path = write_config(tmp_path, {})
-    with open(path, "w") as f:
-        json.dump({"mcpServers": [entry]}, f)
+    odd = '{"jsonrpc":"2.0","id":{id},"result":{"tools":' + tools_json + '}}\n'
+    entry = lambda listed: {"command": sys.executable,  # noqa: E731
+                            "args": [str(script), json.dumps({"initialize": INIT, "tools/list": listed})]}
     try:
-        mcp.connect_mcp_servers(path)
-        assert [(s.server, s.tools, s.error) for s in mcp.mcp_statuses()] == [("0", ["mcp_0_undefined"], None)]
+        mcp.connect_mcp_servers(write_config(tmp_path, {"odd": entry(odd), "fine": entry(TOOLS)}))
+        (odd_status, fine) = mcp.mcp_statuses()
+        assert odd_status.error == ("tools/list did not answer a list of named tools" if fails else None)
+        assert odd_status.tools == [] and fine.tools == ["mcp_fine_t"]
     finally:
         mcp.stop_mcp_servers()
 
 
-@pytest.mark.parametrize("config, names", [
-    ({"mcpServers": "ab"}, ["0", "1"]),      # Object.entries("ab"): its characters by index
-    ({"mcpServers": 7}, []),                 # a number has no entries
-    ({"mcpServers": None}, []),              # null ?? {}
-    ([{"command": "x"}], []),                # a top-level list has no .mcpServers
-    ({"mcpServers": {"a": 5}}, ["a"]),       # an entry that is no object: taken, and fails in start()
+@pytest.mark.parametrize("config, says", [
+    ({"mcpServers": "ab"}, "has no attribute 'items'"),  # no object of servers: the file cannot be used
+    ([{"command": "x"}], "has no attribute 'get'"),      # a top-level list has no "mcpServers"
 ])
-def test_mcp_servers_of_any_shape_give_what_object_entries_gives(config, names):
-    assert [name for name, _ in mcp.mcp_server_entries(config)] == names
+def test_a_file_of_another_shape_cannot_be_used(config, says):
+    with pytest.raises(AttributeError, match=says):
+        mcp.mcp_server_entries(config)
 
 
-def test_a_null_config_throws_as_reading_a_property_of_null_does():
-    with pytest.raises(TypeError, match="null"):
-        mcp.mcp_server_entries(None)
+def test_an_entry_that_is_no_object_or_has_numbers_in_args(tmp_path):
+    """"a": 5 fails that server, unstarted; "args": [8080] and an env number run as their str()."""
+    script = tmp_path / "server.py"
+    script.write_text(SERVER)
+    answers = json.dumps({"initialize": INIT, "tools/list": TOOLS})
+    assert [name for name, _ in mcp.mcp_server_entries({"mcpServers": None})] == []
+    try:
+        mcp.connect_mcp_servers(write_config(tmp_path, {"a": 5, "n": {"command": sys.executable, "args": [
+            str(script), answers, 8080], "env": {"PORT": 8080}}}))
+        broken, numbers = mcp.mcp_statuses()
+        assert broken.error and not REPR.search(broken.error) and numbers.tools == ["mcp_n_t"]
+        assert mcp._clients[-1].proc.args[-1] == "8080"
+    finally:
+        mcp.stop_mcp_servers()
 
 
 def test_what_a_server_wrote_before_it_exited_is_read_first():
@@ -153,20 +169,20 @@ def test_what_a_server_wrote_before_it_exited_is_read_first():
             client.stop()
 
 
-def test_values_are_written_as_javascript_writes_them(tmp_path):
-    """A tool named true, described by an object and by null: `${info.name}` and `${description}` write
-    true, [object Object] and the name, not Python's True or a dict's repr."""
+def test_descriptions_and_schemas_that_are_no_strings_or_objects_fall_back(tmp_path):
+    """A description that is an object or null, a schema that is a list: the name and the empty schema,
+    as `info.description ?? info.name` and `?? {type: 'object', properties: {}}` give for null."""
     import tools
     script = tmp_path / "server.py"
     script.write_text(SERVER)
-    listed = ('{"jsonrpc":"2.0","id":{id},"result":{"tools":[{"name":true,"description":{"a":1}},'
-              '{"name":"plain","description":null}]}}\n')
+    listed = ('{"jsonrpc":"2.0","id":{id},"result":{"tools":[{"name":"obj","description":{"a":1},"inputSchema":[1]},'
+              '{"name":"plain","description":null},{"name":"said","description":"does it"}]}}\n')
     entry = {"command": sys.executable, "args": [str(script), json.dumps({"initialize": INIT, "tools/list": listed})]}
-    path = write_config(tmp_path, {"s": entry})
     try:
-        mcp.connect_mcp_servers(path)
-        assert mcp.mcp_statuses()[0].tools == ["mcp_s_true", "mcp_s_plain"]
-        assert tools.get_tool("mcp_s_true").description == "[MCP:s] [object Object]"
-        assert tools.get_tool("mcp_s_plain").description == "[MCP:s] plain"
+        mcp.connect_mcp_servers(write_config(tmp_path, {"s": entry}))
+        assert mcp.mcp_statuses()[0].tools == ["mcp_s_obj", "mcp_s_plain", "mcp_s_said"]
+        assert [tools.get_tool(f"mcp_s_{n}").description for n in ("obj", "plain", "said")] == [
+            "[MCP:s] obj", "[MCP:s] plain", "[MCP:s] does it"]
+        assert tools.get_tool("mcp_s_obj").parameters == {"type": "object", "properties": {}}
     finally:
         mcp.stop_mcp_servers()

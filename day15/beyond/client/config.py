@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from beyond.auth.clients import TOKEN_METHODS
 from beyond.auth.grants import GRANTS
 from mcp import McpError, McpServerConfig
-from permissions import parse_json
+from permissions import decode_json, parse_json
 
 MCP_CONFIG_PATH = ".geekagent/mcp.json"
 
@@ -96,7 +96,7 @@ def load_mcp_config(path: str = MCP_CONFIG_PATH, raw: bytes | None = None) -> di
     file means no servers, one that is not JSON raises McpError naming it, and a broken entry is
     that server's problem only (its `problem` names the file and the key), so the others start."""
     try:
-        data = parse_json(path, raw)
+        data = parse_json(path) if raw is None else decode_json(path, raw)
     except ValueError as e:
         raise McpError(str(e)) from None
     if data is None and (raw is not None or os.path.exists(path)):  # JSON's null, not a missing file

@@ -7,6 +7,7 @@ content against the tool's outputSchema), and a list follows nextCursor within b
 """
 import json
 
+from beyond.client.errors import ReplyError
 from beyond.client.schema import mismatch
 from beyond.text import loads_or_none, shorten
 from mcp import McpError
@@ -29,7 +30,7 @@ def gathered(request, method: str, key: str, server: str) -> list[dict]:
         try:
             result = request(method, params)
         except McpError as e:
-            if e.code == METHOD_NOT_FOUND:
+            if isinstance(e, ReplyError) and e.code == METHOD_NOT_FOUND:
                 return found
             raise
         items = result.get(key, [])

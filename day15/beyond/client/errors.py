@@ -1,6 +1,7 @@
 """Beyond the tutorial: the errors of a request that a caller tells apart, each of its own type.
 
-All are McpErrors (the twin's): a caller that only reports an error needs nothing else.
+All are McpErrors (the twin's): a caller that only reports an error needs nothing else; one that
+tells errors apart by their JSON-RPC code catches ReplyError.
 """
 from mcp import McpError
 
@@ -9,8 +10,8 @@ class ReplyError(McpError):
     """An error reply of the server: its message and code, and its data (for -32022, the versions it speaks)."""
 
     def __init__(self, message: str, server: str, code: int | None, data: object = None) -> None:
-        super().__init__(message, server, code)
-        self.data = data
+        super().__init__(message, server)
+        self.code, self.data = code, data
 
 
 class NoReply(McpError):

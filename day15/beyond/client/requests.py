@@ -1,19 +1,18 @@
-"""Beyond the tutorial: the request path of the full client, through the twin's hooks (mcp.py).
+"""Beyond the tutorial: the request path of the full client, its own (the twin's, mcp.py, waits 10 s for all).
 
-Every request runs the twin's _request, each with a Waiter that carries its Call: the deadline the
-hooks write and wait by, which progress pushes out. Here: per-server timeouts and the
-cancellation of what is given up on; for 2026-07-28, _meta on every request, one retry in a
-version both sides speak, the rounds of input_required; a transport that fails becomes this
-server's McpError, a session forgotten is initialized again; and every message the transport
-reads, routed (a reply to its waiter, anything else to the FromServer). session.py's Session
-adds the public operations on top.
+Every request has an id and a Waiter that carries its Call: the deadline it is written and waited by,
+which progress pushes out; the reader thread puts the reply in the waiter. Here: per-server timeouts
+and the cancellation of what is given up on; for 2026-07-28, _meta on every request, one retry in a
+version both sides speak, the rounds of input_required; a transport that fails becomes this server's
+McpError, a session forgotten is initialized again; and every message the transport reads, routed (a
+reply to its waiter, anything else to the FromServer). session.py's Session adds the public operations.
 """
 import json
 import queue
 import sys
+import threading
 import time
 
-import mcp
 from beyond.client.capabilities import URL_ELICITATION_REQUIRED, AskRefused, Asks, NoAsks, offered_to, pages_visited
 from beyond.client.content import parse_message
 from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError
@@ -30,8 +29,8 @@ STARTUP_METHODS = ("initialize", "server/discover", "tools/list", "resources/lis
 
 
 class Waiter(queue.SimpleQueue):
-    """The reply slot of one request (what the twin waits on), with its Call: the deadline the hooks write
-    and wait by, and where its progress goes."""
+    """The reply slot of one request, with its Call: the deadline it is written and waited by, and where
+    its progress goes."""
 
     __slots__ = ("call",)
 
@@ -40,13 +39,19 @@ class Waiter(queue.SimpleQueue):
         self.call = call
 
 
-class Requests(mcp.McpClient):
-    """The twin's client with the request path of the full one; its parts: what the server sends
-    unasked (FromServer), the revision spoken (Revisions), the transport and its restarts (Link)."""
+class Requests:
+    """One server's requests and what it sends; its parts: what the server sends unasked (FromServer),
+    the revision spoken (Revisions), the transport and its restarts (Link)."""
 
     def __init__(self, name: str, cfg, echo: bool = False, asks: Asks | None = None, screen=None,
                  transport=None) -> None:
-        super().__init__(name, cfg)
+        self.name, self.cfg = name, cfg
+        # _lock guards _next_id, _pending and _dead, shared by callers, the reader thread and the link;
+        # held only for those updates, never across a write or a wait.
+        self._lock = threading.Lock()
+        self._next_id = 1
+        self._pending: dict[int, Waiter] = {}  # id -> the waiter its reply goes to
+        self._dead: str | None = None  # why the server cannot answer now: requests fail at once
         self.tools: list[dict] = []  # as last listed (revisions name a call's mirrored arguments from them)
         self.capabilities: dict = {}  # what the server declared in its handshake (or server/discover)
         self.asks = asks or NoAsks()
@@ -96,10 +101,10 @@ class Requests(mcp.McpClient):
             request_id, self._next_id = self._next_id, self._next_id + 1
         return request_id
 
-    # --- the twin's hooks and helpers, overridden, in the order a message travels -------------------
+    # --- a request, in the order a message travels ----------------------------------------------
 
     def request(self, method: str, params: dict, timeout: float | None = None, call: Call | None = None) -> dict:
-        """One request through the twin's _request, given the server's own timeouts (or `timeout`, or a
+        """One request, given the server's own timeouts (or `timeout`, or a
         `call` made already) and, for a 2026-07-28 server, _meta on every request, one retry in another
         version when it refuses this one, and the rounds of an input_required answer (each a new request,
         all within the one call's deadline). The hooks below cancel what we give up on."""
@@ -129,14 +134,12 @@ class Requests(mcp.McpClient):
             return None
 
     def _exchange(self, method: str, params: dict, call: Call) -> dict:
-        """One request through the twin's _request (in a version both sides speak)."""
+        """One request and its reply (in a version both sides speak)."""
         revisions = self.revisions
-        if self._dead:  # the twin says only why; this names the request too
-            raise McpError(f"{method} failed: {self._dead}", self.name)
         try:
-            return super()._request(method, revisions.with_meta(params), Waiter(call))
+            return self._request(method, revisions.with_meta(params), call)
         except Interrupted:  # 2026-07-28: a broken answer is lost; the request goes again, once, with a new id
-            return super()._request(method, revisions.with_meta(params), Waiter(call))
+            return self._request(method, revisions.with_meta(params), call)
         except ReplyError as e:
             if e.code == URL_ELICITATION_REQUIRED and not revisions.modern:  # pages to visit first, then once more
                 began = time.monotonic()
@@ -146,12 +149,33 @@ class Requests(mcp.McpClient):
                 call.deadline, call.latest = call.deadline + waited, call.latest + waited
             else:
                 revisions.switch_version(method, e)  # raises unless a version both sides speak was found
-            return super()._request(method, revisions.with_meta(params), Waiter(call))
+            return self._request(method, revisions.with_meta(params), call)
 
-    def _send(self, message: dict, waiter: queue.SimpleQueue | None = None) -> None:
-        """The twin's writing hook: through the transport, by the request's deadline (a notification:
-        by its timeout). Unlike the twin's, a failed write is an error the caller sees."""
-        call = getattr(waiter, "call", None)  # a request's Waiter carries its Call
+    def _request(self, method: str, params: dict, call: Call) -> dict:
+        """Send a request with a new id and wait for the reply its waiter gets, by the call's deadline."""
+        waiter = Waiter(call)
+        with self._lock:
+            if self._dead:
+                raise McpError(f"{method} failed: {self._dead}", self.name)
+            request_id, self._next_id = self._next_id, self._next_id + 1
+            self._pending[request_id] = waiter
+        try:
+            self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, call)
+            reply = self._wait(request_id, method, waiter)
+        finally:
+            with self._lock:
+                self._pending.pop(request_id, None)
+        if isinstance(reply, McpError):
+            raise reply
+        return reply
+
+    def _notify(self, method: str) -> None:
+        """A notification: no id, no reply, written by the server's timeout."""
+        self._send({"jsonrpc": "2.0", "method": method})
+
+    def _send(self, message: dict, call: Call | None = None) -> None:
+        """Through the transport, by the request's deadline (a notification: by its timeout); a failed
+        write is an error the caller sees."""
         deadline = call.deadline if call else time.monotonic() + self.cfg.timeout
         for attempt in (1, 2):
             try:
@@ -185,10 +209,10 @@ class Requests(mcp.McpClient):
             raise McpError(f"{message.get('method', 'reply')} failed: {self._dead or 'not started'}", self.name)
         transport.send(message, deadline, about)
 
-    def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue) -> object:
-        """The twin's timer hook: until the call's deadline, which progress may push out; what we give
-        up on (the deadline, Ctrl-C) is cancelled; an error reply is named by its request."""
-        call: Call = getattr(waiter, "call")  # every request of ours is sent with a Waiter (_exchange)
+    def _wait(self, request_id: int, method: str, waiter: Waiter) -> object:
+        """Until the call's deadline, which progress may push out; what we give up on (the deadline,
+        Ctrl-C) is cancelled; an error reply is named by its request."""
+        call = waiter.call
         try:
             reply = wait_for(waiter, call)
         except queue.Empty:
@@ -203,8 +227,9 @@ class Requests(mcp.McpClient):
             self._cancel(request_id, method, "cancelled by the user")
             raise
         if isinstance(reply, McpError):
-            code = "" if reply.code is None else f" (code {reply.code})"
-            return ReplyError(f"{method} failed: {reply}{code}", self.name, reply.code, getattr(reply, "data", None))
+            code, data = (reply.code, reply.data) if isinstance(reply, ReplyError) else (None, None)
+            return ReplyError(f"{method} failed: {reply}{'' if code is None else f' (code {code})'}", self.name, code,
+                              data)
         return reply
 
     def _cancel(self, request_id: int, method: str, reason: str) -> None:
@@ -223,7 +248,7 @@ class Requests(mcp.McpClient):
     # --- what the transport's inbox hands on (link.py) ------------------------------------------
 
     def accept(self, line: bytes | dict) -> bool:
-        """One message the transport read (the twin's _accept, for every message): a line (stdio) or
+        """One message the transport read (what the twin's _accept does for replies): a line (stdio) or
         parsed already (HTTP): a reply, a server request or a notification; True when news. Whatever
         goes wrong is reported, never dropped silently, so the reader lives on."""
         if isinstance(line, dict):
@@ -251,8 +276,7 @@ class Requests(mcp.McpClient):
             self.from_server.tail.append(clean(complaint, one_line=True))
 
     def _reply(self, message: dict) -> None:
-        """A reply goes to its waiter, through the twin's _settle; our ids are ints: true, 1.0 or "1"
-        is no reply to request 1."""
+        """A reply goes to its waiter; our ids are ints: true, 1.0 or "1" is no reply to request 1."""
         request_id = message.get("id")
         if type(request_id) is int and request_id == self.revisions.listen_id:
             return self.revisions.unsubscribed(message)
@@ -272,9 +296,25 @@ class Requests(mcp.McpClient):
             return self.revisions.late_discovery(outcome)
         self.log(f"dropped a reply to unknown or expired request id {shorten(repr(request_id), 80)}")
 
+    def _settle(self, request_id: int, outcome: object) -> bool:
+        """The waiter of this request gets its outcome; False when none waits (unknown, or given up on)."""
+        with self._lock:
+            waiter = self._pending.pop(request_id, None)
+        if waiter is not None:
+            waiter.put(outcome)
+        return waiter is not None
+
     def end(self, reason: str) -> None:
         """The connection is gone for good: every waiter fails with the reason (the first one kept)."""
         self._mark_dead(reason)
+
+    def _mark_dead(self, reason: str) -> None:
+        """Keep why the server cannot answer (the first reason) and fail every waiter with it."""
+        with self._lock:
+            self._dead = self._dead or reason
+            waiting, self._pending = list(self._pending.values()), {}
+        for waiter in waiting:
+            waiter.put(McpError(reason, self.name))
 
     def reject(self, request_id: int, reason: str) -> None:
         """The reply to this request was discarded (over the message limit): its waiter fails with why."""

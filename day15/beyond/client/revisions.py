@@ -16,7 +16,7 @@ import json
 import threading
 
 from beyond.client.capabilities import AskRefused
-from beyond.client.errors import NoReply, Refused
+from beyond.client.errors import NoReply, Refused, ReplyError
 from beyond.client.schema import mirrored, param_values
 from beyond.client.tasks import declaring, task_allowed
 from beyond.text import shorten
@@ -219,7 +219,7 @@ class Revisions:
         return {**params, "_meta": {**meta, f"{META}protocolVersion": self.revision, f"{META}clientInfo": CLIENT_INFO,
                                     f"{META}clientCapabilities": declaring(self.offered())}}
 
-    def switch_version(self, method: str, error: McpError) -> None:
+    def switch_version(self, method: str, error: ReplyError) -> None:
         """After an error reply: if a 2026-07-28 server refused the version (-32022), speak another that
         both sides do (the caller sends the request again, once); otherwise raise, naming both lists."""
         if error.code != UNSUPPORTED_VERSION or not self.modern:
@@ -228,7 +228,7 @@ class Revisions:
         supported = data.get("supported") if isinstance(data.get("supported"), list) else []
         common = [v for v in MODERN_VERSIONS if v in supported]  # even the one just sent: retried with a new id
         if not common:
-            raise McpError(f"{method} failed: {self._versions_differ(supported)}", self.name, error.code) from None
+            raise ReplyError(f"{method} failed: {self._versions_differ(supported)}", self.name, error.code) from None
         self.revision = common[-1]
 
     def _versions_differ(self, supported: object) -> str:
@@ -302,4 +302,4 @@ class Revisions:
 def _answered(e: McpError) -> bool:
     """Whether the server answered the request with an error (a code, or a 400): a hint about revisions
     can help then; not for no answer, an exit or a refused connection."""
-    return e.code is not None or (isinstance(e, Refused) and e.status == 400)
+    return (isinstance(e, ReplyError) and e.code is not None) or (isinstance(e, Refused) and e.status == 400)

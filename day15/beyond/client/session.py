@@ -75,7 +75,7 @@ class Session(Requests):
             self._shutdown(str(e))
             refused = refused_in(self.cfg, list(self.from_server.tail))  # what a sandbox kept from it, if any
             if refused:
-                raise McpError(f"{e}{refused}", e.server, e.code) from None
+                raise McpError(f"{e}{refused}", e.server) from None
             raise
 
     def list_tools(self) -> list[dict]:

@@ -15,6 +15,7 @@ import json
 import threading
 import time
 
+from beyond.client.errors import ReplyError
 from beyond.text import clean, shorten
 from beyond.waits import SIGNAL_CHECK_S
 from mcp import McpError
@@ -112,7 +113,8 @@ class Task:
             error = task.get("error") if isinstance(task.get("error"), dict) else {}
             message = error.get("message") or task.get("statusMessage") or "no message"
             self.kept.delivered(self.id)
-            raise McpError(f"task {self.id} failed: {shorten(str(message), 500)}", self.session.name, error.get("code"))
+            code = error.get("code") if type(error.get("code")) is int else None
+            raise ReplyError(f"task {self.id} failed: {shorten(str(message), 500)}", self.session.name, code)
         if status == "cancelled":
             self.kept.delivered(self.id)
             why = f": {shorten(str(task['statusMessage']), 200)}" if task.get("statusMessage") else ""

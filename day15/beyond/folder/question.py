@@ -7,7 +7,6 @@ client spawns for an entry, converted as it converts it.
 """
 import shlex
 
-import js
 from beyond.client.config import ServerConfig, expanded
 from beyond.client.roots import outside
 from beyond.dirs import VARIABLE
@@ -46,15 +45,16 @@ def what_runs(config: ServerConfig, folder: str | None = None) -> str:
 
 
 def what_the_twin_runs(cfg: McpServerConfig) -> str:
-    """What mcp.McpClient.start() spawns for an entry: its command line and env as it converts them."""
-    try:  # as start() builds them: anything it cannot turn into a command line fails that server unspawned
-        if not isinstance(cfg.command, str):
-            raise TypeError("the tutorial's client needs a command string")
-        (args, env), argv = js.spawn_args(cfg.args, cfg.env), [cfg.command]
-    except (TypeError, ValueError) as e:
+    """What mcp.McpClient.start() spawns for an entry: its command line and env, str() of each value as
+    start() makes them; what it cannot spawn fails that server, unstarted."""
+    try:
+        if not isinstance(cfg.command, str) or not isinstance(cfg.args, list):
+            raise TypeError("the tutorial's client needs a command string and \"args\" as a list of strings")
+        argv, env = [cfg.command, *(str(arg) for arg in cfg.args)], {key: str(value) for key, value in cfg.env.items()}
+    except (TypeError, AttributeError) as e:
         return f"not started: {clean(str(e), one_line=True)}"
     env = ", ".join(f"{key}={shown_value(str(key), value, 80)}" for key, value in env.items())
-    return clean(f"runs {shlex.join(argv + args)}" + (f" with env {env}" if env else ""), one_line=True)
+    return clean(f"runs {shlex.join(argv)}" + (f" with env {env}" if env else ""), one_line=True)
 
 
 def _logs_in(oauth: dict) -> str:

@@ -92,7 +92,7 @@ class Project:
             raw = self.files[MCP_CONFIG_PATH]
             return {} if raw is None else {name: what_the_twin_runs(cfg) for name, cfg in
                                            mcp_server_entries(json.loads(raw.decode("utf-8")))}
-        except (ValueError, TypeError, RecursionError) as e:
+        except (ValueError, TypeError, AttributeError, RecursionError) as e:  # as connect fails on it
             raise McpError(f"{MCP_CONFIG_PATH}: {e}") from None
 
     def policies(self) -> dict[str, str]:
@@ -102,7 +102,13 @@ class Project:
         if permissions.POLICY_PATH in self.problems:
             return {}  # a folder, unreadable: it allows nothing (index.py says so in one line)
         raw = self.files[permissions.POLICY_PATH]
-        return {} if raw is None else permissions.parse_policies(permissions.POLICY_PATH, raw)
+        if raw is None:
+            return {}
+        try:
+            data = permissions.decode_json(permissions.POLICY_PATH, raw)
+        except ValueError as e:
+            raise permissions.PolicyError(str(e)) from None
+        return permissions.checked_policies(permissions.POLICY_PATH, data)
 
     def allows(self) -> list[str]:
         """The tools GeekAgent.json lets run unasked beyond the built-in defaults (none when it is broken)."""

@@ -101,6 +101,7 @@ class ModelChat(chat.Chat):
             return stored(self.request(messages, **self._turn), len(messages))
 
     def tools(self, messages: list[dict]) -> list[dict]:
+        """What a request offers, of the registry's tools: as `choose` picks them (tool search's choice)."""
         return self.choose(openai_tools(), messages)
 
     def run_calls(self, calls: list[dict], on_tool: Callable[[str, str], None]) -> list[dict]:

@@ -8,6 +8,7 @@ cancelled one once it was listed, one its server no longer knows at once (with a
 import time
 
 from beyond.client.content import call_text
+from beyond.client.errors import ReplyError
 from beyond.client.tasks import described
 from beyond.repl.resources import clients
 from beyond.terminal import shown
@@ -47,7 +48,7 @@ def cmd_tasks(session, arg: str) -> None:
         try:
             task = client.task_status(task_id)
         except McpError as e:
-            if e.code == UNKNOWN_TASK:
+            if isinstance(e, ReplyError) and e.code == UNKNOWN_TASK:
                 log.delivered(task_id)
                 print(shown(f"{line}  dropped: the server no longer knows it ({e})", one_line=True))
             else:

@@ -81,9 +81,11 @@ class ToolSearch:
             permissions.ensure_tool_policy(NAME, "allow")
 
     def choose(self, specs: list[dict], messages: list[dict]) -> list[dict]:
-        """The specs one request offers (chat.py's hook): all of them while they are few, else the
-        loaded ones and tool_search; never more than the API takes."""
-        return self.offered(choose(specs, messages, self.always_loaded(), self.policy_for))
+        """The specs one request offers (ModelChat's choice): none that is denied (never run, so never
+        offered); all others while they are few, else the loaded ones and tool_search; never more than the
+        API takes."""
+        allowed = [spec for spec in specs if self.policy_for(spec["function"]["name"]) != "deny"]
+        return self.offered(choose(allowed, messages, self.always_loaded(), self.policy_for))
 
     def search(self, args: dict) -> str:
         return search(args, self.server_of, self.policy_for)
