@@ -1,7 +1,9 @@
-"""One MCP session over the tutorial's client (mcp.py), through the twin's hooks.
+"""One MCP session: the tutorial's client (mcp.py) made real, with the twin's public methods and a request path
+of its own.
 
   session.py      Session, the full client: the public operations: tools, resources, prompts, progress, pagination
-  requests.py     the request path through the twin's hooks: timeouts, cancellation, strict replies
+  requests.py     the request path: per-server timeouts, cancellation, strict replies, what the transport reads
+  pending.py      the requests awaiting replies: ids, their waiters, why none can come
   revisions.py    the handshake, the 2026-07-28 revision without one, and "auto"
   tasks.py        a tool call the server runs as a task (2026-07-28): polled, its questions answered, cancelled
   from_server.py  what a server sends unasked: its requests, log lines, progress, list changes

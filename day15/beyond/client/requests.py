@@ -10,7 +10,6 @@ reply to its waiter, anything else to the FromServer). session.py's Session adds
 import json
 import queue
 import sys
-import threading
 import time
 
 from beyond.client.capabilities import URL_ELICITATION_REQUIRED, AskRefused, Asks, NoAsks, offered_to, pages_visited
@@ -18,6 +17,7 @@ from beyond.client.content import parse_message
 from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError
 from beyond.client.from_server import FromServer
 from beyond.client.link import Link
+from beyond.client.pending import Pending, Waiter
 from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
 from beyond.text import clean, mask_secrets, shorten
 from beyond.waits import Call, wait_for
@@ -28,17 +28,6 @@ from mcp import McpError
 STARTUP_METHODS = ("initialize", "server/discover", "tools/list", "resources/list", "resources/templates/list")
 
 
-class Waiter(queue.SimpleQueue):
-    """The reply slot of one request, with its Call: the deadline it is written and waited by, and where
-    its progress goes."""
-
-    __slots__ = ("call",)
-
-    def __init__(self, call: Call) -> None:
-        super().__init__()
-        self.call = call
-
-
 class Requests:
     """One server's requests and what it sends; its parts: what the server sends unasked (FromServer),
     the revision spoken (Revisions), the transport and its restarts (Link)."""
@@ -46,12 +35,7 @@ class Requests:
     def __init__(self, name: str, cfg, echo: bool = False, asks: Asks | None = None, screen=None,
                  transport=None) -> None:
         self.name, self.cfg = name, cfg
-        # _lock guards _next_id, _pending and _dead, shared by callers, the reader thread and the link;
-        # held only for those updates, never across a write or a wait.
-        self._lock = threading.Lock()
-        self._next_id = 1
-        self._pending: dict[int, Waiter] = {}  # id -> the waiter its reply goes to
-        self._dead: str | None = None  # why the server cannot answer now: requests fail at once
+        self.pending = Pending(name)  # the requests awaiting replies, and why none can come
         self.tools: list[dict] = []  # as last listed (revisions name a call's mirrored arguments from them)
         self.capabilities: dict = {}  # what the server declared in its handshake (or server/discover)
         self.asks = asks or NoAsks()
@@ -97,9 +81,7 @@ class Requests:
         self.listen()
 
     def new_request_id(self) -> int:
-        with self._lock:
-            request_id, self._next_id = self._next_id, self._next_id + 1
-        return request_id
+        return self.pending.new_id()
 
     # --- a request, in the order a message travels ----------------------------------------------
 
@@ -154,17 +136,12 @@ class Requests:
     def _request(self, method: str, params: dict, call: Call) -> dict:
         """Send a request with a new id and wait for the reply its waiter gets, by the call's deadline."""
         waiter = Waiter(call)
-        with self._lock:
-            if self._dead:
-                raise McpError(f"{method} failed: {self._dead}", self.name)
-            request_id, self._next_id = self._next_id, self._next_id + 1
-            self._pending[request_id] = waiter
+        request_id = self.pending.add(method, waiter)
         try:
             self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, call)
             reply = self._wait(request_id, method, waiter)
         finally:
-            with self._lock:
-                self._pending.pop(request_id, None)
+            self.pending.drop(request_id)
         if isinstance(reply, McpError):
             raise reply
         return reply
@@ -204,9 +181,9 @@ class Requests:
             raise McpError(str(e), self.name) from None
 
     def _transmit(self, message: dict, deadline: float, about: About) -> None:
-        transport = self.link.transport
-        if transport is None or self._dead:
-            raise McpError(f"{message.get('method', 'reply')} failed: {self._dead or 'not started'}", self.name)
+        transport, dead = self.link.transport, self.pending.dead
+        if transport is None or dead:
+            raise McpError(f"{message.get('method', 'reply')} failed: {dead or 'not started'}", self.name)
         transport.send(message, deadline, about)
 
     def _wait(self, request_id: int, method: str, waiter: Waiter) -> object:
@@ -216,8 +193,7 @@ class Requests:
         try:
             reply = wait_for(waiter, call)
         except queue.Empty:
-            with self._lock:  # from now on a late reply finds no waiter and is _reply's to handle
-                self._pending.pop(request_id, None)
+            self.pending.drop(request_id)  # from now on a late reply finds no waiter and is _reply's to handle
             try:
                 reply = waiter.get_nowait()  # one that came while the wait was ending is still taken
             except queue.Empty:
@@ -290,48 +266,31 @@ class Requests:
                                self.name)
         else:
             outcome = message["result"]
-        if type(request_id) is int and self._settle(request_id, outcome):
+        if type(request_id) is int and self.pending.settle(request_id, outcome):
             return
         if isinstance(outcome, dict) and "supportedVersions" in outcome:  # a probe's late answer: not lost
             return self.revisions.late_discovery(outcome)
         self.log(f"dropped a reply to unknown or expired request id {shorten(repr(request_id), 80)}")
 
-    def _settle(self, request_id: int, outcome: object) -> bool:
-        """The waiter of this request gets its outcome; False when none waits (unknown, or given up on)."""
-        with self._lock:
-            waiter = self._pending.pop(request_id, None)
-        if waiter is not None:
-            waiter.put(outcome)
-        return waiter is not None
-
     def end(self, reason: str) -> None:
         """The connection is gone for good: every waiter fails with the reason (the first one kept)."""
-        self._mark_dead(reason)
-
-    def _mark_dead(self, reason: str) -> None:
-        """Keep why the server cannot answer (the first reason) and fail every waiter with it."""
-        with self._lock:
-            self._dead = self._dead or reason
-            waiting, self._pending = list(self._pending.values()), {}
-        for waiter in waiting:
-            waiter.put(McpError(reason, self.name))
+        self.pending.fail_all(reason)
 
     def reject(self, request_id: int, reason: str) -> None:
         """The reply to this request was discarded (over the message limit): its waiter fails with why."""
-        self._settle(request_id, McpError(reason, self.name))
+        self.pending.settle(request_id, McpError(reason, self.name))
 
     @property
     def dead_reason(self) -> str | None:
-        return self._dead
+        return self.pending.dead
 
     def revive(self) -> None:
         """Forget the last death: the link is starting the server again."""
-        with self._lock:
-            self._dead = None
+        self.pending.revive()
 
     def _shutdown(self, reason: str) -> None:
         """Fail the waiters, then stop the transport (for stdio: the process group)."""
-        self._mark_dead(reason)
+        self.pending.fail_all(reason)
         self.link.retire()
 
     def log(self, text: str) -> None:

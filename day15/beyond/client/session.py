@@ -15,7 +15,8 @@ from beyond.client.capabilities import Asks
 from beyond.client.config import ServerConfig, parse_server_config
 from beyond.client.content import call_text, gathered, prompt_messages, resource_text
 from beyond.client.errors import Refused, ReplyError
-from beyond.client.requests import Requests, Waiter
+from beyond.client.pending import Waiter
+from beyond.client.requests import Requests
 from beyond.client.tasks import NoTasks, Task
 from beyond.text import shorten
 from beyond.waits import Call
