@@ -1,5 +1,5 @@
 # The two commands a reader needs: `make run` and `make test`. Only python3 and make are assumed.
-# `make demo` shows tutorial section 4.1 without an API key (`make demo ARGS=--tutorial` for the twin).
+# `make demo` shows tutorial section 4.1 without an API key (`make demo ARGS=--tutorial`: the tutorial's program).
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python

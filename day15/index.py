@@ -3,7 +3,8 @@
 Start-up as index.ts: connect the servers of .geekagent/mcp.json (a config that cannot be read stops
 it), print the side panel's line (a plain REPL has no panel); then each line is /mcp, /exit or a chat
 turn, and every way out stops the servers. Beyond the tutorial: where day15/beyond/ is there, the full
-agent runs instead (full_agent(), the one import of it), or says why it cannot.
+agent runs instead (full_agent(), the one import of it), or says why it cannot; with --tutorial it runs
+this program (tutorial()) behind the folder's trust question, with the files the user trusted.
 """
 import os
 import sys
@@ -25,18 +26,22 @@ NO_POSIX = ("error: the full agent (day15/beyond/) needs Linux, macOS or WSL, wh
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
     agent = full_agent()
-    if agent is not None:
-        return agent(argv)
+    if agent is not None:  # Beyond the tutorial: it runs tutorial() with --tutorial, behind the folder's trust
+        return agent(sys.argv[1:] if argv is None else argv, tutorial)
+    return tutorial()
+
+
+def tutorial(config_file: str = ".geekagent/mcp.json", policy_file: str = permissions.POLICY_PATH) -> int:
+    """The tutorial's program: its policies, built-in tools and servers, the side panel's line, the REPL."""
     try:
-        permissions.load_policies()  # Day 8: GeekAgent.json's allow / ask / deny
+        permissions.load_policies(policy_file)  # Day 8: GeekAgent.json's allow / ask / deny
     except permissions.PolicyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     tools.register_builtin_tools()
     try:
-        mcp.connect_mcp_servers()
+        mcp.connect_mcp_servers(config_file)
     except Exception as e:  # as index.ts: whatever stops the client from reading the file
         print(f"MCP config cannot be read: {e}", file=sys.stderr)
         mcp.stop_mcp_servers()
@@ -115,7 +120,7 @@ def full_agent():
     except ImportError:
         posix = False
     if not posix:
-        return lambda argv: print(NO_POSIX, file=sys.stderr) or 2
+        return lambda argv, program: print(NO_POSIX, file=sys.stderr) or 2
     from beyond.shell import main as agent_main
     return agent_main
 

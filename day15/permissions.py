@@ -3,11 +3,8 @@
 Owns the policy table read from .geekagent/GeekAgent.json and the yes/no question.
 The registry (tools.py) and the MCP adapter (mcp.py) call authorize(); nothing here runs a tool.
 """
-import contextlib
-import contextvars
 import json
 import os
-from collections.abc import Callable, Iterator
 
 POLICY_PATH = ".geekagent/GeekAgent.json"
 POLICIES = ("allow", "ask", "deny")
@@ -97,24 +94,9 @@ def ask_on_stdin(prompt: str) -> bool:
         return False
 
 
-# Beyond the tutorial: who answers the question: ask_on_stdin, unless the code running a tool passes its
-# own in with answered_by() (the full agent's console). Held per thread, for that call only.
-_answer: contextvars.ContextVar[Callable[[str], bool]] = contextvars.ContextVar("answer", default=ask_on_stdin)
-
-
-@contextlib.contextmanager
-def answered_by(answer: Callable[[str], bool]) -> Iterator[None]:
-    """Within this block, on this thread, "ask" tools are answered by answer(prompt)."""
-    token = _answer.set(answer)
-    try:
-        yield
-    finally:
-        _answer.reset(token)
-
-
 def authorize(name: str, prompt: str) -> bool:
     """allow -> True, deny -> False, both without asking; ask -> whatever the user answers."""
     policy = policy_for(name)
     if policy != "ask":
         return policy == "allow"
-    return _answer.get()(prompt)
+    return ask_on_stdin(prompt)

@@ -260,9 +260,9 @@ def test_the_lesson_has_no_hooks_and_the_product_reads_none_of_its_privates(tmp_
     assert sorted(reads_lesson_privates(bad / "x.py")) == ["x.py:2", "x.py:5"]
 
 
-# What the lesson still carries for the product alone, each to be taken over (issue 48): the console's
-# answer to the twin's own "Allow?" under --tutorial, and the removal of a server's tools. Nothing may join it.
-PRODUCT_ONLY_LEFT = {"answered_by", "unregister_tool"}
+# What the lesson still carries for the product alone, to be taken over (issue 48): the removal of a
+# server's tools from the registry. Nothing may join it.
+PRODUCT_ONLY_LEFT = {"unregister_tool"}
 
 
 def unused_in_lesson(folder: Path) -> list[str]:

@@ -2,17 +2,14 @@
 
 shell.py keeps the tutorial's section 4.5 (connect at start-up, the status line, /mcp, /exit, the
 REPL loop) and asks an Agent for the rest: the command line (repl/options.py), the folder and its
-trust (folder/), the console, and the servers: the twin's (mcp.py) with --tutorial, else the full
-client's (servers/), with the handlers of what servers ask (asks/), the approvals and audit log of
-the folder, kept results and tool search. It extends the lesson from above: the model is a ModelChat
+trust (folder/), the console, and the full client's servers (servers/), with the handlers of what
+servers ask (asks/), the approvals and audit log of the folder, kept results and tool search. It extends the lesson from above: the model is a ModelChat
 (repl/model.py), whose tool calls run through Calls (servers/calls.py) and are answered by Approvals.
 """
 import contextlib
-import json
 import os
 import sys
 
-import mcp
 import permissions
 import tools
 from beyond.asks.handlers import Handlers
@@ -20,7 +17,7 @@ from beyond.auth.screen import Screen
 from beyond.console import Console
 from beyond.folder.approvals import Approvals
 from beyond.folder.audit import AuditLog
-from beyond.folder.project import find_project, private_copy
+from beyond.folder.project import find_project
 from beyond.folder.secret_files import guard_read
 from beyond.folder.tasks import TaskLog
 from beyond.folder.dotenv import load_dotenv
@@ -32,7 +29,7 @@ from beyond.repl.options import USAGE, VERSION, UsageError, parse
 from beyond.servers.calls import Calls
 from beyond.servers.results import Results
 from beyond.servers.connect import Servers
-from beyond.servers.toolsearch import Offered, ToolSearch
+from beyond.servers.toolsearch import ToolSearch
 from beyond.terminal import shown, style  # the shell's too
 from beyond.wire.sandbox import keep_to_itself, what_it_may
 
@@ -41,11 +38,7 @@ __all__ = ["Agent", "shown", "style"]
 # On a terminal the first prompt waits at most this long for the servers; the rest join when they are up.
 GRACE_S = 2.0
 
-BANNER = {
-    False: "client: full (day15/beyond/): hardened, remote servers, the extensions in the README",
-    True: "client: the tutorial's (mcp.py), as section 4.4 builds it: not hardened, and every server "
-          "gets your whole environment (API keys included)",
-}
+BANNER = "client: full (day15/beyond/): hardened, remote servers, the extensions in the README"
 
 
 class Agent:
@@ -64,7 +57,7 @@ class Agent:
             print(USAGE if self.options.help else VERSION)
             self.done = 0
             return
-        self.tutorial, self.prompt = self.options.tutorial, self.options.prompt
+        self.prompt = self.options.prompt
         self.out = sys.stdout  # where the answer of -p goes; everything else goes to stderr then
         self._quiet = contextlib.redirect_stdout(sys.stderr) if self.prompt is not None else contextlib.nullcontext()
         self._quiet.__enter__()
@@ -81,7 +74,7 @@ class Agent:
         self.project: Project | None = None
         self.trusted = False
         self.audit: AuditLog | None = None
-        self.servers = TwinServers(None)  # until prepare() knows which
+        self.servers = Servers()  # prepare() gives it what the folder needs
         self.approvals = Approvals()  # who answers "Allow?" and what was answered: prepare() knows
         self.calls = Calls(self.approvals)  # the tool calls of the model and of /call
         self.task_log = TaskLog()  # the tasks whose outcome is not delivered yet (/tasks)
@@ -91,7 +84,7 @@ class Agent:
         """The folder (found upward), its trust, its .env and policies, the built-in tools, and the full
         agent's parts; False when start-up must stop (a policy file that cannot be used)."""
         self.root = find_project()
-        project = self.project = Project.read(".", tutorial=self.tutorial, sandbox=self.options.sandbox)
+        project = self.project = Project.read(".", sandbox=self.options.sandbox)
         ask = (lambda question: self.console.confirm(question, always=False)) \
             if self.console.terminal and self.prompt is None else None
         self.trusted = decide(project, self.options.trust, ask)
@@ -111,17 +104,12 @@ class Agent:
         # Every Allow? through the console: below what the model wrote, one at a time, never answered by what
         # was typed before it. With -p nobody is asked: the model reads why.
         confirm = self.console.confirm if self.prompt is None else (lambda question, always=True: False)
-        folder = None if self.tutorial else self.root or os.getcwd()  # where an `a` is kept
+        folder = self.root or os.getcwd()  # where an `a` is kept
         self.approvals = Approvals(folder, confirm=confirm,
                                    declined=tools.DECLINED if self.prompt is None else unattended.REFUSED)
         guard_read(self.approvals)  # `read` asks for a file of secrets even when it is allowed
         self.calls = Calls(self.approvals)
-        if self.tutorial:
-            self.servers = TwinServers(project if self.trusted else None)
-            offered = Offered()  # never more tools than the API takes
-            self.chat = ModelChat(lambda specs, messages: offered(specs), self.calls.run)
-        else:
-            self._full(folder)
+        self._full(folder)
         return True
 
     def _full(self, folder: str) -> None:
@@ -156,18 +144,15 @@ class Agent:
 
     def intro(self) -> list[str]:
         """Which client runs, and where: the lines after the title."""
-        mine = not self.tutorial and os.path.exists(user_config_path())  # the user's own servers
+        mine = os.path.exists(user_config_path())  # the user's own servers
         where = (f"project: {shown(self.root, one_line=True)}" if self.root else
                  f"no .geekagent/ in {shown(os.getcwd(), one_line=True)} or its parents"
                  + ("" if mine else ": built-in tools only"))
-        return [BANNER[self.tutorial], where]
+        return [BANNER, where]
 
     def connect_mcp_servers(self, line) -> None:
-        """Start the servers: the twin's from the mcp.json bytes the user trusted (a file it cannot read
-        raises, as index.ts stops); the full client's with the user's own servers too, saying at once
-        how many start, then line(status) for each as it is ready (and which file it came from)."""
-        if self.tutorial:
-            return self.servers.connect_mcp_servers()
+        """Start the servers, the user's own too, saying at once how many start, then line(status) for each
+        as it is ready (and which file it came from)."""
         configs, origins = servers_to_start(self.project if self.trusted else None,  # says what it cannot use
                                             sandbox=self.options.sandbox)
         mixed = any(origin != MCP_CONFIG_PATH for origin in origins.values())
@@ -187,18 +172,18 @@ class Agent:
 
     def commands(self) -> dict:
         """The REPL's commands beyond the tutorial's /help, /mcp and /exit (repl/commands.py, resources.py)."""
-        return commands.for_client(self.tutorial)
+        return commands.for_client()
 
     def account(self, session, arg: str) -> None:
         """/mcp login or logout <server>."""
         commands.mcp_account(session, arg)
 
     def attach(self, session, text: str) -> str:
-        """@server:uri in what the user typed, attached (the tutorial's client has no resources)."""
-        return text if self.tutorial else resources.attach_mentions(session, text)
+        """@server:uri in what the user typed, attached."""
+        return resources.attach_mentions(session, text)
 
     def mentions(self, session) -> list[str]:
-        return [] if self.tutorial else resources.mentions(session)
+        return resources.mentions(session)
 
     def completer(self, session):
         """Tab completion at the prompt: the documented commands, tool names, @ mentions."""
@@ -207,11 +192,7 @@ class Agent:
 
     def hints(self, interactive: bool) -> list[str]:
         """What the banner warns of: no key (the REPL's hint; -p says it as its error), plain http."""
-        return [hint for hint in (missing_key_hint() if interactive else None, plain_http_hint(), self.unread()) if hint]
-
-    def unread(self) -> str | None:
-        """Servers the folder declares in a form the tutorial's client does not read (VS Code's), named."""
-        return self.servers.unread() if self.tutorial else None
+        return [hint for hint in (missing_key_hint() if interactive else None, plain_http_hint()) if hint]
 
     def missing_key(self) -> str | None:
         return missing_key_hint()
@@ -229,36 +210,3 @@ class Agent:
             self.orphans.stop()
         finally:
             self._quiet.__exit__(None, None, None)
-
-
-class TwinServers:
-    """The tutorial's client (mcp.py) as the agent's servers: it reads a file, so it gets a private
-    copy of the bytes the user trusted (project None: untrusted, so no server starts)."""
-
-    def __init__(self, project: Project | None) -> None:
-        self.project = project
-
-    def connect_mcp_servers(self) -> None:
-        if self.project is None:
-            return
-        if MCP_CONFIG_PATH in self.project.problems:
-            raise mcp.McpError(self.project.problems[MCP_CONFIG_PATH])
-        with private_copy(self.project.files[MCP_CONFIG_PATH]) as path:
-            mcp.connect_mcp_servers(path)
-
-    def mcp_statuses(self) -> list[mcp.McpStatus]:
-        return mcp.mcp_statuses()
-
-    def unread(self) -> str | None:
-        raw = self.project.files.get(MCP_CONFIG_PATH) if self.project else None
-        try:
-            data = json.loads(raw) if raw else None
-        except (ValueError, RecursionError):
-            return None  # connect_mcp_servers says what is wrong with it
-        if isinstance(data, dict) and "mcpServers" not in data and isinstance(data.get("servers"), dict):
-            return (f'{MCP_CONFIG_PATH} declares "servers" (VS Code\'s format); the tutorial\'s client reads only '
-                    '"mcpServers" (without --tutorial the full agent reads both)')
-        return None
-
-    def stop_mcp_servers(self) -> None:
-        mcp.stop_mcp_servers()

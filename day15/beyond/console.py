@@ -67,7 +67,6 @@ class Console:
         # The REPL's readline state (start_repl), and what the prompt held when it gave way.
         self.readline = None
         self._complete_words: Callable[[str, str], list[str]] = lambda text, line: []
-        self.ctrl_c_clears = True
         self._in_prompt = False
         self._started = False
         self._restore = ""
@@ -86,10 +85,10 @@ class Console:
             signal.signal(signal.SIGUSR1, self._on_wake)
             self._signals = True
 
-    def start_repl(self, complete_words: Callable[[str, str], list[str]], ctrl_c_clears: bool = True) -> None:
+    def start_repl(self, complete_words: Callable[[str, str], list[str]]) -> None:
         """The prompt's readline: history across sessions (REPL lines only), Tab completion by
         complete_words(word, line), bracketed paste."""
-        self._complete_words, self.ctrl_c_clears = complete_words, ctrl_c_clears
+        self._complete_words = complete_words
         if not isatty(self.stdin):
             return
         with contextlib.suppress(ImportError):
@@ -130,8 +129,6 @@ class Console:
             try:
                 line = self._prompt("... " if lines else "> ")
             except KeyboardInterrupt:  # Ctrl-C clears what was typed, as in a shell
-                if not self.ctrl_c_clears:
-                    raise
                 print("^C" if self.readline else "", file=self.stdout)
                 lines = []
                 continue

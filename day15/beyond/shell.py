@@ -3,13 +3,15 @@
 It keeps the tutorial's section 4.5 as index.ts has it (connect at start-up, the side panel's line,
 /mcp, /exit, the loop) with the agent's console for every line read (keys, history, one question at
 a time) and asks an Agent (agent.py) for the rest: the command line, the folder and its trust, the
-servers (the twin's with --tutorial, else the full client's), the commands beyond /mcp and /exit.
+full client's servers, the commands beyond /mcp and /exit. With --tutorial it runs index.py's own
+program instead, behind the folder's trust question (repl/tutorial.py).
 """
 import sys
 import time
 
 import chat
 from beyond.agent import Agent, shown, style
+from beyond.repl import tutorial as tutorial_mode
 from beyond.wire.sandbox import what_it_may
 
 # /mcp lists this many tools of each server (/mcp <server> lists them all): six servers fit on a screen.
@@ -25,9 +27,6 @@ class Session:
 
     def __init__(self, agent: Agent) -> None:
         self.agent, self.servers, self.console, self.audit = agent, agent.servers, agent.console, agent.audit
-        # As index.ts: with the tutorial's client, Ctrl-C leaves (its servers share our process
-        # group, so the terminal's Ctrl-C reaches them too); the full client's servers do not.
-        self.ctrl_c_leaves = agent.tutorial
         self.history = chat.new_history()
         self.last_result = ""
         self.running = True
@@ -40,10 +39,17 @@ class Session:
         chat_turn(self, text, typed)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, tutorial=None) -> int:
+    """The full agent; with --tutorial, `tutorial` (index.py's program) behind the folder's trust question."""
     agent = Agent(sys.argv[1:] if argv is None else argv)  # Beyond the tutorial: flags, -p, --help
     if agent.done is not None:
         return agent.done
+    if agent.options.tutorial:
+        try:
+            return tutorial_mode.run(tutorial, agent.options.trust)
+        except KeyboardInterrupt:  # Ctrl-C at the trust question: leave quietly
+            print()
+            return 130
     try:
         if not agent.prepare():  # Beyond the tutorial: the folder's trust, its .env and policies; built-in tools
             return 1
@@ -129,8 +135,7 @@ def cmd_mcp(session: Session, arg: str) -> None:
               f"no server named {shown(arg, one_line=True)}; /mcp lists them")
         return
     if not statuses:
-        # Beyond the tutorial: a VS Code file's "servers", which the tutorial's client does not read, named
-        print(session.agent.unread() or "(no MCP servers: declare them in .geekagent/mcp.json and restart)")
+        print("(no MCP servers: declare them in .geekagent/mcp.json and restart)")
         return
     print(f"MCP  {mcp_line(session.servers)}")
     for status in statuses:  # Beyond the tutorial: many servers' tools, a few each (/mcp <server>: all)
@@ -146,10 +151,10 @@ def cmd_exit(session: Session, arg: str) -> None:
 # --- the REPL -------------------------------------------------------------------------------
 
 def print_banner(agent: Agent, interactive: bool = True) -> None:
-    servers = agent.servers  # the tutorial's client says nothing while it starts: its panel line is all
+    servers = agent.servers
     print(f"MCP  {mcp_line(servers)}" + ("  (their tools are named mcp_<server>_<tool>; /mcp lists them)"
                                          if servers.mcp_statuses() else ""))
-    for hint in agent.hints(interactive):  # Beyond the tutorial: no key (-p says it as its error), plain http, VS Code's file
+    for hint in agent.hints(interactive):  # Beyond the tutorial: no key (-p says it as its error), plain http
         print(style(hint, "33"))
     if interactive:
         print("Type a message, or /help for commands.")
@@ -162,7 +167,7 @@ def _s(count: int) -> str:
 def repl(session: Session) -> None:
     console = session.console
     # Beyond the tutorial: keys, history and completion (the console's; commands, tools and @ mentions).
-    console.start_repl(session.agent.completer(session), ctrl_c_clears=not session.ctrl_c_leaves)
+    console.start_repl(session.agent.completer(session))
     try:
         while session.running:
             message = console.read_message()
@@ -184,8 +189,6 @@ def handle_line(session: Session, line: str) -> None:
             chat_turn(session, line)
     except KeyboardInterrupt:
         session.activity.stop()
-        if session.ctrl_c_leaves:
-            raise
         print("\n(cancelled)")
     except Exception as e:  # a bug must not end the session: show it and read the next line
         print(f"internal error: {type(e).__name__}: {shown(str(e), one_line=True)}", file=sys.stderr)
@@ -223,12 +226,11 @@ def chat_turn(session: Session, text: str, typed: bool = True) -> None:
 def cmd_help(session: Session, arg: str) -> None:
     """this list"""
     for name, function in session.commands.items():
-        if function.__doc__:  # a command the tutorial's client has not says so, and is not listed
+        if function.__doc__:
             print(f"  {name:<9} {function.__doc__}")
-        if function is cmd_mcp and not session.agent.tutorial:  # beyond the tutorial: logins
+        if function is cmd_mcp:  # beyond the tutorial: logins
             print(f"  {'':<9} /mcp login <server>, /mcp logout <server>: a remote server's login")
-    ctrl_c = "Ctrl-C leaves" if session.ctrl_c_leaves else "Ctrl-C clears the line"
-    print(f"  Enter sends; a line ending in \\ goes on; {ctrl_c}; Ctrl-D, /exit or exit leave.")
+    print("  Enter sends; a line ending in \\ goes on; Ctrl-C clears the line; Ctrl-D, /exit or exit leave.")
 
 
 def unknown_command(session: Session, arg: str) -> None:

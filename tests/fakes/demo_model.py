@@ -1,7 +1,7 @@
 """`make demo`: the tutorial's section 4.1 conversation, in your terminal, without an API key.
 
 Starts the scripted model of the tests (openai_server.py) on 127.0.0.1 and runs day15/index.py
-against it, with any arguments given (`make demo ARGS=--tutorial` runs the twin). Whatever you
+against it, with any arguments given (`make demo ARGS=--tutorial` runs the tutorial's program). Whatever you
 type, the model rolls the die and counts the words of the phrase you quote (or of your whole
 message), asking through the MCP tools like a real model would; then it sums up the results. The agent
 runs in this repository (its .geekagent/), or in DEMO_FOLDER when that is set (the tests' own folder).

@@ -92,13 +92,13 @@ def test_a_broken_mcp_json_asks_nothing_and_says_what_is_wrong(tmp_path, monkeyp
 
 def test_the_question_shows_what_the_client_that_starts_them_runs(tmp_path):
     """The question is built from the reading of mcp.json that starts the servers: with --tutorial the
-    twin's (a number in args and env, as str() writes it; a `disabled` it does not know), which runs exactly
-    the command line shown; the full agent refuses the numbers in args and runs nothing."""
+    twin's (a number in args and env, as str() writes it), which runs exactly the command line shown; the full
+    agent refuses the numbers in args and runs nothing."""
     record = tmp_path / "record.py"
     record.write_text("import json, os, sys\nopen('ran.json', 'w').write(json.dumps([sys.argv, os.environ.get('N')]))\n")
     cwd = workdir(tmp_path / "clone", {})
     (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {
-        "0": {"command": sys.executable, "args": [str(record), 7, 1.5], "env": {"N": 2}, "disabled": True}}}))
+        "0": {"command": sys.executable, "args": [str(record), 7, 1.5], "env": {"N": 2}}}}))
     env = {**agent_env(key=None, trust=False), "XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1"}
     shown = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, env,
                        [("Trust this folder", "y\n"), ("> ", "/exit\n")])
@@ -123,8 +123,9 @@ def test_a_file_that_starts_nothing_asks_nothing(tmp_path, monkeypatch, capsys):
 
 
 def test_a_folder_trusted_for_one_client_asks_again_when_the_other_would_run_more(tmp_path, monkeypatch, capsys):
-    """Trusted as the full agent reads it (a disabled entry shown as not started), the same file asks
-    again under --tutorial, whose client starts that entry; unchanged and in the same mode it asks nothing."""
+    """Trusted for the full agent, the same file asks again under --tutorial (whose program gives its servers
+    the whole environment, and leaves the disabled entry out as the question says); unchanged and in the same
+    mode it asks nothing."""
     from beyond.folder.trust import Project, decide
     monkeypatch.chdir(workdir(tmp_path / "clone", {"a": fake("normal"), "b": {**fake("slow"), "disabled": True}}))
     asked = []
@@ -136,5 +137,6 @@ def test_a_folder_trusted_for_one_client_asks_again_when_the_other_would_run_mor
     assert decide(Project.read("."), False, ask) and len(asked) == 1
     capsys.readouterr()
     assert decide(Project.read(".", tutorial=True), False, ask) and len(asked) == 2
-    assert "runs more, read by this client" in capsys.readouterr().out
+    assert "  server b: disabled (not started)" in capsys.readouterr().out
     assert decide(Project.read(".", tutorial=True), False, ask) and len(asked) == 2
+    assert decide(Project.read("."), False, ask) and len(asked) == 2

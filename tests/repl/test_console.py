@@ -4,7 +4,6 @@ import json
 import re
 import sys
 
-import pytest
 
 from conftest import INDEX, agent_env, demo, fake, run_in_pty, workdir
 from fakes.openai_server import FakeOpenAI, answer
@@ -120,10 +119,9 @@ def test_the_prompt_comes_within_the_grace_and_a_slow_server_joins_with_its_line
     assert "mcp_late_echo" in offered[1]
 
 
-@pytest.mark.parametrize("args", [(), ("--tutorial",)], ids=["full", "tutorial"])
-def test_a_line_typed_while_the_model_works_never_answers_the_next_question(tmp_path, args):
-    """"y" typed while the model still thinks is not taken as the Allow? answer that follows (in either
-    client): the question waits for what is typed after it shows, and the "y" comes back at the prompt."""
+def test_a_line_typed_while_the_model_works_never_answers_the_next_question(tmp_path):
+    """"y" typed while the model still thinks is not taken as the Allow? answer that follows: the question
+    waits for what is typed after it shows, and the "y" comes back at the prompt."""
     import threading
     from fakes.openai_server import answer_from_tools, tool_calls
     cwd = workdir(tmp_path / "p", {"demo": demo()})
@@ -133,24 +131,9 @@ def test_a_line_typed_while_the_model_works_never_answers_the_next_question(tmp_
         assert typed.wait(20), "the test never typed ahead"
         return tool_calls(("mcp_demo_dice", {}))
     with FakeOpenAI([thinking, answer_from_tools]) as model:
-        screen = run_in_pty([sys.executable, INDEX, *args], cwd, pty_env(tmp_path, model.base_url), [
+        screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
             # "y" typed while the model is waited for (the terminal may not echo it), then the model answers
             ("> ", "roll\r"), ("waiting for the model", "y\r"),
             ("waiting for the model", lambda shown: typed.set() or ""),
             ("Allow?", "n\r"), ("> y", "\x15/exit\r", "\x15/exit\r")])
     assert "rolled" not in screen and "call cancelled" in screen
-
-
-def test_the_tutorials_question_is_the_consoles_and_its_a_lasts_the_session(tmp_path):
-    """--tutorial: the twin's own question (mcp.py's "About to call MCP tool") is asked by the console, whose
-    `a` allows that tool for the rest of the session: the second call runs unasked, and nothing is kept."""
-    from fakes.openai_server import answer_from_tools, tool_calls
-    cwd = workdir(tmp_path / "p", {"demo": demo()})
-    dice = tool_calls(("mcp_demo_dice", {}))
-    with FakeOpenAI([dice, answer_from_tools, dice, answer_from_tools]) as model:
-        screen = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, pty_env(tmp_path, model.base_url), [
-            ("> ", "roll\r"), ("Allow? [y/N/a=always]", "a\r"), ("tokens:", "again\r"), ("tokens:", "/exit\r")])
-    assert "mcp_demo_dice is now allowed without asking (for the rest of this session)" in screen
-    assert screen.count("About to call MCP tool mcp_demo_dice (from server demo)") == 1
-    assert len(model.requests) == 4 and "call cancelled" not in screen
-    assert not (tmp_path / "state" / "geekagent" / "approvals.json").exists()

@@ -146,13 +146,13 @@ def test_old_python_gets_one_line():
     assert done.returncode == 1 and "needs Python 3.10 or newer" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_ctrl_c_with_the_tutorials_client_leaves(tmp_path):
-    """--tutorial: Ctrl-C leaves as index.ts does (its servers share the terminal's Ctrl-C), and no server is left."""
+def test_ctrl_c_with_the_tutorials_program_leaves(tmp_path):
+    """--tutorial: index.py's own loop, where Ctrl-C leaves as index.ts does, and no server is left."""
     from conftest import processes_in, wait_until
     cwd = workdir(tmp_path / "p", {"demo": demo()})
-    screen = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, pty_env(tmp_path), [("> ", "\x03", "\x03")])
+    screen = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, pty_env(tmp_path), [("You > ", "\x03", "\x03")])
     # (run_in_pty waits for the agent to end: with --tutorial, Ctrl-C is the end)
-    assert "client: the tutorial's" in screen
+    assert "GeekAgent Day 15: MCP tools" in screen and "MCP  demo(2)" in screen
     assert wait_until(lambda: not processes_in(cwd), 5)
 
 

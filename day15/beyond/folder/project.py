@@ -7,7 +7,6 @@ folder is adopted only when it is ours (as git's safe.directory), files are read
 never through a link that leads outside, files are written without following links, and the
 agent's own state (answers, pins, history) lives in the user's directories, never in the folder.
 """
-import contextlib
 import errno
 import json
 import os
@@ -120,19 +119,6 @@ def _open_log(name: str, dir_fd: int, shown_as: str) -> int:
         os.close(fd)
         raise FolderError(f"{shown_as} is not a regular file of yours alone; nothing is written to it")
     return fd
-
-
-@contextlib.contextmanager
-def private_copy(data: bytes | None, name: str = "mcp.json"):
-    """The path of a file of the user's alone holding `data` (no file when None), removed afterwards:
-    for code that reads a path, so it reads the bytes that were shown, not the folder's file again."""
-    import tempfile  # here: only the tutorial's client needs it, and it costs the full agent's start-up
-    with tempfile.TemporaryDirectory(prefix="geekagent-") as folder:
-        path = os.path.join(folder, name)
-        if data is not None:
-            with open(path, "wb") as f:
-                f.write(data)
-        yield path
 
 
 # --- the user's own files ------------------------------------------------------------------------

@@ -88,10 +88,13 @@ class Project:
             return {name: what_runs(config, self.folder) for name, config in self.servers().items()}
         if MCP_CONFIG_PATH in self.problems:
             raise McpError(self.problems[MCP_CONFIG_PATH])
-        try:  # as mcp.connect_mcp_servers reads the same bytes (agent.TwinServers)
+        try:  # as mcp.connect_mcp_servers reads the same bytes, less the "disabled" ones (repl/tutorial.py)
             raw = self.files[MCP_CONFIG_PATH]
-            return {} if raw is None else {name: what_the_twin_runs(cfg) for name, cfg in
-                                           mcp_server_entries(json.loads(raw.decode("utf-8")))}
+            data = None if raw is None else json.loads(raw.decode("utf-8"))
+            off = {name for name, entry in ((data.get("mcpServers") or {}) if isinstance(data, dict) else {}).items()
+                   if isinstance(entry, dict) and entry.get("disabled") is True}
+            return {} if raw is None else {name: "disabled (not started)" if name in off else what_the_twin_runs(cfg)
+                                           for name, cfg in mcp_server_entries(data)}
         except (ValueError, TypeError, AttributeError, RecursionError) as e:  # as connect fails on it
             raise McpError(f"{MCP_CONFIG_PATH}: {e}") from None
 
@@ -167,7 +170,7 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
 def _asked(project: Project, ask, allows: list[str], record: dict | None, entries: dict | None, new: list[str],
            changed: list[str]) -> bool:
     """The question, with what is new or changed since the folder was trusted; the answer is kept."""
-    reread = [f"  {MCP_CONFIG_PATH} runs more, read by this client, than the one you trusted it for (--tutorial or not)"]
+    reread = [f"  what {MCP_CONFIG_PATH} runs is not what you trusted (a sandbox's grants, or what a path leads to)"]
     print("\n".join(summary(project, new if record else ()) + [f"  {p} changed since you trusted this folder"
                                                                for p in changed]
                      + (reread if record and not changed and not new else [])))
@@ -180,8 +183,14 @@ def _asked(project: Project, ask, allows: list[str], record: dict | None, entrie
 
 def _record(project: Project) -> dict | None:
     """What was kept when the folder was last trusted (None: never, or not usable)."""
-    record = store().load().get(project.folder)
+    record = store().load().get(_key(project))
     return record if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
+
+
+def _key(project: Project) -> str:
+    """Where the answer is kept: per folder, and apart for --tutorial, whose program gives its servers the
+    whole environment and no sandbox, so a folder trusted for the one is asked again for the other."""
+    return project.folder + (" (--tutorial)" if project.tutorial else "")
 
 
 def _runs_as_trusted(entries: dict | None, record: dict, changed: list[str]) -> bool:
@@ -204,7 +213,7 @@ def _entries(project: Project) -> dict[str, str] | None:
 
 def _remember(project: Project, allows: list[str], record: dict | None, entries: dict | None) -> None:
     """Keep what was trusted: the files' digests, what each entry runs, the tools allowed."""
-    store().update(project.folder, {"files": {p: project.digest(p) for p in TRUSTED_FILES[:2]},
+    store().update(_key(project), {"files": {p: project.digest(p) for p in TRUSTED_FILES[:2]},
                                     "entries": entries or {},
                                     "allows": sorted(set(allows) | set(_allowed_before(record)))})
 

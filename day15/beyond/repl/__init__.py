@@ -7,4 +7,5 @@
   tasks.py       /tasks: the folder's tasks not seen to their end (a crash, Ctrl-C, taskTimeout)
   model.py       the model as the agent speaks to it (ModelChat): streamed, retried, bounded; sampling, hints
   exits.py       SIGTERM and SIGHUP leave cleanly; what escaped a server's group is stopped
+  tutorial.py    --tutorial: index.py's own program, behind the folder's trust question
 """

@@ -18,8 +18,6 @@ def mcp_account(session, arg: str) -> None:
     action, _, name = arg.strip().partition(" ")
     if action not in ("login", "logout") or not name.strip():
         print("usage: /mcp, /mcp login <server> or /mcp logout <server>")
-    elif session.ctrl_c_leaves:
-        print("not in the tutorial's client (run without --tutorial)")
     else:
         try:
             said = getattr(session.servers, action)(name.strip())
@@ -113,22 +111,14 @@ def cmd_reset(session, arg: str) -> None:
     print("(conversation cleared)")
 
 
-def not_in_the_tutorial(session, arg: str) -> None:
-    print("not in the tutorial's client (run without --tutorial)")
-
-
-not_in_the_tutorial.__doc__ = None  # /help lists only what the client running has
-
 # The REPL's commands beyond the tutorial's (the shell has /help, /mcp and /exit), in the order /help
-# lists them; those the tutorial's client cannot do at all, with --tutorial, only say so.
+# lists them.
 COMMANDS = {"/tools": cmd_tools, "/call": cmd_call, "/logs": cmd_logs, "/history": cmd_history, "/last": cmd_last,
             "/audit": cmd_audit, "/resources": resources.cmd_resources, "/read": resources.cmd_read,
             "/prompts": resources.cmd_prompts, "/prompt": resources.cmd_prompt, "/tasks": tasks.cmd_tasks,
             "/reset": cmd_reset}
-FULL_AGENT_ONLY = ("/logs", "/audit", "/resources", "/read", "/prompts", "/prompt", "/tasks")
 
 
-def for_client(tutorial: bool) -> dict:
-    """The commands of the client running: with the tutorial's, those it has not only say so."""
-    return {name: not_in_the_tutorial if tutorial and name in FULL_AGENT_ONLY else command
-            for name, command in COMMANDS.items()}
+def for_client() -> dict:
+    """The commands beyond the tutorial's, by name."""
+    return dict(COMMANDS)

@@ -12,7 +12,7 @@ from beyond.text import clean
 VERSION = "GeekAgent Day 15 (Python) 0.2.0"
 USAGE = """usage: python3 day15/index.py [--tutorial] [-p PROMPT [--json]] [--trust] [--sandbox] [--verbose] [--no-browser]
                                 [--help] [--version]
-  --tutorial    run the tutorial's MCP client (day15/mcp.py) instead of the full one
+  --tutorial    run the tutorial's program (index.py's loop, mcp.py) behind the folder's trust question
   -p PROMPT     run this prompt to its end without a terminal and print the answer (-p - reads it from stdin);
                 only tools GeekAgent.json (or your `a` in the REPL) allows run; exit 0 answered, 1 failed, 2 usage
   --json        with -p: print {"answer", "tool_calls", "usage"} (and "error") as one JSON object
@@ -77,8 +77,9 @@ def parse(args: list[str], stdin=None) -> Options:
         raise UsageError("--json goes with -p")
     if found.prompt is not None and not found.prompt.strip():
         raise UsageError("the prompt is empty")
-    if found.sandbox and found.tutorial:
-        raise UsageError("--sandbox confines the full agent's servers; the tutorial's client has none of it")
     if found.prompt is not None and found.tutorial:
         raise UsageError("-p runs the full agent; the tutorial's client is a REPL only")
+    beyond = [flag for flag in ("--sandbox", "--verbose", "--no-browser") if flag in rest]
+    if beyond and found.tutorial:
+        raise UsageError(f"{beyond[0]} is the full agent's; --tutorial runs the tutorial's program as it is")
     return found

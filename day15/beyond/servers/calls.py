@@ -1,14 +1,12 @@
 """Beyond the tutorial: the full agent's tools.run_tool. The same steps as the lesson's (find, parse,
 policy, ask, run, every failure as text), with the answers of the user's Approvals (the console's
 question, `a`lways, pins), a long result kept whole instead of cut (results.py), secrets masked in
-what the model reads, and every call reported (the audit log; -p --json). The tutorial's MCP tools
-(--tutorial) ask through permissions.authorize(): answered_by() hands their question to the same Approvals.
+what the model reads, and every call reported (the audit log; -p --json).
 """
 import json
 import time
 from collections.abc import Callable
 
-import permissions
 import tools
 from beyond.folder.approvals import Approvals
 from beyond.text import mask_secrets
@@ -50,8 +48,7 @@ class Calls:
         if not tool.authorizes and not self.approvals.authorize(name, prompt):
             return self.approvals.declined(name), "cancelled"
         try:
-            with permissions.answered_by(lambda prompt: self.approvals.authorize(name, prompt)):
-                result = tool.run(args)
+            result = tool.run(args)
         except Exception as e:  # any failure of any tool becomes text for the model
             return mask_secrets(tools.cut(f"Error: {name} failed: {e}", tools.MAX_RESULT_CHARS)), "error"
         outcome = "cancelled" if self.approvals.last_decision() == "asked-no" else "ok"
