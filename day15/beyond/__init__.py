@@ -24,7 +24,8 @@ from beyond.asks.handlers import Handlers
 from beyond.auth.screen import Screen
 from beyond.client import session
 from beyond.console import Console
-from beyond.servers.connect import McpStatus, Servers
+from beyond.servers.connect import Servers
+from beyond.servers.status import McpStatus
 from mcp import McpError
 
 __all__ = ["McpClient", "McpError", "McpStatus", "connect_mcp_servers", "mcp_statuses", "stop_mcp_servers"]

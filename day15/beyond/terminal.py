@@ -18,7 +18,7 @@ try:
 except ImportError:  # Windows
     termios = None
 
-from beyond.text import clean, fit, mask_secrets
+from beyond.text import MaskedStream, clean, fit, mask_secrets
 
 # The activity line is redrawn this often: often enough to look alive, rarely enough to cost nothing.
 REDRAW_S = 0.1
@@ -132,12 +132,17 @@ class Output:
     def __init__(self, activity: Activity, tool_line_chars: int) -> None:
         self.activity, self.tool_line_chars, self.mid_line = activity, tool_line_chars, False
         self.tokens_in = self.tokens_out = 0
+        self.masked = MaskedStream()  # a secret split across chunks is masked too: its start waits for the rest
 
     def text(self, chunk: str) -> None:
         self.activity.stop()  # the spinner gives way to the answer
-        sys.stdout.write(shown(chunk))
-        sys.stdout.flush()
-        self.mid_line = not chunk.endswith("\n")
+        self._write(self.masked.feed(chunk))
+
+    def _write(self, text: str) -> None:
+        if text:
+            sys.stdout.write(clean(text))
+            sys.stdout.flush()
+            self.mid_line = not text.endswith("\n")
 
     def tool(self, name: str, result: str) -> None:
         """The tutorial's [tool name -> result] line, the result shortened to one line."""
@@ -151,6 +156,7 @@ class Output:
         self.tokens_out += counts[1] if type(counts[1]) is int else 0
 
     def end(self) -> None:
+        self._write(self.masked.rest())
         if self.mid_line:
             print()
             self.mid_line = False

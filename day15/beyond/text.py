@@ -129,6 +129,9 @@ def loads_or_none(text: str) -> object:
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 # Shorter values would mask ordinary words and digits all over the output.
 MIN_SECRET_LEN = 8
+# A value this long is masked wherever it stands, glued to other letters too (no word holds a 12-character
+# key by chance); a shorter one only as a whole token, so the digits in a date or a word stay as they are.
+ANYWHERE_LEN = 12
 # What local endpoints take as a key (Ollama, LM Studio, vLLM) and what examples write: words, not secrets.
 PLACEHOLDER_KEYS = {"none", "null", "empty", "test", "dummy", "fake", "placeholder", "changeme", "ollama", "lm-studio",
                     "lmstudio", "no-key", "nokey", "not-needed", "sk-no-key-required", "sk-xxx", "sk-test", "sk-dummy",
@@ -140,8 +143,8 @@ URL_PASSWORD = re.compile(r"(?<![a-zA-Z0-9+.-])([a-zA-Z][a-zA-Z0-9+.-]{0,31}://[
 
 def mask_secrets(text: str) -> str:
     """Replace the value of every secret-named environment variable that could be a secret (as written,
-    and as JSON writes it inside a string; a whole token, never part of a longer word) by
-    [REDACTED:<name>], and a URL's password by [REDACTED]."""
+    and as JSON writes it inside a string; one of ANYWHERE_LEN characters or more wherever it stands, a
+    shorter one as a whole token) by [REDACTED:<name>], and a URL's password by [REDACTED]."""
     names, pattern = _secrets(tuple((name, os.environ.get(name)) for name in os.environ if SECRET_NAME.search(name)))
     if pattern is not None:
         text = pattern.sub(lambda match: f"[REDACTED:{names[match.group(0)]}]", text)
@@ -150,10 +153,39 @@ def mask_secrets(text: str) -> str:
 
 @functools.lru_cache(maxsize=4)  # the environment rarely changes: its pattern is built once
 def _secrets(variables: tuple[tuple[str, str | None], ...]) -> tuple[dict[str, str], "re.Pattern | None"]:
-    """(each value that could be a secret -> its name, one pattern matching any of them as a whole token)."""
+    """(each value that could be a secret -> its name, one pattern matching any of them: a long one anywhere,
+    a short one as a whole token)."""
     found = {}
     for name, value in variables:
         if value is not None and len(value) >= MIN_SECRET_LEN and value.lower() not in PLACEHOLDER_KEYS:
             found.update({value: name, json.dumps(value, ensure_ascii=False)[1:-1]: name})
-    longest_first = "|".join(re.escape(value) for value in sorted(found, key=len, reverse=True))
-    return found, re.compile(f"(?<![A-Za-z0-9])(?:{longest_first})(?![A-Za-z0-9])") if found else None
+    long = "|".join(re.escape(v) for v in sorted(found, key=len, reverse=True) if len(v) >= ANYWHERE_LEN)
+    short = "|".join(re.escape(v) for v in sorted(found, key=len, reverse=True) if len(v) < ANYWHERE_LEN)
+    parts = [long] * bool(long) + [f"(?<![A-Za-z0-9])(?:{short})(?![A-Za-z0-9])"] * bool(short)
+    return found, re.compile("|".join(parts)) if parts else None
+
+
+class MaskedStream:
+    """Text that comes in pieces (a streamed answer), masked as mask_secrets() masks it, with a secret
+    split across pieces caught: what could be the start of one is held back until the next piece or rest()."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        """What may be shown now of everything fed so far, masked."""
+        names, pattern = _secrets(tuple((n, os.environ.get(n)) for n in os.environ if SECRET_NAME.search(n)))
+        text, self._held = self._held + piece, ""
+        if pattern is None:
+            return mask_secrets(text)
+        cut = max(0, len(text) - max(map(len, names)) + 1)  # a secret not yet whole starts after this
+        for match in pattern.finditer(text):
+            if match.start() < cut < match.end():
+                cut = match.end()
+        text, self._held = text[:cut], text[cut:]
+        return mask_secrets(text)
+
+    def rest(self) -> str:
+        """What is held back, masked: the stream has ended."""
+        text, self._held = self._held, ""
+        return mask_secrets(text)

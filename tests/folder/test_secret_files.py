@@ -30,12 +30,14 @@ def test_secrets_are_masked_in_results_and_prompts(monkeypatch):
 @pytest.mark.parametrize("placeholder", ["ollama", "none", "EMPTY", "test", "lm-studio", "sk-no-key-required"])
 def test_a_local_models_placeholder_key_masks_no_words(monkeypatch, placeholder):
     """OPENAI_API_KEY=ollama (or another placeholder a local endpoint takes) is no secret: what tools say
-    stays as it is; a real key is still masked, but only as a whole token, never inside another word."""
+    stays as it is. A real key is still masked: one of 12 characters or more wherever it stands, glued to
+    letters too; a shorter one only as a whole token, never inside another word."""
     monkeypatch.setenv("OPENAI_API_KEY", placeholder)
-    monkeypatch.setenv("MY_TOKEN", "tok-12345678")
-    text = f"timezone: none, model {placeholder}, empty test; tok-12345678; xtok-12345678y"
-    assert mask_secrets(text) == \
-        f"timezone: none, model {placeholder}, empty test; [REDACTED:MY_TOKEN]; xtok-12345678y"
+    monkeypatch.setenv("MY_TOKEN", "tok-1234567")
+    monkeypatch.setenv("GH_TOKEN", "ghp_0123456789abcdef")
+    text = f"timezone: none, model {placeholder}, empty test; tok-1234567; xtok-1234567y; yyyyghp_0123456789abcdefzz"
+    assert mask_secrets(text) == (f"timezone: none, model {placeholder}, empty test; [REDACTED:MY_TOKEN]; "
+                                  "xtok-1234567y; yyyy[REDACTED:GH_TOKEN]zz")
 
 
 SECRETS = (".env", ".env.local", "deploy/server.pem", "id_ed25519", ".ssh/config", ".aws/credentials",

@@ -137,3 +137,18 @@ def test_a_line_typed_while_the_model_works_never_answers_the_next_question(tmp_
             ("waiting for the model", lambda shown: typed.set() or ""),
             ("Allow?", "n\r"), ("> y", "\x15/exit\r", "\x15/exit\r")])
     assert "rolled" not in screen and "call cancelled" in screen
+
+
+def test_call_to_a_server_still_starting_waits_for_it(tmp_path):
+    """/call of a tool whose server is still starting never says "no tool": it waits for the server, then
+    runs the tool; one that fails meanwhile is named as failed."""
+    late = fake("named", '["echo"]', env={"INIT_WHEN": str(tmp_path / "go")})
+    broken = fake("named", '["echo"]', env={"INIT_WHEN": str(tmp_path / "never")}, startupTimeout=1)
+    cwd = workdir(tmp_path / "p", {"late": late, "broken": broken}, {"mcp_late_echo": "allow"})
+    shown = run_in_pty([sys.executable, INDEX], cwd, {**agent_env(key=None), "NO_COLOR": "1"},
+                       [("> ", '/call mcp_late_echo {"text": "hello"}\n'),
+                        ("is still starting; waiting for it", lambda shown: (tmp_path / "go").touch() or ""),
+                        ("hello", "/call mcp_broken_echo {}\n"), ("broken", "/exit\n")], timeout=60)
+    assert "no tool" not in shown and "late is still starting; waiting for it" in shown
+    assert re.search(r"mcp_broken_echo: broken (failed to start: .*|is still starting after its startupTimeout)",
+                     shown), shown

@@ -56,11 +56,20 @@ def cmd_call(session, arg: str) -> None:
     if not name:
         print("usage: /call <tool> [json-args], e.g. /call mcp_demo_dice {}")
         return
-    waiting = next((s.server for s in session.servers.mcp_statuses() if getattr(s, "needs_login", False)
-                    and name.startswith(f"mcp_{s.server}_")), None)
-    if tools.get_tool(name) is None and waiting:  # its server is logged out: its tools come back with a login
-        print(f"{shown(name, one_line=True)}: {shown(waiting, one_line=True)} needs a login first: "
-              f"/mcp login {shown(waiting, one_line=True)}")
+    server = _server_of(session, name)
+    if tools.get_tool(name) is None and server is not None and server.starting is not None:  # it joins soon
+        print(f"{shown(name, one_line=True)}: {shown(server.server, one_line=True)} is still starting; waiting for it")
+        if not session.servers.wait_for_start(server.server):
+            print(f"{shown(server.server, one_line=True)} is still starting after its startupTimeout; /mcp says more")
+            return
+        server = _server_of(session, name)
+    if tools.get_tool(name) is None and server is not None and server.needs_login:  # back with a login
+        print(f"{shown(name, one_line=True)}: {shown(server.server, one_line=True)} needs a login first: "
+              f"/mcp login {shown(server.server, one_line=True)}")
+        return
+    if tools.get_tool(name) is None and server is not None and server.error:
+        print(f"{shown(name, one_line=True)}: {shown(server.server, one_line=True)} failed to start: "
+              f"{shown(server.error, one_line=True)}")
         return
     if tools.get_tool(name) is None:  # say what was probably meant
         names = [t.name for t in tools.all_tools()]
@@ -71,6 +80,11 @@ def cmd_call(session, arg: str) -> None:
         return
     session.last_result = session.agent.calls.run(name, arguments.strip() or "{}")
     print(shown(session.last_result))
+
+
+def _server_of(session, tool: str):
+    """The status of the server whose tools are named like `tool` (mcp_<server>_...), if any."""
+    return next((s for s in session.servers.mcp_statuses() if tool.startswith(f"mcp_{s.server}_")), None)
 
 
 def cmd_logs(session, arg: str) -> None:

@@ -59,10 +59,12 @@ def run(session, prompt: str, as_json: bool, out) -> int:
             answer, error = None, chat.STOPPED.format(rounds=chat.MAX_ROUNDS)
     except chat.ChatError as e:
         error = str(e)
+    answer = None if answer is None else mask_secrets(answer)  # a key the model repeats is never printed
     if error:
         print(f"error: {shown(error, one_line=True)}", file=sys.stderr)
     if as_json:
-        result = {"answer": answer, "tool_calls": calls, "usage": usage} | ({"error": error} if error else {})
+        result = {"answer": answer, "tool_calls": calls, "usage": usage}
+        result |= {"error": mask_secrets(error)} if error else {}
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
     elif answer is not None:
         out.write((shown(answer) if out.isatty() else answer) + "\n")  # a terminal gets no escapes from the model

@@ -9,10 +9,8 @@ Servers holds what it needs: the handlers of what servers ask and where a login 
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-import mcp
-from beyond.auth.errors import AuthError, LoginNeeded
+from beyond.auth.errors import AuthError
 from beyond.auth.provider import FRESH, OAuth
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond.client.session import Session
@@ -20,24 +18,11 @@ from beyond.dirs import UnsetVariable, expand
 from beyond.folder.approvals import Approvals
 from beyond.servers.registry import (NO_ACTIVITY, claim_names, needing_tasks, offered_names, register_all,
                                      registry_name, with_bad_schemas)
+from beyond.servers.status import McpStatus, failed_status
 from beyond.text import shorten
 from beyond.waits import SIGNAL_CHECK_S, run_all
 from mcp import McpError
 from tools import unregister_tool
-
-
-@dataclass
-class McpStatus(mcp.McpStatus):
-    """The twin's status, plus the running client, whether the entry is disabled or needs a login,
-    and the tools that need tasks (execution.taskSupport "required"), which this client calls only on
-    2026-07-28 (client/tasks.py): before, it does not offer them."""
-    client: Session | None = None
-    disabled: bool = False
-    needs_login: bool = False
-    needs_tasks: list[str] = field(default_factory=list)
-    bad_schemas: list[str] = field(default_factory=list)  # tools whose inputSchema a model endpoint refuses
-    starting: float | None = None  # still starting after the prompt came: since when (time.monotonic())
-    said: list[str] = field(default_factory=list)  # a server that failed: the last of what it said (/logs)
 
 
 class Servers:
@@ -49,8 +34,10 @@ class Servers:
         self.tasks = tasks  # where the ids of tasks are kept until their outcome is delivered (folder/tasks.py)
         self.approvals = approvals or Approvals()  # the `a` answers and pins; without a folder, for the run
         # _lock guards _statuses, _contested and the MCP part of the registry: a server's tool-list
-        # change updates them from a helper thread while the REPL reads them.
+        # change updates them from a helper thread while the REPL reads them. _joined (on _lock) is
+        # told when a server that was still starting joins, or the servers stop.
         self._lock = threading.Lock()
+        self._joined = threading.Condition(self._lock)
         self._statuses: dict[str, McpStatus] = {}
         self._contested: set[str] = set()  # registry names two tools would share: each gets a hashed one
         self._configs: dict[str, ServerConfig] = {}  # the entries as connected (for /mcp login)
@@ -93,7 +80,7 @@ class Servers:
                 pending.discard(client.name)
                 joins = client.name in late
                 if not joins:
-                    on_ready(_failed(client.name, error, client) if error else
+                    on_ready(failed_status(client.name, error, client) if error else
                              McpStatus(client.name, offered_names(client)))
                 said.notify_all()
             if joins:
@@ -143,12 +130,13 @@ class Servers:
                 claim_names({s.server: s.client for s in self._statuses.values() if s.client} | {client.name: client},
                             self._contested)
             status = self._statuses[client.name] = self._connected(client.name, client, error)
+            self._joined.notify_all()
         on_join(status)
 
     def _connected(self, name: str, client: Session | None, error: McpError | str | None) -> McpStatus:
         """Caller holds _lock."""
         if error:
-            return _failed(name, error, client)
+            return failed_status(name, error, client)
         if client is None:
             return McpStatus(name, [], disabled=True)
         return McpStatus(name, register_all(name, client, self._contested, self.approvals, self.activity),
@@ -246,6 +234,15 @@ class Servers:
                                                                registry_name(server, tool, True)) if n in status.tools)
         return names
 
+    def wait_for_start(self, server: str) -> bool:
+        """Wait for a server still starting to join (up or failed), within its startupTimeout; False if it
+        is starting still. Ctrl-C is seen while it waits."""
+        deadline = time.monotonic() + self._configs[server].startup_timeout
+        with self._joined:
+            while server in self._starting and time.monotonic() < deadline:
+                self._joined.wait(min(SIGNAL_CHECK_S, deadline - time.monotonic()))
+            return server not in self._starting
+
     def mcp_statuses(self) -> list[McpStatus]:
         """Per server, in config order: its registered tool names, or its error."""
         with self._lock:
@@ -257,6 +254,7 @@ class Servers:
         with self._lock:
             statuses = list(self._statuses.values())
             starting, self._starting = list(self._starting.values()), {}
+            self._joined.notify_all()
             self._statuses.clear()
             self._contested.clear()
             self.approvals.new_run()
@@ -276,13 +274,6 @@ def _start(client: Session) -> McpError | str | None:
         client.stop()
         return f"failed to start: {type(e).__name__}: {e}"
     return None
-
-
-def _failed(name: str, error: McpError | str, client: Session | None = None) -> McpStatus:
-    """The status of a server that did not start: its error, whether a login would start it, and
-    the last of what it said (its stderr and log messages), for /logs."""
-    said = list(client.from_server.tail) if client is not None else []
-    return McpStatus(name, [], str(error), needs_login=isinstance(error, LoginNeeded), said=said)
 
 
 def _no_remote(name: str) -> str:
