@@ -2,6 +2,7 @@
 request ids, replies matched by id, cancellation, the revision agreed, progress, rounds of input.
 The server is a handler behind tests/fakes/transport.py."""
 import threading
+import time
 
 import pytest
 
@@ -237,3 +238,19 @@ def test_a_handshake_refused_with_a_bare_400_suggests_the_revision_and_other_ref
         with pytest.raises(McpError, match="initialize to the server failed") as refused:
             McpClient("s", {"command": "unused"}, transport=FakeServer(handle)).start()
         assert ('set "protocol": "auto"' in str(refused.value)) == hinted, str(refused.value)
+
+
+def test_stray_replies_print_a_bounded_number_of_lines(started, capfd):
+    """A server process that sends 20,000 replies to ids never asked: each is kept for /logs (the last 200),
+    but printed within the server's print budget (20 lines a second), with a line saying the rest are held
+    back; the real reply still counts."""
+    from beyond.client.from_server import PRINTED_PER_S, TAIL_LINES
+    from conftest import fake
+    client = started(fake("normal"))
+    began = time.monotonic()
+    assert client.call_tool("stray_replies", {}) == "real"
+    took = time.monotonic() - began
+    err = capfd.readouterr().err
+    printed = err.count("dropped a reply to unknown or expired request id")
+    assert printed <= PRINTED_PER_S * (took + 1) + 1 and "held back" in err, printed
+    assert len(client.from_server.tail) == TAIL_LINES and "dropped a reply" in client.from_server.tail[-1]

@@ -137,7 +137,7 @@ class FromServer:
         except AskRefused as e:
             result = {"error": {"code": e.code, "message": str(e)}}
         except Exception as e:  # a bug must not leave the server waiting: it is told, and we say so
-            self.client.log(f"could not answer {shorten(str(message['method']), 80)}: {type(e).__name__}: {e}")
+            self.said(f"could not answer {shorten(str(message['method']), 80)}: {type(e).__name__}: {e}", loud=True)
             result = {"error": {"code": INTERNAL_ERROR, "message": "the client could not answer"}}
         finally:
             self._asking.release()
@@ -174,7 +174,7 @@ class FromServer:
         """Count an answer not given; say so at the 1st, 10th, 100th, 1000th and every 10000th."""
         self._dropped_answers += 1  # the count is a report, so a rare lost update between readers is harmless
         if self._dropped_answers in (1, 10, 100, 1000) or self._dropped_answers % 10000 == 0:
-            self.client.log(f"could not answer {method} ({self._dropped_answers} answers dropped so far): {why}")
+            self.said(f"could not answer {method} ({self._dropped_answers} answers dropped so far): {why}", loud=True)
 
     def _on_notification(self, message: dict) -> bool:
         """Log messages are shown and a changed tool list is read again; other notifications are ignored.

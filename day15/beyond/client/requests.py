@@ -240,7 +240,8 @@ class Requests:
                 return self.from_server.handle(message)
             self._reply(message)
         except Exception as e:  # a message we cannot handle is reported; the reader thread must live on
-            self.log(f"could not handle a message ({type(e).__name__}: {e}): {shorten(json.dumps(message))}")
+            self.from_server.said(f"could not handle a message ({type(e).__name__}: {e}): "
+                                  f"{shorten(json.dumps(message))}", loud=True)
         return True
 
     def _skipped(self, complaint: str) -> None:
@@ -270,7 +271,9 @@ class Requests:
             return
         if isinstance(outcome, dict) and "supportedVersions" in outcome:  # a probe's late answer: not lost
             return self.revisions.late_discovery(outcome)
-        self.log(f"dropped a reply to unknown or expired request id {shorten(repr(request_id), 80)}")
+        # As many as a server sends: printed within the server's print budget, all kept for /logs.
+        self.from_server.said(f"dropped a reply to unknown or expired request id {shorten(repr(request_id), 80)}",
+                              loud=True)
 
     def end(self, reason: str) -> None:
         """The connection is gone for good: every waiter fails with the reason (the first one kept)."""
