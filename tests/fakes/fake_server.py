@@ -393,8 +393,9 @@ TOOL_BEHAVIOURS = {
     "list_count": lambda r, a: reply(r, text_result(str(list_requests))),
     "bool_id": lambda r, a: ([send({"jsonrpc": "2.0", "id": odd, "result": text_result("for an odd id")})
                               for odd in (True, [r["id"]], {"id": r["id"]})], reply(r, text_result("for my id"))),
-    "stray_replies": lambda r, a: ([send({"jsonrpc": "2.0", "id": 10_000_000 + n, "result": text_result("stray")})
-                                    for n in range(a.get("n", 20_000))], reply(r, text_result("real"))),
+    "stray_replies": lambda r, a: (send("\n".join(json.dumps({"jsonrpc": "2.0", "id": 10_000_000 + n,  # one write
+                                                               "result": text_result("stray")})
+                                             for n in range(a.get("n", 20_000)))), reply(r, text_result("real"))),
     "bad_result": lambda r, a: raw_reply(r, b"5"),
     "bad_content": lambda r, a: reply(r, {"content": 5}),
     "string_is_error": lambda r, a: reply(r, {"content": [{"type": "text", "text": "fine"}], "isError": "false"}),
