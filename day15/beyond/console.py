@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from beyond.dirs import state_dir
+from beyond.dirs import NOFOLLOW, exclusive, state_dir
 from beyond.terminal import Activity, Output, held_output, isatty, lines_above, taken_typeahead
 
 # Lines of input kept across sessions.
@@ -66,6 +66,7 @@ class Console:
         self._signals = False
         # The REPL's readline state (start_repl), and what the prompt held when it gave way.
         self.readline = None
+        self._history_read = 0  # how many lines of history were read at start
         self._complete_words: Callable[[str, str], list[str]] = lambda text, line: []
         self._in_prompt = False
         self._started = False
@@ -96,6 +97,7 @@ class Console:
             self.readline = readline
             with contextlib.suppress(OSError):
                 readline.read_history_file(history_path())
+            self._history_read = readline.get_current_history_length()  # what this session adds comes after
             readline.set_history_length(HISTORY_LINES)
             readline.set_auto_history(False)  # a question's answer (a token in a form) is never kept
             readline.set_completer(self._complete)
@@ -105,10 +107,13 @@ class Console:
             readline.set_pre_input_hook(self._prompt_started)
 
     def save_history(self) -> None:
-        if self.readline:
-            with contextlib.suppress(OSError):
-                os.makedirs(os.path.dirname(history_path()), exist_ok=True)
-                self.readline.write_history_file(history_path())
+        """The lines typed in this session, appended under the history's lock (exclusive): another agent's,
+        saved meanwhile, stay; the file keeps the last HISTORY_LINES."""
+        added = self.readline.get_current_history_length() - self._history_read if self.readline else 0
+        if added > 0:
+            with contextlib.suppress(OSError), exclusive(history_path()):
+                os.close(os.open(history_path(), os.O_WRONLY | os.O_CREAT | NOFOLLOW, 0o600))  # append needs one
+                self.readline.append_history_file(added, history_path())
 
     def output(self, tool_line_chars: int) -> "Output":
         """Where one turn's answer goes: text as it streams, tool lines, token counts."""

@@ -1,10 +1,21 @@
-"""Beyond the tutorial: the user's own folders (XDG), where answers, pins, logins and history live,
+"""Beyond the tutorial: the user's own folders (XDG), where answers, pins, logins and history live, and
+how a state file there is changed (StateFile: locked, never half written, never lost in silence);
 `${VAR}` from the user's environment, and how a file a folder names is read (no links out, no devices,
 bounded); the bottom every part may use (it imports none of ours).
 """
+import contextlib
+import json
 import os
 import re
 import stat
+import sys
+import threading
+import time
+
+try:
+    import fcntl
+except ImportError:  # Windows: the full agent does not run there (index.py says so)
+    fcntl = None
 
 # ${VAR} or ${VAR:-default}, as in shells and in Claude Code's configs; ${env:VAR}, as VS Code writes it.
 VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -94,3 +105,111 @@ def read_inside(path: str, limit: int = MAX_CONFIG_BYTES, root: str | None = "."
 def _visible(path: str) -> str:
     """A path in a message, its control characters escaped (a link's target is the folder's word)."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
+
+
+# --- the user's state files ----------------------------------------------------------------------
+
+# A state file is a few records the agent wrote; past this size it is no file of ours, and what would
+# grow it past that is refused rather than written.
+MAX_STATE_BYTES = 8 << 20
+
+
+@contextlib.contextmanager
+def exclusive(path: str):
+    """An exclusive lock for the file at `path` (flock on <path>.lock beside it), which every agent process
+    takes before it changes that file; released when the block ends."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+    try:
+        if fcntl:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing it releases the lock
+
+
+class StateError(ValueError):
+    """A state file that cannot be used as it is (a link, another user's, readable by others, too big)."""
+
+
+class StateFile:
+    """One JSON object in a file of the user's state (approvals, trust, tasks, logins). Every read and
+    change goes through locked(): an exclusive lock (flock on <name>.lock beside it) held while the data
+    is read from disk and, when the block changed it, written back whole (a temporary file, fsync,
+    os.replace), so two agents at once lose no update. A file that cannot be parsed is moved aside
+    (<name>.corrupt-<time>) with a line, never overwritten as empty. Blocks nest within a thread."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        # The threads of this process (the file lock serves the others); _data and _depth belong to the
+        # thread that holds it.
+        self._lock = threading.RLock()
+        self._data: dict | None = None
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def locked(self):
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self._data
+                finally:
+                    self._depth -= 1
+                return
+            try:
+                with exclusive(self.path):
+                    self._data, self._depth = self._read(), 1
+                    before = json.dumps(self._data, sort_keys=True)
+                    yield self._data
+                    if json.dumps(self._data, sort_keys=True) != before:
+                        self._write(self._data)
+            finally:
+                self._data, self._depth = None, 0
+
+    def read(self) -> dict:
+        """The data as it is on disk, without the lock (a write replaces the file whole, so no read sees half
+        of one) and without making anything: for what only looks."""
+        with self._lock:
+            return self._read(move_aside=False)
+
+    def _read(self, move_aside: bool = True) -> dict:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | NOFOLLOW)
+        except FileNotFoundError:
+            return {}
+        except OSError as e:
+            raise StateError(f"cannot read {self.path}: {e.strerror} (a link there is refused)") from None
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+                raise StateError(f"{self.path} must be a file of yours that only you can read (chmod 600)")
+            raw = f.read(MAX_STATE_BYTES + 1)
+        try:
+            data = json.loads(raw) if len(raw) <= MAX_STATE_BYTES else None
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, dict) or not move_aside:  # a look only: the next change moves it aside
+            return data if isinstance(data, dict) else {}
+        aside = f"{self.path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+        os.replace(self.path, aside)
+        print(f"warning: {self.path} could not be read as the agent writes it; it was moved to {aside} and a new "
+              "one begun", file=sys.stderr)
+        return {}
+
+    def _write(self, data: dict) -> None:
+        text = json.dumps(data, indent=1, sort_keys=True)
+        if len(text.encode()) > MAX_STATE_BYTES:  # everything else kept there would be lost with it
+            raise StateError(f"{self.path} would grow past {MAX_STATE_BYTES >> 20} MB; this change is not kept")
+        temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temporary, self.path)  # a link at the path is replaced, never followed
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise

@@ -196,6 +196,5 @@ class Approvals:
     def _keep(self, name: str, entry: dict) -> None:
         with self._lock:
             self._tools[name] = entry
-            tools = dict(self._tools)
-        if self.store:
-            self.store.update(self.folder, tools)
+        if self.store:  # this tool's entry, into what another agent in this folder may have kept meanwhile
+            self.store.edit(self.folder, lambda kept: {**(kept if isinstance(kept, dict) else {}), name: entry})

@@ -13,7 +13,7 @@ import os
 import stat
 import sys
 
-from beyond.dirs import NOFOLLOW, FolderError, config_dir
+from beyond.dirs import NOFOLLOW, FolderError, StateError, StateFile, config_dir
 
 FOLDER = ".geekagent"
 # Files the agent appends to (the audit log) are rotated past this size, one old file kept: a
@@ -58,7 +58,14 @@ def not_ours(folder: str) -> str | None:
 
 
 def _listed_safe(folder: str) -> bool:
-    settings = JsonStore(settings_path()).load()
+    """Whether the user's settings.json lists the folder in "safeFolders" (a file the user writes: one that
+    cannot be read lists nothing, and is left as it is)."""
+    try:
+        with open(settings_path(), encoding="utf-8") as f:
+            settings = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        settings = None
+    settings = settings if isinstance(settings, dict) else {}
     listed = settings.get("safeFolders") if isinstance(settings.get("safeFolders"), list) else []
     return "*" in listed or any(isinstance(p, str) and os.path.realpath(p) == os.path.realpath(folder) for p in listed)
 
@@ -124,29 +131,31 @@ def _open_log(name: str, dir_fd: int, shown_as: str) -> int:
 # --- the user's own files ------------------------------------------------------------------------
 
 class JsonStore:
-    """One JSON object in a file of the user's (answers, pins, settings): a missing or unreadable file
-    is empty, and a save replaces the file whole (0600), so a crash never leaves half of it."""
+    """One JSON object of the user's state (answers, trust, tasks), each record under its key, kept in a
+    StateFile (dirs.py): every change is made under its lock on what is on disk, so two agents lose
+    nothing. What cannot be read or written is one warning, and the agent goes on with what it has."""
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.file = StateFile(path)
 
     def load(self) -> dict:
         try:
-            with open(self.path, encoding="utf-8") as f:
-                data = json.load(f)
-        except (OSError, ValueError):
-            return {}  # nothing kept yet (or unreadable): the user is asked again
-        return data if isinstance(data, dict) else {}
+            return self.file.read()
+        except (StateError, OSError) as e:
+            print(f"warning: {e if isinstance(e, StateError) else f'cannot read {self.path}: {e.strerror or e}'}",
+                  file=sys.stderr)
+            return {}
 
     def update(self, key: str, value: object) -> None:
-        """Set one key, keeping what other runs wrote meanwhile; a failure to write is one warning."""
-        data = {**self.load(), key: value}
+        """Set one key, keeping what other runs wrote meanwhile."""
+        self.edit(key, lambda kept: value)
+
+    def edit(self, key: str, change) -> None:
+        """The record under `key` replaced by change(the record as it is on disk now, or None), under the lock."""
         try:
-            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-            part = f"{self.path}.{os.getpid()}.tmp"  # one per process: two agents never write one file
-            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=1)
-            os.replace(part, self.path)
-        except OSError as e:
-            print(f"warning: could not write {self.path}: {e.strerror or e}", file=sys.stderr)
+            with self.file.locked() as data:
+                data[key] = change(data.get(key))
+        except (StateError, OSError) as e:
+            print(f"warning: could not write {self.path}: {e if isinstance(e, StateError) else e.strerror or e}",
+                  file=sys.stderr)

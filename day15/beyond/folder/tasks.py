@@ -26,16 +26,12 @@ class TaskLog:
         self._lock = threading.Lock()  # one change at a time: calls run on the REPL's thread, /tasks too
 
     def created(self, server: str, tool: str, task_id: str) -> None:
-        with self._lock:
-            tasks = self._load()
-            tasks[task_id] = {"server": server, "tool": tool, "created": time.time()}
-            self._save(dict(sorted(tasks.items(), key=lambda item: item[1]["created"])[-MAX_KEPT:]))
+        entry = {"server": server, "tool": tool, "created": time.time()}
+        self._change(lambda tasks: dict(sorted({**tasks, task_id: entry}.items(),
+                                               key=lambda item: item[1]["created"])[-MAX_KEPT:]))
 
     def delivered(self, task_id: str) -> None:
-        with self._lock:
-            tasks = self._load()
-            if tasks.pop(task_id, None) is not None:
-                self._save(tasks)
+        self._change(lambda tasks: {key: entry for key, entry in tasks.items() if key != task_id})
 
     def pending(self) -> dict[str, dict]:
         """This folder's tasks, oldest first."""
@@ -43,16 +39,21 @@ class TaskLog:
             return self._load()
 
     def _load(self) -> dict[str, dict]:
-        if self.store is None:
-            return dict(self._run)
-        kept = self.store.load().get(self.folder)
-        kept = kept if isinstance(kept, dict) else {}
-        return {task_id: entry for task_id, entry in kept.items() if isinstance(entry, dict)
-                and isinstance(entry.get("server"), str) and isinstance(entry.get("tool"), str)
-                and isinstance(entry.get("created"), (int, float))}
+        return dict(self._run) if self.store is None else _valid(self.store.load().get(self.folder))
 
-    def _save(self, tasks: dict[str, dict]) -> None:
-        if self.store is None:
-            self._run = tasks
-        else:
-            self.store.update(self.folder, tasks)
+    def _change(self, change) -> None:
+        """The folder's tasks as change(them) makes them: read and written under the store's lock, so what
+        another agent keeps meanwhile stays."""
+        with self._lock:
+            if self.store is None:
+                self._run = change(dict(self._run))
+            else:
+                self.store.edit(self.folder, lambda kept: change(_valid(kept)))
+
+
+def _valid(kept: object) -> dict[str, dict]:
+    """The records of a folder's tasks as kept, those of the right shape."""
+    kept = kept if isinstance(kept, dict) else {}
+    return {task_id: entry for task_id, entry in kept.items() if isinstance(entry, dict)
+            and isinstance(entry.get("server"), str) and isinstance(entry.get("tool"), str)
+            and isinstance(entry.get("created"), (int, float))}
