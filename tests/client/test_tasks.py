@@ -123,3 +123,14 @@ def test_over_http_every_task_request_names_its_task(started):
                  if m.get("method", "").startswith("tasks/")]
         assert {method for method, _, _ in named} == {"tasks/get", "tasks/update", "tasks/cancel"}
         assert all(header == task for _, header, task in named)
+
+
+def test_a_task_from_a_server_never_told_of_the_extension_is_an_invalid_answer(started):
+    """A 2025 server (no 2026-07-28 session declared the extension to it) answers a call with a task: that
+    call fails with one line, and no tasks/get is ever sent."""
+    from conftest import fake
+    client = started(fake("normal"))
+    with pytest.raises(McpError, match="^tools/call: the server answered with a task, though this session never "
+                                       "told it of the tasks extension"):
+        client.call_tool("task_answer", {})
+    assert "tasks/get" not in json.loads(client.call_tool("methods_seen", {}))

@@ -396,6 +396,7 @@ TOOL_BEHAVIOURS = {
     "stray_replies": lambda r, a: (send("\n".join(json.dumps({"jsonrpc": "2.0", "id": 10_000_000 + n,  # one write
                                                                "result": text_result("stray")})
                                              for n in range(a.get("n", 20_000)))), reply(r, text_result("real"))),
+    "task_answer": lambda r, a: reply(r, {"resultType": "task", "taskId": "t-1", "status": "working"}),
     "bad_result": lambda r, a: raw_reply(r, b"5"),
     "bad_content": lambda r, a: reply(r, {"content": 5}),
     "string_is_error": lambda r, a: reply(r, {"content": [{"type": "text", "text": "fine"}], "isError": "false"}),

@@ -10,13 +10,15 @@ from conftest import DAY15, INDEX, agent_env, run_in_pty, workdir
 WRITER = """
 import sys
 sys.path.insert(0, sys.argv[1])
+from beyond.client.config import parse_server_config
 from beyond.folder.project import JsonStore
 from beyond.folder.tasks import TaskLog
 store, tasks, who = JsonStore(sys.argv[2]), TaskLog(sys.argv[3], sys.argv[4]), sys.argv[5]
+config = parse_server_config("s", {"command": "server"})
 for n in range(60):
     store.edit("items", lambda kept: (kept or []) + [f"{who}-{n}"])
     if n < 40:
-        tasks.created("s", "t", f"{who}-{n}")
+        tasks.created("s", "t", f"{who}-{n}", config)
 """
 
 

@@ -83,9 +83,12 @@ def test_a_task_outlives_a_killed_agent_and_tasks_shows_its_result(tmp_path):
 
 def test_tasks_lists_drops_and_forgets_as_the_server_says(started, tmp_path, capsys):
     """/tasks: a task the server no longer knows is dropped with a line; a failed one is listed, then
-    forgotten; one still working stays; a server that is not up is said so."""
+    forgotten; one still working stays; a server that is not up is said so; a task kept for another program
+    now under the server's name is never sent to it, and /tasks forget drops it. Two servers' tasks with
+    the same id are both kept."""
     from types import SimpleNamespace
 
+    from beyond.client.config import parse_server_config
     from beyond.folder.tasks import TaskLog
     from beyond.repl.tasks import cmd_tasks
     with TasksHttp() as server:
@@ -94,7 +97,10 @@ def test_tasks_lists_drops_and_forgets_as_the_server_says(started, tmp_path, cap
         failed, working = (server.tasks.create(tool, {})["taskId"] for tool in ("fail", "forever"))
         for task_id, tool, server_name in ((failed, "fail", "remote"), ("no-such-task", "slow", "remote"),
                                            (working, "forever", "remote"), ("elsewhere", "slow", "down")):
-            log.created(server_name, tool, task_id)
+            log.created(server_name, tool, task_id, client.cfg)
+        other = parse_server_config("remote", {"url": server.url + "/another", "protocol": "2026-07-28"})
+        log.created("remote", "forever", "by-another", other)  # the folder's "remote" was another server then
+        log.created("remote", "forever", working, other)  # the same id, another server's: both kept
         status = SimpleNamespace(server="remote", client=client)
         session = SimpleNamespace(agent=SimpleNamespace(task_log=log),
                                   servers=SimpleNamespace(mcp_statuses=lambda: [status]))
@@ -103,6 +109,10 @@ def test_tasks_lists_drops_and_forgets_as_the_server_says(started, tmp_path, cap
         assert f"remote  fail  {failed}  failed: it broke" in out and f"forever  {working}  working" in out
         assert "no-such-task  dropped: the server no longer knows it" in out
         assert "elsewhere  (its server is not up)" in out
-        assert set(log.pending()) == {working, "elsewhere"}
+        assert "by-another  server changed: not resumed (/tasks forget by-another drops it)" in out
+        assert f"{working}  server changed: not resumed" in out
+        assert sorted(e["id"] for e in log.pending().values()) == sorted([working, working, "elsewhere", "by-another"])
         cmd_tasks(session, "no-such-task")
         assert "no task no-such-task waits here" in capsys.readouterr().out
+        cmd_tasks(session, "forget by-another")
+        assert "by-another" not in [e["id"] for e in log.pending().values()]

@@ -152,6 +152,9 @@ class Session(Requests):
         try:
             result = self.request("tools/call", params, call=call)
             if result.get("resultType") == "task":  # 2026-07-28, the tasks extension: polled to its end
+                if not self.revisions.modern:  # only a 2026-07-28 session declares the extension
+                    raise McpError("tools/call: the server answered with a task, though this session never told it "
+                                   "of the tasks extension (an invalid answer)", self.name)
                 result = Task(self, tool, result, on_progress, self.tasks).run()
         finally:
             if token is not None:

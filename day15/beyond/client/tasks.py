@@ -45,10 +45,10 @@ def task_allowed(method: str, server: str) -> None:
 class NoTasks:
     """Where task ids are kept when nothing keeps them (scripts): nowhere."""
 
-    def created(self, server: str, tool: str, task_id: str) -> None:
+    def created(self, server: str, tool: str, task_id: str, config) -> None:
         pass
 
-    def delivered(self, task_id: str) -> None:
+    def delivered(self, task_id: str, config) -> None:
         pass
 
 
@@ -81,7 +81,7 @@ class Task:
     def run(self) -> dict:
         """The CallToolResult of the task once it completed; McpError when it failed, was cancelled or
         ran past taskTimeout (cancelled then); KeyboardInterrupt after tasks/cancel went out."""
-        self.kept.created(self.session.name, self.tool, self.id)
+        self.kept.created(self.session.name, self.tool, self.id, self.session.cfg)
         deadline = time.monotonic() + self.session.cfg.task_timeout
         task, shown, bad = self.first, None, 0
         try:
@@ -91,7 +91,7 @@ class Task:
                     self.on_progress(shown)
                 outcome = self._outcome(task)
                 if outcome is not None:
-                    self.kept.delivered(self.id)
+                    self.kept.delivered(self.id, self.session.cfg)
                     return outcome
                 if task.get("status") == "input_required":
                     self._answer(task.get("inputRequests"))
@@ -112,11 +112,11 @@ class Task:
         if status == "failed":
             error = task.get("error") if isinstance(task.get("error"), dict) else {}
             message = error.get("message") or task.get("statusMessage") or "no message"
-            self.kept.delivered(self.id)
+            self.kept.delivered(self.id, self.session.cfg)
             code = error.get("code") if type(error.get("code")) is int else None
             raise ReplyError(f"task {self.id} failed: {shorten(str(message), 500)}", self.session.name, code)
         if status == "cancelled":
-            self.kept.delivered(self.id)
+            self.kept.delivered(self.id, self.session.cfg)
             why = f": {shorten(str(task['statusMessage']), 200)}" if task.get("statusMessage") else ""
             raise McpError(f"task {self.id} was cancelled by the server{why}", self.session.name)
         return None

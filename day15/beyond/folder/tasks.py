@@ -5,19 +5,29 @@ A task is written when the server creates it, before the first poll, and forgott
 reached the model, or /tasks showed it (repl/tasks.py). So an agent killed during a task loses
 nothing: the next start in the same folder lists it. Without a folder (scripts) they last for the run.
 """
+import hashlib
+import json
 import os
 import threading
 import time
 
 from beyond.dirs import state_dir
+from beyond.folder.approvals import runs_of
 from beyond.folder.project import JsonStore
 
 # Kept per folder at most; past it the oldest is forgotten.
 MAX_KEPT = 100
 
 
+def identity(config) -> str:
+    """What a server is, beyond its name: runs_of (folder/approvals.py: its program, args, cwd and env, or
+    its URL), hashed; a task is asked of the server that created it, never of another under its name."""
+    return hashlib.sha256(json.dumps(runs_of(config), sort_keys=True).encode()).hexdigest()[:16]
+
+
 class TaskLog:
-    """One folder's tasks: task id -> {"server", "tool", "created" (seconds since the epoch)}."""
+    """One folder's tasks, each under its server's identity and its id: {"server", "tool", "id",
+    "identity", "created" (seconds since the epoch)}."""
 
     def __init__(self, folder: str | None = None, path: str | None = None) -> None:
         self.folder = os.path.realpath(folder) if folder else None
@@ -25,16 +35,19 @@ class TaskLog:
         self._run: dict[str, dict] = {}  # without a folder
         self._lock = threading.Lock()  # one change at a time: calls run on the REPL's thread, /tasks too
 
-    def created(self, server: str, tool: str, task_id: str) -> None:
-        entry = {"server": server, "tool": tool, "created": time.time()}
-        self._change(lambda tasks: dict(sorted({**tasks, task_id: entry}.items(),
+    def created(self, server: str, tool: str, task_id: str, config) -> None:
+        entry = {"server": server, "tool": tool, "id": task_id, "identity": identity(config), "created": time.time()}
+        self._change(lambda tasks: dict(sorted({**tasks, _key(entry): entry}.items(),
                                                key=lambda item: item[1]["created"])[-MAX_KEPT:]))
 
-    def delivered(self, task_id: str) -> None:
-        self._change(lambda tasks: {key: entry for key, entry in tasks.items() if key != task_id})
+    def delivered(self, task_id: str, config) -> None:
+        self.forget(_key({"identity": identity(config), "id": task_id}))
+
+    def forget(self, key: str) -> None:
+        self._change(lambda tasks: {k: entry for k, entry in tasks.items() if k != key})
 
     def pending(self) -> dict[str, dict]:
-        """This folder's tasks, oldest first."""
+        """This folder's tasks by key (its server's identity and its id), oldest first."""
         with self._lock:
             return self._load()
 
@@ -51,9 +64,14 @@ class TaskLog:
                 self.store.edit(self.folder, lambda kept: change(_valid(kept)))
 
 
+def _key(entry: dict) -> str:
+    return f"{entry['identity']}/{entry['id']}"
+
+
 def _valid(kept: object) -> dict[str, dict]:
-    """The records of a folder's tasks as kept, those of the right shape."""
+    """The records of a folder's tasks as kept, those of the right shape (an older record, named by its id
+    alone, has no identity to be asked by: it is left out)."""
     kept = kept if isinstance(kept, dict) else {}
-    return {task_id: entry for task_id, entry in kept.items() if isinstance(entry, dict)
-            and isinstance(entry.get("server"), str) and isinstance(entry.get("tool"), str)
-            and isinstance(entry.get("created"), (int, float))}
+    return {key: entry for key, entry in kept.items() if isinstance(entry, dict)
+            and all(isinstance(entry.get(k), str) for k in ("server", "tool", "id", "identity"))
+            and isinstance(entry.get("created"), (int, float)) and key == _key(entry)}

@@ -10,6 +10,7 @@ import time
 from beyond.client.content import call_text
 from beyond.client.errors import ReplyError
 from beyond.client.tasks import described
+from beyond.folder.tasks import identity
 from beyond.repl.resources import clients
 from beyond.terminal import shown
 from mcp import McpError
@@ -27,17 +28,26 @@ def age(seconds: float) -> str:
 
 
 def cmd_tasks(session, arg: str) -> None:
-    """[task id]: this folder's tasks not shown yet (after a crash, Ctrl-C or taskTimeout); with an id, its result"""
+    """[task id]: this folder's tasks not shown yet (after a crash, Ctrl-C or taskTimeout); with an id, its result;
+    forget <id>: drop one"""
     log, wanted = session.agent.task_log, arg.strip()
     kept = log.pending()
-    if wanted and wanted not in kept:
+    forget = wanted.startswith("forget ")
+    wanted = wanted.removeprefix("forget ").strip() if forget else wanted
+    if wanted and wanted not in (entry["id"] for entry in kept.values()):
         print(f"no task {shown(wanted, one_line=True)} waits here; /tasks lists them")
+        return
+    if forget:
+        for key in [key for key, entry in kept.items() if entry["id"] == wanted]:
+            log.forget(key)
+        print(f"forgot task {shown(wanted, one_line=True)}")
         return
     if not kept:
         print("(no tasks of this folder wait to be shown)")
         return
     running = clients(session)
-    for task_id, entry in kept.items():
+    for key, entry in kept.items():
+        task_id = entry["id"]
         if wanted and task_id != wanted:
             continue
         line = f"  {entry['server']}  {entry['tool']}  {task_id}"
@@ -45,11 +55,14 @@ def cmd_tasks(session, arg: str) -> None:
         if client is None:
             print(shown(f"{line}  (its server is not up)", one_line=True))
             continue
+        if identity(client.cfg) != entry["identity"]:  # another program under the name: never asked of it
+            print(shown(f"{line}  server changed: not resumed (/tasks forget {task_id} drops it)", one_line=True))
+            continue
         try:
             task = client.task_status(task_id)
         except McpError as e:
             if isinstance(e, ReplyError) and e.code == UNKNOWN_TASK:
-                log.delivered(task_id)
+                log.forget(key)
                 print(shown(f"{line}  dropped: the server no longer knows it ({e})", one_line=True))
             else:
                 print(shown(f"{line}  error: {e}", one_line=True))
@@ -57,13 +70,13 @@ def cmd_tasks(session, arg: str) -> None:
         status = task.get("status")
         print(shown(f"{line}  {described(task)[5:]}  {age(time.time() - entry['created'])}", one_line=True))
         if status in ("failed", "cancelled"):
-            log.delivered(task_id)
+            log.forget(key)
         elif status == "completed" and wanted:
             result = task.get("result") if isinstance(task.get("result"), dict) else {}
             try:
                 print(shown(call_text(result, None, entry["server"])))
             except McpError as e:
                 print(shown(f"error: {e}"))
-            log.delivered(task_id)
+            log.forget(key)
         elif status == "completed":
             print(f"  (/tasks {shown(task_id, one_line=True)} shows its result)")
