@@ -75,3 +75,38 @@ def test_calls_arriving_during_a_restart_wait_for_its_handshake(started):
     methods = json.loads(client.call_tool("methods_seen", {}))
     handshake = methods[:methods.index("notifications/initialized")]
     assert handshake[0] == "initialize" and "tools/call" not in handshake, methods
+
+
+def test_no_request_of_any_kind_reaches_a_restarting_server_before_its_handshake(started, tmp_path):
+    """Around a crash, 8 threads send resources/read, prompts/get and ping while a call restarts the server
+    (0.3 s to answer initialize): in the new process's log, nothing but initialize comes before
+    notifications/initialized; what was sent while the server was down failed at once, unsent."""
+    log = tmp_path / "methods.log"
+    client = started(fake("normal", env={"INIT_DELAY": "0.3", "METHODS_LOG": str(log)}))
+    with pytest.raises(McpError, match="server exited"):
+        client.call_tool("crash", {})
+    asks = [lambda: client.read_resource("demo://notes/today"), lambda: client.get_prompt("review", {"code": "x"}),
+            lambda: client.request("ping", {})]
+    done = threading.Event()
+
+    def keep_asking(ask) -> None:
+        while not done.is_set():
+            try:
+                ask()
+            except McpError:
+                pass  # the server is down, or restarting failed: nothing was sent
+    threads = [threading.Thread(target=keep_asking, args=(asks[i % 3],)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    try:
+        assert client.call_tool("echo", {"text": "back"}) == "back"  # restarts it
+    finally:
+        done.set()
+        for thread in threads:
+            unhung(thread.join)
+    lines = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    first_pid = lines[0][0]
+    restarted = [method for pid, method in lines if pid != first_pid]
+    handshake = restarted[:restarted.index("notifications/initialized")]
+    assert handshake == ["initialize"], restarted[:10]
+    assert {"resources/read", "prompts/get", "ping"} <= set(restarted)

@@ -530,6 +530,9 @@ def discover(request: dict) -> None:
 
 def handle(message: dict) -> None:
     methods_seen.append(message.get("method", "(a reply)"))
+    if os.environ.get("METHODS_LOG"):  # every process's messages, in order, for a test to read after a restart
+        with open(os.environ["METHODS_LOG"], "a") as log:
+            log.write(f"{os.getpid()} {message.get('method', '(a reply)')}\n")
     if "id" in message and "method" in message:
         requests_seen.append({"id": message["id"], "method": message["method"], "params": message.get("params")})
         if MODE == "exit_on_probe" and not any(r["method"] == "initialize" for r in requests_seen):

@@ -62,6 +62,10 @@ class Link:
         # server is retired until the new one's handshake is complete: no call goes out meanwhile.
         self._restart_lock = threading.Lock()
         self._restarting = False
+        # Set but while a restart runs, by the thread _restarter; the other threads' requests wait on it.
+        self._restarted = threading.Event()
+        self._restarted.set()
+        self._restarter: int | None = None
         self._restarts = 0
         self._restart_failed: str | None = None  # why the last restart failed: no other until it runs again
         # _renewing is set while one thread initializes a session the server forgot, so the others
@@ -110,7 +114,8 @@ class Link:
             if self._restarts >= MAX_RESTARTS:
                 raise McpError(f"{reason}; not restarted: it stopped {MAX_RESTARTS + 1} times", client.name)
             self._restarts += 1
-            self._restarting = True
+            self._restarted.clear()
+            self._restarter, self._restarting = threading.get_ident(), True
             self.retire()  # what is left of the old process group
             client.revive()
             try:
@@ -119,11 +124,19 @@ class Link:
                 self._restart_failed = f"{reason}; restarting it failed: {e}"
                 raise McpError(self._restart_failed, client.name) from None
         finally:
-            self._restarting = False
+            self._restarting, self._restarter = False, None
+            self._restarted.set()
             self._restart_lock.release()
         client.log(f"restarted the server (it had stopped: {reason})")
         if client.on_tools_changed:
             client.on_tools_changed(client)
+
+    def wait_if_restarting(self) -> None:
+        """A request made while another thread restarts the server waits for the new handshake to complete
+        (bounded); the restarting thread's own requests, the handshake's, go at once."""
+        if self._restarting and self._restarter != threading.get_ident():
+            if not self._restarted.wait(self.client.cfg.startup_timeout + RESTART_WAIT_MARGIN_S):
+                raise McpError("the server is still being restarted; try again", self.client.name)
 
     def renew_session(self, stale: str) -> None:
         """One new handshake for all the threads that found the same session expired."""

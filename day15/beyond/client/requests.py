@@ -90,6 +90,7 @@ class Requests:
         `call` made already) and, for a 2026-07-28 server, _meta on every request, one retry in another
         version when it refuses this one, and the rounds of an input_required answer (each a new request,
         all within the one call's deadline). The hooks below cancel what we give up on."""
+        self.link.wait_if_restarting()  # nothing reaches a restarted server before its handshake is complete
         if call is None:
             call = Call(timeout or (self.cfg.startup_timeout if method in STARTUP_METHODS else self.cfg.timeout))
         revisions = self.revisions
