@@ -280,8 +280,22 @@ def test_a_fastmcp_tasks_server_answers_through_its_tasks(tmp_path):
     with FakeOpenAI(script) as model:
         done = run_agent(cwd, ["/mcp tasks", "a report on tides, and twice 21", "/exit"], agent_env(model.base_url),
                          timeout=90)
-    assert sorted(listed_tools(done.stdout, "tasks")) == ["mcp_tasks_double", "mcp_tasks_report"]
+    assert sorted(listed_tools(done.stdout, "tasks")) == ["mcp_tasks_confirm", "mcp_tasks_double", "mcp_tasks_report"]
     assert re.search(r"^(?:> )?Results: report on tides: done \| 42$", done.stdout, re.M), done.stdout
+
+
+def test_a_question_refused_inside_a_fastmcp_task_reaches_the_server(tmp_path):
+    """-p, nobody to ask: the form FastMCP asks inside its task goes back declined (tasks/update), and the
+    task ends well before its taskTimeout, its answer saying so; its status lines are on stderr."""
+    entry = {"command": str(FASTMCP), "args": [str(ROOT / "tests" / "fakes" / "fastmcp_tasks_server.py")],
+             "protocol": "2026-07-28", "taskTimeout": 60, **SLOW_START}
+    cwd = workdir(tmp_path, {"tasks": entry}, {"mcp_tasks_confirm": "allow"})
+    with FakeOpenAI([tool_calls(("mcp_tasks_confirm", {})), answer_from_tools]) as model:
+        began = time.monotonic()
+        done = subprocess.run([sys.executable, str(ROOT / "day15" / "index.py"), "-p", "go ahead"], cwd=cwd,
+                              capture_output=True, text=True, env=agent_env(model.base_url), timeout=90)
+    assert done.returncode == 0 and "Results: answered: decline" in done.stdout, done
+    assert time.monotonic() - began < 30 and "[mcp_tasks_confirm] task " in done.stderr
 
 
 def test_real_servers_work_sandboxed(tmp_path):

@@ -67,6 +67,8 @@ class Agent:
         self.console = Console()  # every line read from the user, one question at a time
         if self.prompt is None:
             self.console.take_signals()
+        else:
+            self.console.activity.report_lines()  # -p: a task's status lines on stderr
         keep_to_itself()  # no process of the user's without CAP_SYS_PTRACE reads its environment (API keys)
         self.orphans, self.results, self.search = Orphans(), Results(), ToolSearch()
         self._confinement: dict[int, str] = {}  # how each server's process is confined, for the audit

@@ -33,6 +33,8 @@ class Activity:
 
     def __init__(self) -> None:
         self.live = sys.stdout.isatty()
+        self._lines = False  # without a terminal: what a running tool reports, a line each on stderr (-p)
+        self._name, self._said = "", ""
         # _lock guards _text, _began, _paused and _drawing: the redraw thread, the progress callbacks
         # and the questions that pause the line share them.
         self._lock = threading.Lock()
@@ -54,6 +56,7 @@ class Activity:
     @contextlib.contextmanager
     def tool(self, name: str):
         """'running <name>, N s' until the tool returns; progress() adds what the server reports."""
+        self._name, self._said = name, ""
         self.show(f"running {name}")
         try:
             yield self.progress
@@ -75,7 +78,15 @@ class Activity:
                 self._paused -= 1
                 self._start()
 
+    def report_lines(self) -> None:
+        """No terminal to draw on (-p): what a running tool reports (a task's status) goes to stderr, a line
+        each time it changes."""
+        self._lines = True
+
     def progress(self, text: str) -> None:
+        if self._lines and not self.live and text != self._said:
+            self._said = text
+            print(f"[{self._name}] {shown(text, one_line=True)}", file=sys.stderr, flush=True)
         with self._lock:
             if self._text is not None:
                 self._text = f"{self._text.split(' (', 1)[0]} ({text})"

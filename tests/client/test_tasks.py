@@ -73,15 +73,24 @@ def test_a_tasks_question_is_asked_once_though_the_server_repeats_it(started, tm
     assert client.call_tool("sample", {}) == 'the model said {"type": "text", "text": "hi there"}'
 
 
-def test_a_refused_question_is_left_out_and_not_asked_again(started, tmp_path):
-    """A question the handlers refuse (as they would standing alone) gets no answer and is not asked twice;
-    the task past its taskTimeout is cancelled, the error naming it."""
+def test_a_refused_form_goes_back_declined_and_the_task_goes_on(started, tmp_path):
+    """A form the handlers refuse inside a task is answered with tasks/update as declined, once: the task
+    goes on (here it completes) long before its taskTimeout."""
     asks = Answers(refuse=True)
-    client = started(tasks_entry(tmp_path, taskTimeout=0.6), asks=asks)
-    with pytest.raises(McpError, match=r"task \S+ of form did not finish within 0.6 s \(the entry's taskTimeout\)"):
-        client.call_tool("form", {})
-    assert asks.asked == ["elicitation/create"] and received(tmp_path, "tasks/update") == []
-    assert wait_until(lambda: received(tmp_path, "tasks/cancel"))
+    client = started(tasks_entry(tmp_path, taskTimeout=60), asks=asks)
+    assert client.call_tool("form", {}) == "hello None"  # the fake greets what it got: no name
+    assert asks.asked == ["elicitation/create"]
+    assert [m["params"]["inputResponses"] for m in received(tmp_path, "tasks/update")] == [{"name": {"action": "decline"}}]
+
+
+def test_a_refused_sampling_request_ends_the_task_at_once(started, tmp_path):
+    """No result refuses a sampling request: the task is cancelled at once, the call fails naming why."""
+    asks = Answers(refuse=True)
+    client = started(tasks_entry(tmp_path, taskTimeout=60), asks=asks)
+    with pytest.raises(McpError, match=r"task \S+ of sample asked for sampling/createMessage, which was refused; the "
+                                       r"task was cancelled"):
+        client.call_tool("sample", {})
+    assert received(tmp_path, "tasks/update") == [] and wait_until(lambda: received(tmp_path, "tasks/cancel"))
 
 
 @pytest.mark.parametrize("tool, said", [("fail", "failed: API rate limit exceeded"),

@@ -10,7 +10,7 @@ from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
 from fakes.tasks_server import TasksHttp
 from test_console import pty_env
 
-TOOLS = ("slow", "form", "forever")
+TOOLS = ("slow", "form", "sample", "forever")
 ALLOWED = {f"mcp_tasks_{tool}": "allow" for tool in TOOLS} | {f"mcp_remote_{tool}": "allow" for tool in TOOLS}
 
 
@@ -55,6 +55,19 @@ def test_p_runs_a_task_and_declines_its_form_as_it_would_a_standalone_one(tmp_pa
     assert "tasks (7 tools)" in done.stderr  # those that need a task are offered on 2026-07-28
     (update,) = received(tmp_path, "tasks/update")
     assert update["params"]["inputResponses"]["name"]["action"] == "decline"
+    assert "[mcp_tasks_slow] task " in done.stderr and "[mcp_tasks_slow]" not in done.stdout  # its status lines
+
+
+def test_p_refusing_a_sampling_request_inside_a_task_ends_the_task_at_once(tmp_path):
+    """Under -p nobody is asked: a sampling request inside a task is refused and the task cancelled at once,
+    well before taskTimeout; the model reads why."""
+    cwd = tasks_folder(tmp_path)
+    with FakeOpenAI([tool_calls(("mcp_tasks_sample", {})), answer_from_tools]) as model:
+        done = subprocess.run([sys.executable, INDEX, "-p", "go"], cwd=cwd, capture_output=True, text=True,
+                              env=agent_env(model.base_url), timeout=30)
+    assert_no_process_left(cwd)
+    assert done.returncode == 0 and "which was refused; the task was cancelled" in done.stdout, done
+    assert wait_until(lambda: received(tmp_path, "tasks/cancel")) and received(tmp_path, "tasks/update") == []
 
 
 def test_a_task_outlives_a_killed_agent_and_tasks_shows_its_result(tmp_path):

@@ -152,7 +152,9 @@ class Task:
                            self.session.name)
 
     def _answer(self, requests: object) -> None:
-        """Answer the task's new input requests, each as the same request of the server's own would be."""
+        """Answer the task's new input requests, each as the same request of the server's own would be. A
+        refused question goes back too, so the task goes on or ends instead of waiting for taskTimeout: a
+        form as declined; a sampling or roots request, which no result refuses, cancels the task."""
         if not isinstance(requests, dict):
             return
         responses = {}
@@ -164,9 +166,15 @@ class Task:
                 raise McpError(f"task {self.id} asked more than {MAX_INPUT_KEYS} questions; it was cancelled",
                                self.session.name)
             self.answered.add(key)
-            answer = self.session.answer_input(str(request.get("method")), request.get("params"))
-            if answer is not None:
-                responses[key] = answer
+            method = str(request.get("method"))
+            answer = self.session.answer_input(method, request.get("params"))
+            if answer is None and method == "elicitation/create":
+                answer = {"action": "decline"}
+            if answer is None:
+                self.cancel(f"{shorten(method, 80)} was refused")
+                raise McpError(f"task {self.id} of {self.tool} asked for {shorten(clean(method, one_line=True), 80)}, "
+                               "which was refused; the task was cancelled", self.session.name)
+            responses[key] = answer
         if responses:
             self.session.request("tasks/update", {"taskId": self.id, "inputResponses": responses})
 
