@@ -126,3 +126,22 @@ def test_the_trust_question_names_the_key_file():
             "clientId": "k", "clientSecret": "s", "privateKeyFile": "key.pem"}})
     with pytest.raises(McpError, match='"oauth.dpop" must be true or false'):
         parse_server_config("k", {"url": "https://mcp.example.com/mcp", "oauth": {"dpop": "no"}})
+
+
+def test_logout_of_a_key_client_revokes_with_its_own_assertion(tmp_path):
+    """/mcp logout of a private_key_jwt client: the revocation request proves the client with a new assertion,
+    and the authorization server takes it; with a key it does not know, each token that could not be revoked
+    is named (and the tokens are forgotten all the same)."""
+    from beyond.auth.provider import OAuth
+    key = write_key(tmp_path / "key.pem")
+    write_key(tmp_path / "other.pem")
+    with DpopFake(keys={"kj": key.jwk()}, clients={"kj": {"secret": None, "method": "private_key_jwt"}}) as server:
+        oauth = {"grant": "client_credentials", "clientId": "kj", "privateKeyFile": str(tmp_path / "key.pem")}
+        assert calls(server, oauth, ("keyed",)) == ["keyed"]
+        assert OAuth("bound", server.url, oauth, print, allow_insecure=True).logout() == "revoked and forgotten"
+        assert server.revoked and all(form["client_assertion_type"].endswith("jwt-bearer") for form in server.revoked)
+        assert calls(server, oauth, ("again",)) == ["again"]
+        wrong = {**oauth, "privateKeyFile": str(tmp_path / "other.pem")}
+        said = OAuth("bound", server.url, wrong, print, allow_insecure=True).logout()
+        assert said.startswith("revoked nothing: the refresh token could not be (") and said.endswith("; forgotten")
+        assert "; the access token could not be (" in said and "HTTP 401" in said and '"access_token"' not in stored()

@@ -144,8 +144,11 @@ class OAuthFake:
                 self.clients[client_id] = {"secret": secret if method != "none" else None, "method": method}
             answer = {"client_id": client_id, "token_endpoint_auth_method": method}
             return self.send(handler, 201, {**answer, "client_secret": secret} if method != "none" else answer)
-        if path == "/revoke":  # RFC 7009: the token is invalid from now on
+        if path == "/revoke":  # RFC 7009: the token is invalid from now on, for the client that proves itself
             form = dict(urllib.parse.parse_qsl(body.decode()))
+            why = self.unauthenticated(handler, form)
+            if why:
+                return self.send(handler, 401, {"error": "invalid_client", "error_description": why})
             with self.lock:
                 self.revoked.append(form)
                 self.access.pop(form.get("token", ""), None)

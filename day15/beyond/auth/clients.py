@@ -162,6 +162,14 @@ class Clients:
                     raise
         raise AssertionError("unreachable")
 
+    def revoke(self, meta: dict, client: dict, token: str, kind: str) -> None:
+        """Revoke one token (RFC 7009) as `client` proves itself at the token endpoint (a secret, or a new
+        assertion for private_key_jwt); AuthError when the server does not take it."""
+        form = {"token": token, "token_type_hint": kind}
+        if client["method"] == KEY_METHOD:
+            form |= {"client_assertion_type": ASSERTION_TYPE, "client_assertion": assertion(client, meta)}
+        post_form(self.outbound, "revocation_endpoint", meta["revocation_endpoint"], client, form, expect_json=False)
+
     # --- registering ----------------------------------------------------------------------------
 
     def _known(self, meta: dict, client: dict) -> bool:

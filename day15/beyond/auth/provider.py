@@ -21,7 +21,7 @@ import time
 from beyond.auth import dpop as proofs
 from beyond.auth.clients import Clients
 from beyond.auth.errors import AuthError, LoginNeeded
-from beyond.auth.metadata import Answered, canonical, challenge, discover, metadata_for, post_form
+from beyond.auth.metadata import Answered, canonical, challenge, discover, metadata_for
 from beyond.auth.outbound import Outbound
 from beyond.auth.screen import Screen
 from beyond.auth.tokens import TokenStore, lifetime, usable
@@ -244,17 +244,12 @@ class OAuth:
         tokens = self._tokens()
         if not tokens:
             return "not logged in"
-        said = "forgotten"
-        client: dict = {}
+        said, client = "forgotten", {}
         try:
             meta = metadata_for(self.outbound, tokens["issuer"], tokens.get("defaults") is True)
             client = self.clients.of_tokens(tokens, meta)
             if meta.get("revocation_endpoint"):
-                for kind in ("refresh_token", "access_token"):
-                    if tokens.get(kind):
-                        post_form(self.outbound, "revocation_endpoint", meta["revocation_endpoint"], client,
-                                  {"token": tokens[kind], "token_type_hint": kind}, expect_json=False)
-                said = "revoked and forgotten"
+                said = self._revoke(meta, client, tokens)
         except AuthError as e:
             said = f"forgotten (revoking failed: {e})"
         with self.store.locked() as data:
@@ -264,6 +259,21 @@ class OAuth:
         if isinstance(had.get("client_id"), str) and had["client_id"] != self.settings.get("clientId"):
             self.clients.forget(tokens["issuer"], had["client_id"])
         return said
+
+    def _revoke(self, meta: dict, client: dict, tokens: dict) -> str:
+        """Each token revoked as the client proves itself; what was revoked and what could not be, said."""
+        revoked, failed = [], []
+        for kind in ("refresh_token", "access_token"):
+            if tokens.get(kind):
+                try:
+                    self.clients.revoke(meta, client, tokens[kind], kind)
+                    revoked.append(kind.replace("_", " "))
+                except AuthError as e:
+                    failed.append(f"the {kind.replace('_', ' ')} could not be ({e})")
+        if not failed:
+            return "revoked and forgotten"
+        done = f"revoked the {' and the '.join(revoked)}; " if revoked else "revoked nothing: "
+        return f"{done}{'; '.join(failed)}; forgotten"
 
     def status(self) -> str | None:
         """Who is logged in, with which scopes, until when (date, time, zone); None without a login."""
