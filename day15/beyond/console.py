@@ -71,6 +71,7 @@ class Console:
         self._in_prompt = False
         self._started = False
         self._restore = ""
+        self._typed_ahead: list[str] = []  # lines finished (Enter) while the model worked: the next messages
         self._asked = threading.local()  # per thread: (when it ended, how long) of its last questions
 
     # --- set-up ----------------------------------------------------------------------------
@@ -128,7 +129,14 @@ class Console:
     # --- the REPL prompt -------------------------------------------------------------------
 
     def read_message(self) -> str | None:
-        """The next message (several lines when pasted or continued with \\); None for Ctrl-D."""
+        """The next message (several lines when pasted or continued with \\); None for Ctrl-D. A line the
+        user finished while the model worked comes first, alone, as typed."""
+        if self._typed_ahead:
+            message = self._typed_ahead.pop(0)
+            print(f"> {message}", file=self.stdout)
+            if self.readline:
+                self.readline.add_history(message)
+            return message
         lines: list[str] = []
         while True:
             try:
@@ -224,7 +232,9 @@ class Console:
         try:
             with self.activity.paused(), held:
                 self.fresh_line()
-                self._restore += taken_typeahead(self.stdin)
+                lines, draft = taken_typeahead(self.stdin)
+                self._typed_ahead += lines
+                self._restore += draft
                 yield
         finally:
             with self._turn:

@@ -267,17 +267,17 @@ def held_output(owner: int):
         held_err.release()
 
 
-def taken_typeahead(stdin) -> str:
+def taken_typeahead(stdin) -> tuple[list[str], str]:
     """What was typed before a question showed was meant for the prompt: it is taken from the terminal
-    (a line not yet ended too, which only non-canonical mode lets be read), for the prompt's next line,
-    so it never becomes the question's answer."""
+    (a line not yet ended too, which only non-canonical mode lets be read), so it never becomes the
+    question's answer: (the lines finished with Enter, each a message of its own; what follows them, a draft)."""
     if termios is None or not isatty(stdin):
-        return ""
+        return [], ""
     fd = stdin.fileno()
     try:
         kept = termios.tcgetattr(fd)
     except termios.error:
-        return ""
+        return [], ""
     now = list(kept)
     now[3] &= ~termios.ICANON
     now[6] = list(now[6])
@@ -289,8 +289,8 @@ def taken_typeahead(stdin) -> str:
             typed += chunk
     finally:
         termios.tcsetattr(fd, termios.TCSANOW, kept)
-    text = " ".join(typed.decode("utf-8", "replace").split("\n")).replace("\r", "")
-    return text if text.strip() else ""
+    *lines, draft = typed.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [line for line in lines if line.strip()], draft if draft.strip() else ""
 
 
 def shown(text: str, one_line: bool = False) -> str:

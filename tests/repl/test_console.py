@@ -120,8 +120,9 @@ def test_the_prompt_comes_within_the_grace_and_a_slow_server_joins_with_its_line
 
 
 def test_a_line_typed_while_the_model_works_never_answers_the_next_question(tmp_path):
-    """"y" typed while the model still thinks is not taken as the Allow? answer that follows: the question
-    waits for what is typed after it shows, and the "y" comes back at the prompt."""
+    """"y" and Enter typed while the model still thinks is not taken as the Allow? answer that follows: the
+    question waits for what is typed after it shows; the "y" is sent as the next message once the turn ends,
+    alone (the line typed after it is never glued to it), and a half-typed line stays a draft."""
     import threading
     from fakes.openai_server import answer_from_tools, tool_calls
     cwd = workdir(tmp_path / "p", {"demo": demo()})
@@ -130,13 +131,14 @@ def test_a_line_typed_while_the_model_works_never_answers_the_next_question(tmp_
     def thinking(request: dict) -> dict:
         assert typed.wait(20), "the test never typed ahead"
         return tool_calls(("mcp_demo_dice", {}))
-    with FakeOpenAI([thinking, answer_from_tools]) as model:
+    with FakeOpenAI([thinking, answer_from_tools, answer("yes to what?")]) as model:
         screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
-            # "y" typed while the model is waited for (the terminal may not echo it), then the model answers
-            ("> ", "roll\r"), ("waiting for the model", "y\r"),
+            # "y" and Enter, then "half", typed while the model is waited for (the terminal may not echo it)
+            ("> ", "roll\r"), ("waiting for the model", "y\rhalf"),
             ("waiting for the model", lambda shown: typed.set() or ""),
-            ("Allow?", "n\r"), ("> y", "\x15/exit\r", "\x15/exit\r")])
+            ("Allow?", "n\r"), ("yes to what?", ""), ("> half", "\x15/exit\r", "\x15/exit\r")])
     assert "rolled" not in screen and "call cancelled" in screen
+    assert model.requests[2]["messages"][-1] == {"role": "user", "content": "y"}
 
 
 def test_call_to_a_server_still_starting_waits_for_it(tmp_path):
