@@ -251,3 +251,9 @@ def test_drop_capabilities_leaves_none():
                            str(DAY15)], capture_output=True, text=True,
                           timeout=30)
     assert done.stdout.strip() == "[0]", done
+
+
+def test_a_sandboxed_command_that_is_not_there_is_said_so_without_a_sandbox_hint(tmp_path):
+    error = connect(tmp_path, {"gone": {"command": "no-such-program-here", "sandbox": True}})["gone"].error
+    assert "cannot start server: no-such-program-here is not found on the server's PATH" in error
+    assert '"sandbox": false' not in error

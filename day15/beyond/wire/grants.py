@@ -33,6 +33,10 @@ class Refused(Exception):
     """The sandbox cannot be enforced as asked: the message says why."""
 
 
+class NotFound(Refused):
+    """The command is on no folder of the server's PATH: it would not start unconfined either."""
+
+
 @dataclass(frozen=True)
 class Grants:
     """What one sandboxed server may reach beyond the system's folders, every path resolved."""
@@ -160,7 +164,7 @@ def _which(name: str, path: str | None) -> str:
     """The file a command runs, as PATH finds it; Refused when there is none."""
     found = shutil.which(name, path=path)
     if found is None:
-        raise Refused(f"{name} is not found on the server's PATH")
+        raise NotFound(f"cannot start server: {name} is not found on the server's PATH")
     return os.path.abspath(found)
 
 

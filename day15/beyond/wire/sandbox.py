@@ -16,10 +16,10 @@ import tempfile
 
 from beyond.dirs import UnsetVariable
 from beyond.wire.confine import CREATE_RULESET, NET_ABI, SYSCALLS
-from beyond.wire.grants import LAUNCHER_CACHES, SYSTEM, Refused, allowed, cache_env, grants, shown
+from beyond.wire.grants import LAUNCHER_CACHES, SYSTEM, NotFound, Refused, allowed, cache_env, grants, shown
 from beyond.wire.process import server_command, server_env
 
-__all__ = ["Refused", "abi", "insist", "what_it_may", "wrapped", "refused_in", "keep_to_itself"]
+__all__ = ["NotFound", "Refused", "abi", "insist", "what_it_may", "wrapped", "refused_in", "keep_to_itself"]
 
 CREATE_RULESET_VERSION = 1
 # The devices it may open; not /dev/tty or /dev/pts (the user's terminal), not /dev/shm.

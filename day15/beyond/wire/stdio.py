@@ -88,6 +88,8 @@ class StdioTransport(Transport):
                 command = launcher + [str(pipe[0]), "--"] + command
         except UnsetVariable as e:
             raise TransportError(str(e)) from None
+        except sandbox.NotFound as e:
+            raise TransportError(str(e)) from None
         except sandbox.Refused as e:
             raise TransportError(f"sandbox: {e}; \"sandbox\": false in its entry runs it unconfined") from None
         with self._proc_lock:
