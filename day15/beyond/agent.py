@@ -24,7 +24,8 @@ from beyond.folder.dotenv import load_dotenv
 from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, servers_to_start, user_config_path
 from beyond.repl import commands, resources, unattended
 from beyond.repl.exits import Orphans, stop_on_signals
-from beyond.repl.model import ModelChat, missing_key_hint, plain_http_hint
+from beyond.repl.hints import missing_key_hint, plain_http_hint
+from beyond.repl.model import ModelChat
 from beyond.repl.options import USAGE, VERSION, UsageError, parse
 from beyond.servers.calls import Calls
 from beyond.servers.results import Results
@@ -124,7 +125,8 @@ class Agent:
         self.calls.reports.append(lambda name, arguments, decision, outcome, seconds, size: audit.record(
             name, arguments, decision, outcome, seconds - self.console.asked_within(seconds), size))  # the tool's time
         self.calls.keep = self.results.keep  # a long result is kept whole, read back by pages
-        self.chat = ModelChat(run_tool=self.calls.run)  # its tools chosen by tool search once the servers are there
+        # Its tools chosen by tool search once the servers are there; a reply's calls that ask nobody run at once.
+        self.chat = ModelChat(run_tool=self.calls.run, asks=lambda name: self.approvals.policy_for(name) == "ask")
         asks = Handlers(self.console, model=self.chat.sample, record=audit.asked, root=folder,
                         interactive=False if self.prompt is not None else None)
         self.servers = Servers(asks=asks, screen=Screen(browser=self.options.browser, console=self.console),

@@ -397,6 +397,9 @@ TOOL_BEHAVIOURS = {
                                                                "result": text_result("stray")})
                                              for n in range(a.get("n", 20_000)))), reply(r, text_result("real"))),
     "task_answer": lambda r, a: reply(r, {"resultType": "task", "taskId": "t-1", "status": "working"}),
+    # As the Python SDK's parallel_calls example: "wait_for_pair" answers only once "pair" is called.
+    "wait_for_pair": lambda r, a: waiting_for_pair.append(r),
+    "pair": lambda r, a: ([reply(w, text_result("paired")) for w in waiting_for_pair], reply(r, text_result("pair"))),
     "bad_result": lambda r, a: raw_reply(r, b"5"),
     "bad_content": lambda r, a: reply(r, {"content": 5}),
     "string_is_error": lambda r, a: reply(r, {"content": [{"type": "text", "text": "fine"}], "isError": "false"}),
@@ -497,6 +500,7 @@ HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on
 MODERN = "2026-07-28"
 META = "io.modelcontextprotocol/"
 requests_seen: list[dict] = []  # {id, method, params} of every request, in order
+waiting_for_pair: list[dict] = []  # "wait_for_pair" calls not answered yet
 methods_seen: list[str] = []  # the method of every message, notifications too, in order
 
 

@@ -10,7 +10,7 @@ from beyond.repl import model as model_module
 from beyond import net
 import tools
 from beyond.folder import dotenv
-from beyond.repl.model import missing_key_hint
+from beyond.repl.hints import missing_key_hint
 from fakes.openai_server import Hang, HttpError, Raw, answer, answer_from_tools, check_request, tool_calls
 from tools import Tool
 from conftest import set_tool_policy
@@ -208,3 +208,19 @@ def test_missing_key_hint_only_for_default_endpoint(monkeypatch):
     assert "OPENAI_API_KEY" in missing_key_hint()
     monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
     assert missing_key_hint() is None
+
+
+def test_the_calls_of_one_reply_that_ask_nobody_run_at_once(tmp_path):
+    """One reply calls a tool that answers only once the other is called (the Python SDK's parallel_calls):
+    both are allowed, so they run at once and both answer, in the model's order, within one timeout; a call
+    that asks is asked, and its result takes its place in that order."""
+    from conftest import agent_env, fake, run_agent, workdir
+    from fakes.openai_server import FakeOpenAI
+    named = fake("named", '["wait_for_pair", "echo", "pair"]', timeout=5)
+    cwd = workdir(tmp_path, {"fake": named}, {"mcp_fake_wait_for_pair": "allow", "mcp_fake_pair": "allow"})
+    script = [tool_calls(("mcp_fake_wait_for_pair", {}), ("mcp_fake_echo", {"text": "asked"}), ("mcp_fake_pair", {})),
+              answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["go", "y", "/exit"], agent_env(model.base_url))
+    assert "Results: paired | asked | pair" in done.stdout, done.stdout
+    assert done.stdout.count("Allow?") == 1

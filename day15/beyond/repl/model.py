@@ -12,15 +12,16 @@ import contextlib
 import json
 import os
 import sys
+import threading
 import time
-import urllib.parse
 from collections.abc import Callable
 
 import chat
 from beyond import sse
 from beyond.net import (ERROR_BODY_CHARS, RETRY_STATUSES, Cutoff, Retryable, TooBig, connection_for, error_detail,
-                        is_this_machine, read_limited, retry_after, retrying, transport_error)
+                        read_limited, retry_after, retrying, transport_error)
 from beyond.sse import closed, stored, text_of
+from beyond.waits import SIGNAL_CHECK_S
 from chat import ChatError
 from tools import openai_tools, run_tool
 
@@ -54,11 +55,13 @@ def retry_notice(text: str) -> None:
 class ModelChat(chat.Chat):
     """chat.Chat for the full agent. `choose(specs, messages)` picks the tools a request offers
     (tool search's; by default every one); `run_tool(name, arguments)` runs one call (the agent's
-    Calls). One turn at a time: run_turn keeps its callbacks meanwhile."""
+    Calls); `asks(name)` says whether a call of that tool asks the user first (those run one at a time,
+    in order; the others of a reply run at once). One turn at a time: run_turn keeps its callbacks meanwhile."""
 
     def __init__(self, choose: Callable[[list[dict], list[dict]], list[dict]] | None = None,
-                 run_tool: Callable[[str, str], str] = run_tool) -> None:
-        self.choose, self.run_tool = choose or (lambda specs, messages: specs), run_tool
+                 run_tool: Callable[[str, str], str] = run_tool,
+                 asks: Callable[[str], bool] = lambda name: True) -> None:
+        self.choose, self.run_tool, self.asks = choose or (lambda specs, messages: specs), run_tool, asks
         # Replies stream until an endpoint refuses that: then each comes whole, for the rest of the session.
         self.streaming = True
         self._turn: dict = {}  # this turn's on_text, on_usage, on_retry
@@ -106,11 +109,28 @@ class ModelChat(chat.Chat):
 
     def run_calls(self, calls: list[dict], on_tool: Callable[[str, str], None]) -> list[dict]:
         """As the lesson's, through run_tool: the first MAX_CALLS_PER_REPLY calls, their results within
-        MAX_REPLY_RESULT_CHARS together; every call gets its message, run or not."""
+        MAX_REPLY_RESULT_CHARS together; every call gets its message, run or not. Calls that ask no question
+        run at once, each within its own deadline (one may wait for another, as a server's may); those that
+        ask run here one at a time; results go back, and are shown, in the model's order."""
+        taken = calls[:MAX_CALLS_PER_REPLY]
+        results: list[str | None] = [None] * len(taken)
+        done = [threading.Event() for _ in taken]
+
+        def run(i: int) -> None:
+            try:
+                results[i] = self.run_tool(taken[i]["function"]["name"], taken[i]["function"]["arguments"] or "{}")
+            finally:
+                done[i].set()
+        apart = {i for i, call in enumerate(taken) if len(taken) > 1 and not self.asks(call["function"]["name"])}
+        for i in apart:
+            threading.Thread(target=run, args=(i,), name=f"tool-call-{i}", daemon=True).start()
         ran, room = [], MAX_REPLY_RESULT_CHARS
-        for call in calls[:MAX_CALLS_PER_REPLY]:
-            name = call["function"]["name"]
-            result = self.run_tool(name, call["function"]["arguments"] or "{}")
+        for i, call in enumerate(taken):
+            if i not in apart:
+                run(i)
+            while not done[i].wait(SIGNAL_CHECK_S):  # Ctrl-C is seen while the others run
+                pass
+            name, result = call["function"]["name"], results[i] or ""
             on_tool(name, result)
             ran.append({"role": "tool", "tool_call_id": call["id"], "content": _within(result, room)})
             room = max(0, room - len(result))
@@ -268,20 +288,3 @@ def _message_of(url: str, raw: bytes, on_text, on_usage) -> dict:
     if isinstance(reply.get("usage"), dict):
         on_usage(reply["usage"])
     return message
-
-
-def missing_key_hint(repl: bool = True) -> str | None:
-    """A one-line hint when a request to the default endpoint could only fail for lack of a key (in
-    the REPL, with what works without one): the REPL stays usable (/call) before a model is configured."""
-    if os.environ.get("OPENAI_API_KEY") or chat.base_url() != chat.DEFAULT_BASE_URL:
-        return None
-    return ("No OPENAI_API_KEY set: put it in .env or the environment, or point OPENAI_BASE_URL at a "
-            "local server (e.g. http://localhost:11434/v1)." + (" /call works without a model." if repl else ""))
-
-
-def plain_http_hint() -> str | None:
-    """A one-line warning when the endpoint is plain http and not this machine: the key can be read on the way."""
-    parts = urllib.parse.urlsplit(chat.base_url())
-    if parts.scheme != "http" or is_this_machine(parts.hostname):
-        return None
-    return f"warning: {chat.base_url()} is plain http to another machine: the key and the conversation travel unencrypted."

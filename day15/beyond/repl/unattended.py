@@ -14,7 +14,7 @@ import sys
 
 import chat
 from beyond.terminal import shown
-from beyond.repl.model import missing_key_hint
+from beyond.repl.hints import missing_key_hint
 from beyond.repl.resources import attach_mentions
 from beyond.text import mask_secrets
 
