@@ -34,7 +34,6 @@ class Activity:
     def __init__(self) -> None:
         self.live = sys.stdout.isatty()
         self._lines = False  # without a terminal: what a running tool reports, a line each on stderr (-p)
-        self._name, self._said = "", ""
         # _lock guards _text, _began, _paused and _drawing: the redraw thread, the progress callbacks
         # and the questions that pause the line share them.
         self._lock = threading.Lock()
@@ -55,11 +54,18 @@ class Activity:
 
     @contextlib.contextmanager
     def tool(self, name: str):
-        """'running <name>, N s' until the tool returns; progress() adds what the server reports."""
-        self._name, self._said = name, ""
+        """'running <name>, N s' until the tool returns; what it yields takes what the server reports (calls
+        of one reply run at once: each reports under its own name)."""
+        said = [""]  # what this call said last, when its lines go to stderr
+
+        def progress(text: str) -> None:
+            if self._lines and not self.live and text != said[0]:
+                said[0] = text
+                print(f"[{name}] {shown(text, one_line=True)}", file=sys.stderr, flush=True)
+            self.progress(text)
         self.show(f"running {name}")
         try:
-            yield self.progress
+            yield progress
         finally:
             self.stop()
 
@@ -84,9 +90,6 @@ class Activity:
         self._lines = True
 
     def progress(self, text: str) -> None:
-        if self._lines and not self.live and text != self._said:
-            self._said = text
-            print(f"[{self._name}] {shown(text, one_line=True)}", file=sys.stderr, flush=True)
         with self._lock:
             if self._text is not None:
                 self._text = f"{self._text.split(' (', 1)[0]} ({text})"
