@@ -139,8 +139,8 @@ class Agent:
         """How the stdio server of an MCP tool runs (wire/sandbox.py), for the audit; None for other tools."""
         server = self.servers.server_of(tool)
         status = next((s for s in self.servers.mcp_statuses() if s.server == server), None)
-        config = getattr(getattr(status, "client", None), "cfg", None)
-        if getattr(config, "kind", None) != "stdio":
+        config = status.client.cfg if status and status.client else None
+        if config is None or config.kind != "stdio":
             return None
         if id(config) not in self._confinement:  # judged once a server: its grants are paths looked up
             self._confinement[id(config)] = what_it_may(config)

@@ -12,6 +12,7 @@ import time
 import chat
 from beyond.agent import Agent, shown, style
 from beyond.repl import tutorial as tutorial_mode
+from beyond.servers.status import McpStatus
 from beyond.wire.sandbox import what_it_may
 
 # /mcp lists this many tools of each server (/mcp <server> lists them all): six servers fit on a screen.
@@ -90,35 +91,34 @@ def mcp_line(servers) -> str:
     statuses = servers.mcp_statuses()
     if not statuses:
         return "none"
-    return ", ".join(shown(f"{s.server}(needs login)" if getattr(s, "needs_login", False)  # beyond the tutorial: logins, late joiners
-                           else f"{s.server}(starting)" if getattr(s, "starting", None) is not None
+    return ", ".join(shown(f"{s.server}(needs login)" if s.needs_login  # beyond the tutorial: logins, late joiners
+                           else f"{s.server}(starting)" if s.starting is not None
                            else f"{s.server}(failed to start)" if s.error else f"{s.server}(disabled)"
-                           if getattr(s, "disabled", False) else f"{s.server}({len(s.tools)})", one_line=True)
+                           if s.disabled else f"{s.server}({len(s.tools)})", one_line=True)
                      for s in statuses)
 
 
-def status_lines(status, with_tools: bool, most: int | None = None) -> list[str]:
+def status_lines(status: McpStatus, with_tools: bool, most: int | None = None) -> list[str]:
     """One server as the tutorial's /mcp shows it: `demo (2 tools)` and, with_tools, one tool a line
     (at most `most` of them, then how many more /mcp <server> lists)."""
     server = shown(status.server, one_line=True)
-    if getattr(status, "disabled", False):  # only the full client has disabled entries
+    if status.disabled:  # beyond the tutorial: entries that are configured and not started
         return [f"- {server}: disabled"]
-    if getattr(status, "starting", None) is not None:  # beyond the tutorial: joins when it is up
+    if status.starting is not None:  # beyond the tutorial: joins when it is up
         return [f"- {server}: still starting ({time.monotonic() - status.starting:.0f} s so far)"]
     if status.error:
-        more = f" (/logs {server} has what it said)" if getattr(status, "said", None) else ""
+        more = f" (/logs {server} has what it said)" if status.said else ""
         return [style(f"x {server}: {shown(status.error, one_line=True)}{more}", "31")]
     head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))})"
     # Beyond the tutorial: the full client's tools that need tasks, and the revision the server speaks.
-    unusable = [f"  {shown(name, one_line=True)}: needs tasks (not supported)" for name in getattr(status, "needs_tasks", [])]
+    unusable = [f"  {shown(name, one_line=True)}: needs tasks (not supported)" for name in status.needs_tasks]
     unusable += [f"  {shown(name, one_line=True)}: not offered, its inputSchema is not an object schema"
-                 for name in getattr(status, "bad_schemas", [])]
-    client = getattr(status, "client", None)
-    revision, login = getattr(client, "revision", None), client.login_status() if client else None
+                 for name in status.bad_schemas]
+    client = status.client
+    revision, login = (client.revision, client.login_status()) if client else (None, None)
     spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
     spoken += [f"  {shown(login, one_line=True)}"] if login else []
-    config = getattr(client, "cfg", None)
-    spoken += [f"  {what_it_may(config)}"] if getattr(config, "kind", None) == "stdio" else []
+    spoken += [f"  {what_it_may(client.cfg)}"] if client and client.cfg.kind == "stdio" else []
     listed = status.tools if most is None or len(status.tools) <= most + 1 else status.tools[:most]
     more = [f"  ... and {len(status.tools) - len(listed)} more (/mcp {server})"] * (len(listed) < len(status.tools))
     return [head] + ([f"  {tool}" for tool in listed] + more + unusable + spoken if with_tools else [])

@@ -93,9 +93,8 @@ def cmd_logs(session, arg: str) -> None:
     if arg and not statuses:
         print(f"no server named {shown(arg, one_line=True)}; /mcp lists them")
     for status in statuses:
-        client = getattr(status, "client", None)
-        lines = list(client.from_server.tail) if client is not None else getattr(status, "said", [])
-        if client is not None or status.error:
+        lines = list(status.client.from_server.tail) if status.client is not None else status.said
+        if status.client is not None or status.error:
             print(f"{shown(status.server, one_line=True)}:" + (" (failed to start)" if status.error else ""))
             print("\n".join(f"  {line}" for line in lines) or "  (nothing)")
 

@@ -17,7 +17,7 @@ MENTION = re.compile(r"@([A-Za-z0-9_.-]+):(\S+)")
 
 def clients(session) -> dict:
     """The running full clients by server name (the tutorial's client has none of this)."""
-    return {s.server: s.client for s in session.servers.mcp_statuses() if getattr(s, "client", None)}
+    return {s.server: s.client for s in session.servers.mcp_statuses() if s.client}
 
 
 def cmd_resources(session, arg: str) -> None:

@@ -225,7 +225,7 @@ class Servers:
         names = set()
         with self._lock:
             for status in self._statuses.values():
-                wanted = getattr(status.client.cfg, "always_load", False) if status.client else False
+                wanted = status.client.cfg.always_load if status.client else False
                 if wanted is True:
                     names.update(status.tools)
                 elif wanted:
