@@ -43,6 +43,14 @@ class StreamRefused(ChatError):
     """The endpoint answered a streamed request with a 400 that names streaming."""
 
 
+class ChatInterrupted(KeyboardInterrupt):
+    """Ctrl-C while a reply streamed in: `partial` is the message as far as it came (its text, no calls)."""
+
+    def __init__(self, partial: dict) -> None:
+        super().__init__()
+        self.partial = partial
+
+
 class Hiccup(Retryable, ChatError):
     """A 429, a 5xx that passes or a reset connection, tried again (net.retrying)."""
 
@@ -87,7 +95,7 @@ class ModelChat(chat.Chat):
             closed(history, f"the request failed: {e}")
             raise
         except KeyboardInterrupt as e:
-            partial = getattr(e, "partial", None)
+            partial = e.partial if isinstance(e, ChatInterrupted) else None
             if partial and partial.get("content"):  # what streamed in before Ctrl-C stays in the conversation
                 history.append(stored(partial, len(history)))
             closed(history, "cancelled by the user")
@@ -148,7 +156,7 @@ class ModelChat(chat.Chat):
                 on_usage: Callable[[dict], None] = lambda usage: None, offer_tools: bool = True,
                 on_retry: Callable[[str], None] | None = None, max_tokens: int | None = None) -> dict:
         """One Chat Completions request; text goes to on_text as it arrives; returns the message or raises
-        ChatError. A KeyboardInterrupt while the reply streams carries the text that arrived as `partial`."""
+        ChatError. Ctrl-C while the reply streams is ChatInterrupted, with the message that arrived so far."""
         url = f"{chat.base_url()}/chat/completions"
         body = {"model": chat.model(), "messages": messages}
         specs = self.tools(messages) if offer_tools else []  # none for sampling
@@ -257,9 +265,8 @@ def _read_stream(url: str, response, on_text, on_usage) -> dict:
             text = reply.add(chunk) if isinstance(chunk, dict) else ""
             if text:
                 on_text(text)
-    except KeyboardInterrupt as e:
-        e.partial = reply.message(with_calls=False)  # what arrived; a call cut short cannot be run
-        raise
+    except KeyboardInterrupt:
+        raise ChatInterrupted(reply.message(with_calls=False)) from None  # a call cut short cannot be run
     if reply.usage:
         on_usage(reply.usage)
     return reply.message()
