@@ -114,9 +114,6 @@ class HttpTransport(Transport):
         try:
             for _ in range(2 + MAX_STEP_UPS):
                 outcome = self._post(message, session, deadline, about)
-                if outcome is SessionExpired:
-                    raise SessionExpired(f"{_what(message)} to {self.shown_url} failed: the server does not "
-                                         "know the session", session)
                 if not isinstance(outcome, _Refused):
                     return
                 if outcome.status == 401 and self.oauth and self.oauth.nonce_retry(outcome.challenge, outcome.nonce):
@@ -212,9 +209,9 @@ class HttpTransport(Transport):
     # --- one POST, in the order a message travels -----------------------------------------------
 
     def _post(self, message: dict, session: str | None, deadline: float, about: About,
-              fresh: bool = False) -> "int | type[SessionExpired] | _Refused":
-        """One POST; returns the status after the answer was read and delivered, SessionExpired, or
-        the 401 or 403 that refused it.
+              fresh: bool = False) -> "int | _Refused":
+        """One POST; returns the status after the answer was read and delivered, or the 401 or 403 that
+        refused it; SessionExpired when the server forgot the session.
         A kept-alive connection the server closed before the request went out whole is given up, and
         the request sent once more on a new one (`fresh`); never one the server may have read."""
         body = self.body(message)
@@ -248,7 +245,7 @@ class HttpTransport(Transport):
             if not kept:
                 connection.close()
 
-    def _refused(self, message: dict, session: str | None, response, sent: dict) -> "int | type[SessionExpired] | _Refused":
+    def _refused(self, message: dict, session: str | None, response, sent: dict) -> "int | _Refused":
         """An answer of 400 and above: a JSON-RPC error reply, a session forgotten, a login wanted, or an error."""
         body = read_limited(response, ERROR_BODY_BYTES, "an error")
         error = error_reply(message, response.status, body)
@@ -257,7 +254,9 @@ class HttpTransport(Transport):
             self.inbox.deliver(error)
             return response.status
         if session and (response.status == 404 or (response.status == 400 and b"session" in body.lower())):
-            return SessionExpired  # the server forgot it (the specification says 404; some say 400)
+            # The server forgot it (the specification says 404; some say 400).
+            raise SessionExpired(f"{_what(message)} to {self.shown_url} failed: the server does not know the session",
+                                 session)
         if response.status in (401, 403):  # a login is wanted, or more scopes: see send()
             return _Refused(response.status, response.getheader("WWW-Authenticate"), sent,
                             self.http_error(message, response, body), response.getheader("DPoP-Nonce"))
