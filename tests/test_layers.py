@@ -292,3 +292,47 @@ def test_nothing_in_the_lesson_is_there_for_the_product_alone(tmp_path):
                                   "lesson file" for n in PRODUCT_ONLY_LEFT), left
     (tmp_path / "tools.py").write_text("def run(name, hook=None):\n    return name\n\n\nrun('x')\n")
     assert unused_in_lesson(tmp_path) == ["tools.py: run(hook) never reads it"]
+
+
+def circles_in_parts(root: Path) -> list[str]:
+    """Files of one part that import each other, at any depth (function-level imports too): each circle
+    once, as 'a <-> b'. A part is read bottom up; a file that imports one that imports it is not."""
+    modules = {module_name(path, root): path for path in root.rglob("*.py")}
+    edges = {source: {target for _, target in imports_of(path, root) if target in modules and target != source
+                      and part_of(target) == part_of(source) and part_of(source) not in ("lesson", "face")}
+             for source, path in modules.items()}
+    found = []
+    for source, targets in edges.items():
+        for target in targets:
+            seen, todo = set(), [target]
+            while todo:
+                module = todo.pop()
+                if module == source:
+                    found.append(" <-> ".join(sorted((source, target))))
+                    break
+                if module not in seen:
+                    seen.add(module)
+                    todo += edges.get(module, ())
+    return sorted(set(found))
+
+
+def private_reads(root: Path) -> list[str]:
+    """Every `x._name` whose x is not self, cls or super(): one object reading another's private names."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                owner = node.value
+                own = isinstance(owner, ast.Name) and owner.id in ("self", "cls") or \
+                    isinstance(owner, ast.Call) and getattr(owner.func, "id", None) == "super"
+                if not own:
+                    found.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_file_circles_within_a_part_and_no_object_reads_anothers_privates(tmp_path):
+    assert circles_in_parts(ROOT / "day15") == [] and private_reads(ROOT / "day15") == []
+    written = write(tmp_path, {"beyond/wire/a.py": "from beyond.wire import b\n",
+                               "beyond/wire/b.py": "def f():\n    from beyond.wire import a\n    return a._x\n"})
+    assert circles_in_parts(written) == ["beyond.wire.a <-> beyond.wire.b"]
+    assert private_reads(written) == ["beyond/wire/b.py:3: a._x"]

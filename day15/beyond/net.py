@@ -92,7 +92,7 @@ class Cutoff:
         with contextlib.suppress(OSError, AttributeError):  # AttributeError: not connected yet
             self.sock.shutdown(2)  # socket.SHUT_RDWR
 
-    def _due(self) -> None:
+    def due(self) -> None:
         """The watcher's call at `at`: cut, if the exchange is still under way."""
         with self._lock:
             if self.active:
@@ -139,7 +139,7 @@ class _Watcher:
                     continue
                 due = heapq.heappop(self._heap)[2]
             try:
-                due._due()  # outside the condition: a shutdown may take a moment
+                due.due()  # outside the condition: a shutdown may take a moment
             except Exception as e:  # this thread must outlive any one socket: the others wait on it
                 print(f"warning: a deadline could not cut its connection: {e!r}", file=sys.stderr)
 

@@ -156,3 +156,13 @@ class Link:
             with self._renew_lock:
                 self._renewing = None
             renewal.set()
+
+
+def kind_for(config) -> type[Transport]:
+    """The transport an entry asks for, chosen where the session is built: a subprocess (stdio), or
+    Streamable HTTP for a "url" (wire/ knows its transports, not which one an entry wants)."""
+    if config.kind == "stdio":
+        from beyond.wire.stdio import StdioTransport
+        return StdioTransport
+    from beyond.wire.http import HttpTransport  # imported only when a remote server is configured
+    return HttpTransport

@@ -16,12 +16,12 @@ from beyond.client.capabilities import URL_ELICITATION_REQUIRED, AskRefused, Ask
 from beyond.client.content import parse_message
 from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError
 from beyond.client.from_server import FromServer
-from beyond.client.link import Link
+from beyond.client.link import Link, kind_for
 from beyond.client.pending import Pending, Waiter
 from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
 from beyond.text import clean, mask_secrets, shorten
 from beyond.waits import Call, wait_for
-from beyond.wire.base import About, Deadline, Dropped, Rejected, SessionExpired, TransportError, kind_for
+from beyond.wire.base import About, Deadline, Dropped, Rejected, SessionExpired, TransportError
 from mcp import McpError
 
 # These requests (what start-up asks) wait startupTimeout; the others timeout.

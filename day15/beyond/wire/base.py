@@ -131,15 +131,6 @@ class SessionExpired(TransportError):
         self.session = session  # the session it forgot
 
 
-def kind_for(config) -> type[Transport]:
-    """The transport an entry asks for: a subprocess (stdio), or Streamable HTTP for a "url"."""
-    if config.kind == "stdio":
-        from beyond.wire.stdio import StdioTransport
-        return StdioTransport
-    from beyond.wire.http import HttpTransport  # imported only when a remote server is configured
-    return HttpTransport
-
-
 def _one_encoder() -> Callable[[object], str]:
     """JSONEncoder.encode() builds a C encoder for every message; this is one built once, with the
     arguments iterencode() gives it (no circular check: our messages are trees). Where the json
