@@ -67,6 +67,7 @@ class FromServer:
         self._answers_lock = threading.Lock()
         self._writing = False
         self._dropped_answers = 0  # answers to the server's requests not given (not writable at once, or too many)
+        self._skipped_lines = 0  # lines from the server that were no JSON-RPC message
         self._answer_budget, self._answer_time = ANSWERS_PER_S, time.monotonic()  # answers allowed now, and when
         # Our calls in flight by progress token: the call (its deadline, progress callback, latest
         # deadline). No lock: every touch is one dict operation, which the GIL makes atomic.
@@ -241,6 +242,14 @@ class FromServer:
         text = f"{done:g}" if isinstance(done, (int, float)) else "?"
         text += f"/{total:g}" if isinstance(total, (int, float)) else ""
         call.on_progress(text + (f" {shorten(clean(str(note), one_line=True), 80)}" if note else ""))
+
+    def skipped(self, complaint: str) -> None:
+        """A line that is no message: the first is said on stderr, the rest kept for /logs (all with --verbose)."""
+        self._skipped_lines += 1
+        if self._skipped_lines == 1 or self.echo:
+            self.client.log(complaint + ("" if self.echo else " (more such lines go to /logs)"))
+        else:
+            self.tail.append(clean(complaint, one_line=True))
 
     def said(self, line: str, loud: bool = False) -> None:
         """A line of the server's own (stderr, or a log notification): kept, and shown when echoing or `loud`,

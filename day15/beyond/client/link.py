@@ -134,9 +134,14 @@ class Link:
     def wait_if_restarting(self) -> None:
         """A request made while another thread restarts the server waits for the new handshake to complete
         (bounded); the restarting thread's own requests, the handshake's, go at once."""
-        if self._restarting and self._restarter != threading.get_ident():
+        if self.restarting_elsewhere():
             if not self._restarted.wait(self.client.cfg.startup_timeout + RESTART_WAIT_MARGIN_S):
                 raise McpError("the server is still being restarted; try again", self.client.name)
+
+    def restarting_elsewhere(self) -> bool:
+        """Whether another thread restarts the server now (from before the old one is revived until the
+        new one's handshake is complete)."""
+        return self._restarting and self._restarter != threading.get_ident()
 
     def renew_session(self, stale: str) -> None:
         """One new handshake for all the threads that found the same session expired."""

@@ -44,7 +44,6 @@ class Requests:
         self.transport_kind = transport or kind_for(self.cfg)
         self.closed = False  # stop() was called: never restart
         self.login = False  # whether a remote server that asks for a login gets one (start(login=True))
-        self._skipped_lines = 0  # lines from the server that were no JSON-RPC message
         self.from_server = FromServer(self, echo)
         self.revisions = Revisions(name, self.cfg, self.request, self._notify, self.from_server.said,
                                    self.reconnect, lambda: offered_to(self.asks, self.cfg))
@@ -60,12 +59,10 @@ class Requests:
             raise McpError(str(e), self.name) from None
 
     def reconnect(self) -> None:
-        """A stdio server that exited (on a probe it did not understand) is started again."""
-        self.link.reconnect_if_dead()
+        self.link.reconnect_if_dead()  # a stdio server that exited on a probe it did not understand
 
     def listen(self) -> None:
-        """Open the stream of what the server sends unasked, where the transport has one (before
-        2026-07-28: Streamable HTTP's GET stream; 2026-07-28 subscribes instead)."""
+        """Open what the server sends unasked (before 2026-07-28, HTTP's GET stream; 2026-07-28 subscribes)."""
         if not self.revisions.modern:
             self.link.transport.listen(About(self.revision))
 
@@ -86,11 +83,9 @@ class Requests:
     # --- a request, in the order a message travels ----------------------------------------------
 
     def request(self, method: str, params: dict, timeout: float | None = None, call: Call | None = None) -> dict:
-        """One request, given the server's own timeouts (or `timeout`, or a
-        `call` made already) and, for a 2026-07-28 server, _meta on every request, one retry in another
-        version when it refuses this one, and the rounds of an input_required answer (each a new request,
-        all within the one call's deadline). The hooks below cancel what we give up on."""
-        self.link.wait_if_restarting()  # nothing reaches a restarted server before its handshake is complete
+        """One request, by the server's own timeouts (or `timeout`, or a `call` made already); for 2026-07-28,
+        _meta on it, one retry in another version when it refuses this one, and the rounds of an input_required
+        answer (each a new request, all within the one call's deadline)."""
         if call is None:
             call = Call(timeout or (self.cfg.startup_timeout if method in STARTUP_METHODS else self.cfg.timeout))
         revisions = self.revisions
@@ -105,8 +100,7 @@ class Requests:
         return result
 
     def _answer(self, method: str, params: object) -> dict:
-        """What the handlers answer one request of the server's (AskRefused for an error answer)."""
-        return self.asks.answer(self.name, self.cfg, method, params)
+        return self.asks.answer(self.name, self.cfg, method, params)  # AskRefused for an error answer
 
     def answer_input(self, method: str, params: object) -> dict | None:
         """A task's input request answered as the same request of the server's would be; None where that
@@ -137,7 +131,12 @@ class Requests:
     def _request(self, method: str, params: dict, call: Call) -> dict:
         """Send a request with a new id and wait for the reply its waiter gets, by the call's deadline."""
         waiter = Waiter(call)
-        request_id = self.pending.add(method, waiter)
+        while True:  # nothing reaches a restarted server before its handshake is complete
+            self.link.wait_if_restarting()
+            request_id = self.pending.add(method, waiter)
+            if not self.link.restarting_elsewhere():  # a restart that began meanwhile is waited for too
+                break
+            self.pending.drop(request_id)
         try:
             self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, call)
             reply = self._wait(request_id, method, waiter)
@@ -183,8 +182,9 @@ class Requests:
 
     def _transmit(self, message: dict, deadline: float, about: About) -> None:
         transport, dead = self.link.transport, self.pending.dead
-        if transport is None or dead:
-            raise McpError(f"{message.get('method', 'reply')} failed: {dead or 'not started'}", self.name)
+        if transport is None or dead or ("id" in message and self.link.restarting_elsewhere()):
+            why = dead or ("the server was restarted meanwhile" if transport else "not started")
+            raise McpError(f"{message.get('method', 'reply')} failed: {why}", self.name)
         transport.send(message, deadline, about)
 
     def _wait(self, request_id: int, method: str, waiter: Waiter) -> object:
@@ -233,7 +233,7 @@ class Requests:
         else:
             message, complaint = parse_message(line)
             if complaint:
-                self._skipped(complaint)
+                self.from_server.skipped(complaint)
             if message is None:
                 return False
         try:
@@ -244,14 +244,6 @@ class Requests:
             self.from_server.said(f"could not handle a message ({type(e).__name__}: {e}): "
                                   f"{shorten(json.dumps(message))}", loud=True)
         return True
-
-    def _skipped(self, complaint: str) -> None:
-        """A line that is no message: the first is said on stderr, the rest kept for /logs (all with --verbose)."""
-        self._skipped_lines += 1
-        if self._skipped_lines == 1 or self.from_server.echo:
-            self.log(complaint + ("" if self.from_server.echo else " (more such lines go to /logs)"))
-        else:
-            self.from_server.tail.append(clean(complaint, one_line=True))
 
     def _reply(self, message: dict) -> None:
         """A reply goes to its waiter; our ids are ints: true, 1.0 or "1" is no reply to request 1."""

@@ -229,6 +229,8 @@ class HttpTransport(Transport):
                 response = connection.getresponse()
                 if response.status >= 400:
                     return self._refused(message, session, response, sent)
+                if about.new_session:  # the session the answer opens (a server without sessions gives none)
+                    self.session_id = response.getheader("Mcp-Session-Id") or None
                 self.stream.answer(message, response, deadline, about, connection)
             kept = self._pool.keep(connection, response)
             return response.status

@@ -119,6 +119,8 @@ class StdioTransport(Transport):
         """Write one message by `deadline` (Transport.send; a pipe has no headers, so `about` says nothing
         here); TransportError if the server does not take it."""
         what = message.get("method", "reply")
+        if self.proc is None:
+            raise TransportError(f"{what} failed: the server is not started")
         try:
             data = encode(message, "\n")
         except ValueError as e:  # NaN, Infinity, or a lone surrogate: refused rather than sent

@@ -165,13 +165,11 @@ class Stream:
 
     def answer(self, message: dict, response: http.client.HTTPResponse, deadline: float, about: About,
                connection=None) -> None:
-        """The answer of a POST (its status was not an error): the session it opens, its messages handed to the
-        inbox, a stream of them resumed if it ends before the reply; TransportError if no reply came. After
-        the reply, the rest of a stream is read for DRAIN_S on `connection`: a stream that ended there
-        leaves its connection to be kept for the next request."""
+        """The answer of a POST (its status was not an error): its messages handed to the inbox, a stream of
+        them resumed if it ends before the reply; TransportError if no reply came. After the reply, the rest
+        of a stream is read for DRAIN_S on `connection`: a stream that ended there leaves its connection to
+        be kept for the next request."""
         transport = self.transport
-        if about.new_session:  # a server without sessions gives none
-            transport.session_id = response.getheader("Mcp-Session-Id") or None
         if "id" not in message or "method" not in message:
             read_limited(response, ERROR_BODY_BYTES, "an answer to a notification")  # 202, no body
             return
