@@ -3,9 +3,9 @@
 A deadline is one type everywhere: an instant of time.monotonic(), in seconds. Waits in the
 caller's thread wake up often enough to notice Ctrl-C and SIGTERM.
 """
-import queue
 import threading
 import time
+from dataclasses import dataclass
 from collections.abc import Callable
 
 # Waits in the caller's thread wake up at least this often, so a Ctrl-C or SIGTERM that landed on
@@ -13,26 +13,20 @@ from collections.abc import Callable
 SIGNAL_CHECK_S = 0.1
 
 
+@dataclass(slots=True)
 class Call:
-    """One request in flight: its deadline (which progress may push out, up to `latest`), the timeout
-    it was given, and where its progress goes."""
+    """One request in flight: its deadline (which progress may push out, up to `latest`), the timeout it
+    was given, and where its progress goes. Call.within(timeout) makes one."""
+    deadline: float
+    timeout: float
+    latest: float
+    on_progress: Callable[[str], None] | None = None
 
-    __slots__ = ("deadline", "timeout", "latest", "on_progress")
-
-    def __init__(self, timeout: float, on_progress: Callable[[str], None] | None = None, cap: int = 1) -> None:
-        self.deadline, self.timeout = time.monotonic() + timeout, timeout
-        self.latest, self.on_progress = self.deadline + (cap - 1) * timeout, on_progress
-
-
-def wait_for(waiter: queue.SimpleQueue, call: Call) -> object:
-    """waiter.get() until call.deadline (queue.Empty then), which progress may push out meanwhile,
-    in steps short enough to notice signals."""
-    while True:
-        try:
-            return waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, call.deadline - time.monotonic())))
-        except queue.Empty:
-            if time.monotonic() >= call.deadline:
-                raise
+    @classmethod
+    def within(cls, timeout: float, on_progress: Callable[[str], None] | None = None, cap: int = 1) -> "Call":
+        """A call due `timeout` seconds from now, which progress may push out to `cap` timeouts in all."""
+        now = time.monotonic()
+        return cls(now + timeout, timeout, now + cap * timeout, on_progress)
 
 
 def run_all(jobs: list[tuple[str, Callable[[], None]]]) -> None:

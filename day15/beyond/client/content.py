@@ -9,7 +9,7 @@ import json
 
 from beyond.client.errors import ReplyError
 from beyond.client.schema import mismatch
-from beyond.text import loads_or_none, shorten
+from beyond.text import shorten
 from mcp import McpError
 
 # A list request follows nextCursor, at most this many pages (a loop guard against a cycling server),
@@ -70,7 +70,10 @@ def parse_message(line: bytes) -> tuple[dict | None, str | None]:
         text = line.decode()  # decoded first: json.loads would guess the encoding of bytes
     except UnicodeDecodeError:
         text, complaint = line.decode("utf-8", "replace"), "replaced invalid UTF-8 in a message from the server"
-    message = loads_or_none(text)
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python parses
+        message = None
     if not isinstance(message, dict):
         return None, f"skipped a line that is not a JSON-RPC message: {shorten(text)}"
     return message, complaint

@@ -58,14 +58,14 @@ class Link:
         self.transport: Transport | None = None
         self._inbox: Inbox | None = None
         # _restart_lock lets one caller restart a dead server while the others wait for it, and
-        # guards _restarts and _restart_failed. _restarting is set under it from the moment the old
+        # guards _restarts and _restart_failed. restarting is set under it from the moment the old
         # server is retired until the new one's handshake is complete: no call goes out meanwhile.
         self._restart_lock = threading.Lock()
-        self._restarting = False
-        # Set but while a restart runs, by the thread _restarter; the other threads' requests wait on it.
+        self.restarting = False
+        # Set but while a restart runs, by the thread restarter; the other threads' requests wait on it.
         self._restarted = threading.Event()
         self._restarted.set()
-        self._restarter: int | None = None
+        self.restarter: int | None = None
         self._restarts = 0
         self._restart_failed: str | None = None  # why the last restart failed: no other until it runs again
         # _renewing is set while one thread initializes a session the server forgot, so the others
@@ -101,7 +101,7 @@ class Link:
         """A server that died is started again by the next call to it: once per death, MAX_RESTARTS in all.
         Calls that arrive while it restarts wait until its handshake is complete (bounded)."""
         client = self.client
-        if not client.dead_reason and not self._restarting:
+        if not client.dead_reason and not self.restarting:
             return  # the common case, without taking the lock
         if not self._restart_lock.acquire(timeout=client.cfg.startup_timeout + RESTART_WAIT_MARGIN_S):
             raise McpError("the server is still being restarted; try again", client.name)
@@ -115,7 +115,7 @@ class Link:
                 raise McpError(f"{reason}; not restarted: it stopped {MAX_RESTARTS + 1} times", client.name)
             self._restarts += 1
             self._restarted.clear()
-            self._restarter, self._restarting = threading.get_ident(), True
+            self.restarter, self.restarting = threading.get_ident(), True
             self.retire()  # what is left of the old process group
             client.revive()
             try:
@@ -124,7 +124,7 @@ class Link:
                 self._restart_failed = f"{reason}; restarting it failed: {e}"
                 raise McpError(self._restart_failed, client.name) from None
         finally:
-            self._restarting, self._restarter = False, None
+            self.restarting, self.restarter = False, None
             self._restarted.set()
             self._restart_lock.release()
         client.log(f"restarted the server (it had stopped: {reason})")
@@ -141,7 +141,7 @@ class Link:
     def restarting_elsewhere(self) -> bool:
         """Whether another thread restarts the server now (from before the old one is revived until the
         new one's handshake is complete)."""
-        return self._restarting and self._restarter != threading.get_ident()
+        return self.restarting and self.restarter != threading.get_ident()
 
     def renew_session(self, stale: str) -> None:
         """One new handshake for all the threads that found the same session expired."""

@@ -6,8 +6,9 @@ id nobody waits for any more finds nothing, so a late reply is the reader's to r
 """
 import queue
 import threading
+import time
 
-from beyond.waits import Call
+from beyond.waits import SIGNAL_CHECK_S, Call
 from mcp import McpError
 
 
@@ -21,24 +22,34 @@ class Waiter(queue.SimpleQueue):
         super().__init__()
         self.call = call
 
+    def wait(self) -> object:
+        """The reply the reader thread puts here, by the call's deadline (queue.Empty then), which progress
+        may push out meanwhile; in steps short enough to notice signals."""
+        while True:
+            try:
+                return self.get(timeout=max(0.0, min(SIGNAL_CHECK_S, self.call.deadline - time.monotonic())))
+            except queue.Empty:
+                if time.monotonic() >= self.call.deadline:
+                    raise
+
 
 class Pending:
     """Ids, the waiter of each request in flight, and the reason the server cannot answer now."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        # _lock guards _next_id, _waiting and _dead, shared by callers, the reader thread and the link;
-        # held only for those updates, never across a write or a wait.
+        # _lock guards _next_id, _waiting and dead, shared by callers, the reader thread and the link; held
+        # only for those updates, never across a write or a wait. dead is read without it: one reference.
         self._lock = threading.Lock()
         self._next_id = 1
         self._waiting: dict[int, Waiter] = {}
-        self._dead: str | None = None
+        self.dead: str | None = None
 
     def add(self, method: str, waiter: Waiter) -> int:
         """A new request's id, its waiter kept; McpError at once when the server is dead."""
         with self._lock:
-            if self._dead:
-                raise McpError(f"{method} failed: {self._dead}", self.name)
+            if self.dead:
+                raise McpError(f"{method} failed: {self.dead}", self.name)
             request_id, self._next_id = self._next_id, self._next_id + 1
             self._waiting[request_id] = waiter
         return request_id
@@ -65,16 +76,12 @@ class Pending:
     def fail_all(self, reason: str) -> None:
         """The server cannot answer: keep why (the first reason) and fail every waiter with it."""
         with self._lock:
-            self._dead = self._dead or reason
+            self.dead = self.dead or reason
             waiting, self._waiting = list(self._waiting.values()), {}
         for waiter in waiting:
             waiter.put(McpError(reason, self.name))
 
-    @property
-    def dead(self) -> str | None:
-        return self._dead
-
     def revive(self) -> None:
         """Forget the last death: the server is being started again."""
         with self._lock:
-            self._dead = None
+            self.dead = None

@@ -1,15 +1,14 @@
 """Beyond the tutorial: the request path of the full client, its own (the twin's, mcp.py, waits 10 s for all).
 
-Every request has an id and a Waiter that carries its Call: the deadline it is written and waited by,
-which progress pushes out; the reader thread puts the reply in the waiter. Here: per-server timeouts
-and the cancellation of what is given up on; for 2026-07-28, _meta on every request, one retry in a
-version both sides speak, the rounds of input_required; a transport that fails becomes this server's
-McpError, a session forgotten is initialized again; and every message the transport reads, routed (a
-reply to its waiter, anything else to the FromServer). session.py's Session adds the public operations.
+Every request has an id and a Waiter with its Call (the deadline, which progress pushes out); the reader thread
+puts the reply in the waiter. Per-server timeouts, the cancellation of what is given up on; for 2026-07-28 _meta,
+one retry in a version both speak, input_required's rounds; a failed transport is this server's McpError, a
+forgotten session is initialized again; every message read is routed (a reply to its waiter, the rest to FromServer).
 """
 import json
 import queue
 import sys
+import threading
 import time
 
 from beyond.client.capabilities import URL_ELICITATION_REQUIRED, AskRefused, Asks, NoAsks, offered_to, pages_visited
@@ -20,7 +19,7 @@ from beyond.client.link import Link, kind_for
 from beyond.client.pending import Pending, Waiter
 from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
 from beyond.text import clean, mask_secrets, shorten
-from beyond.waits import Call, wait_for
+from beyond.waits import Call
 from beyond.wire.base import About, Deadline, Dropped, Rejected, SessionExpired, TransportError
 from mcp import McpError
 
@@ -87,7 +86,7 @@ class Requests:
         _meta on it, one retry in another version when it refuses this one, and the rounds of an input_required
         answer (each a new request, all within the one call's deadline)."""
         if call is None:
-            call = Call(timeout or (self.cfg.startup_timeout if method in STARTUP_METHODS else self.cfg.timeout))
+            call = Call.within(timeout or (self.cfg.startup_timeout if method in STARTUP_METHODS else self.cfg.timeout))
         revisions = self.revisions
         result = self._exchange(method, params, call)
         for _ in range(MAX_INPUT_ROUNDS):
@@ -103,8 +102,7 @@ class Requests:
         return self.asks.answer(self.name, self.cfg, method, params)  # AskRefused for an error answer
 
     def answer_input(self, method: str, params: object) -> dict | None:
-        """A task's input request answered as the same request of the server's would be; None where that
-        would be an error answer (left out of tasks/update, as of an input_required retry)."""
+        """A task's input request answered as the same request of the server's would be; None for an error."""
         try:
             return self._answer(method, params)
         except AskRefused:
@@ -113,10 +111,11 @@ class Requests:
     def _exchange(self, method: str, params: dict, call: Call) -> dict:
         """One request and its reply (in a version both sides speak)."""
         revisions = self.revisions
+        sent = revisions.with_meta(params) if revisions.modern else params  # _meta is 2026-07-28's
         try:
-            return self._request(method, revisions.with_meta(params), call)
+            return self._request(method, sent, call)
         except Interrupted:  # 2026-07-28: a broken answer is lost; the request goes again, once, with a new id
-            return self._request(method, revisions.with_meta(params), call)
+            return self._request(method, sent, call)
         except ReplyError as e:
             if e.code == URL_ELICITATION_REQUIRED and not revisions.modern:  # pages to visit first, then once more
                 began = time.monotonic()
@@ -130,11 +129,12 @@ class Requests:
 
     def _request(self, method: str, params: dict, call: Call) -> dict:
         """Send a request with a new id and wait for the reply its waiter gets, by the call's deadline."""
-        waiter = Waiter(call)
+        waiter, link = Waiter(call), self.link
         while True:  # nothing reaches a restarted server before its handshake is complete
-            self.link.wait_if_restarting()
+            if link.restarting and link.restarter != threading.get_ident():
+                link.wait_if_restarting()
             request_id = self.pending.add(method, waiter)
-            if not self.link.restarting_elsewhere():  # a restart that began meanwhile is waited for too
+            if not (link.restarting and link.restarter != threading.get_ident()):  # one that began meanwhile
                 break
             self.pending.drop(request_id)
         try:
@@ -147,16 +147,18 @@ class Requests:
         return reply
 
     def _notify(self, method: str) -> None:
-        """A notification: no id, no reply, written by the server's timeout."""
-        self._send({"jsonrpc": "2.0", "method": method})
+        self._send({"jsonrpc": "2.0", "method": method})  # no id, no reply, written by the server's timeout
 
     def _send(self, message: dict, call: Call | None = None) -> None:
-        """Through the transport, by the request's deadline (a notification: by its timeout); a failed
-        write is an error the caller sees."""
+        """Through the transport, by the request's deadline (a notification: by its timeout), or McpError."""
         deadline = call.deadline if call else time.monotonic() + self.cfg.timeout
+        revisions = self.revisions
         for attempt in (1, 2):
+            # Before 2026-07-28 every message but initialize says the same (a renewal may change it).
+            about = revisions.about(message, self.tools) if revisions.modern or message.get("method") == "initialize" \
+                else revisions.plain
             try:
-                return self._transmit(message, deadline, self.revisions.about(message, self.tools))
+                return self._transmit(message, deadline, about)
             except SessionExpired as e:
                 if attempt == 2 or message.get("method") in (None, "initialize"):
                     raise McpError(f"{e}{' even after a new initialize' if attempt == 2 else ''}", self.name) from None
@@ -181,8 +183,10 @@ class Requests:
             raise McpError(str(e), self.name) from None
 
     def _transmit(self, message: dict, deadline: float, about: About) -> None:
-        transport, dead = self.link.transport, self.pending.dead
-        if transport is None or dead or ("id" in message and self.link.restarting_elsewhere()):
+        link, dead = self.link, self.pending.dead
+        transport = link.transport
+        restarting = link.restarting and link.restarter != threading.get_ident()  # by another thread
+        if transport is None or dead or ("id" in message and restarting):
             why = dead or ("the server was restarted meanwhile" if transport else "not started")
             raise McpError(f"{message.get('method', 'reply')} failed: {why}", self.name)
         transport.send(message, deadline, about)
@@ -192,7 +196,7 @@ class Requests:
         Ctrl-C) is cancelled; an error reply is named by its request."""
         call = waiter.call
         try:
-            reply = wait_for(waiter, call)
+            reply = waiter.wait()
         except queue.Empty:
             self.pending.drop(request_id)  # from now on a late reply finds no waiter and is _reply's to handle
             try:
@@ -281,12 +285,10 @@ class Requests:
         return self.pending.dead
 
     def revive(self) -> None:
-        """Forget the last death: the link is starting the server again."""
-        self.pending.revive()
+        self.pending.revive()  # forget the last death: the link is starting the server again
 
     def _shutdown(self, reason: str) -> None:
-        """Fail the waiters, then stop the transport (for stdio: the process group)."""
-        self.pending.fail_all(reason)
+        self.pending.fail_all(reason)  # the waiters first, then the transport (for stdio: the process group)
         self.link.retire()
 
     def log(self, text: str) -> None:

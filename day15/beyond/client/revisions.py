@@ -62,7 +62,7 @@ class Revisions:
         self.request, self.notify, self.said, self.reconnect, self.offered = request, notify, said, reconnect, offered
         self.modern = False  # whether `revision` is one without a handshake (read on every request)
         self._revision: str | None = None
-        self._plain = About()
+        self.plain = About()
         self.listen_id: int | None = None  # the id of our subscriptions/listen request, which no one waits for
         self._late: dict | None = None  # a server/discover answer that came after the probe gave up
         self._late_came = threading.Event()  # set when it came
@@ -76,7 +76,7 @@ class Revisions:
     @revision.setter
     def revision(self, version: str | None) -> None:
         self._revision, self.modern = version, version in MODERN_VERSIONS
-        self._plain = About(version)  # what every message but initialize says before 2026-07-28, made once
+        self.plain = About(version)  # what every message but initialize says before 2026-07-28, made once
 
     def open(self) -> dict:
         """Agree on a revision with the server, as the entry's "protocol" says; the capabilities it declared."""
@@ -253,7 +253,7 @@ class Revisions:
         asks to see ("x-mcp-header"); whether it starts a session (initialize)."""
         method = message.get("method")
         if not self.modern:
-            return About(self.revision, new_session=True) if method == "initialize" else self._plain
+            return About(self.revision, new_session=True) if method == "initialize" else self.plain
         if method is None:  # 2026-07-28: an answer or a notification goes as it is
             return About()
         params = message.get("params") or {}

@@ -8,6 +8,7 @@ than text (content.py), version checks and the 2026-07-28 revision, which has no
 (revisions.py). Its collaborators come in: the handlers of what a server asks (capabilities.Asks), where
 a login meets the user (a Screen of auth/login.py), what to do when its tools change.
 """
+import time
 from collections.abc import Callable
 
 from beyond.auth.provider import FRESH
@@ -143,8 +144,10 @@ class Session(Requests):
         in all); the agent's calls all ask. Structured content that does not match the tool's
         output_schema is an error.
         """
-        self.link.restart_if_dead()  # a dead server is started again; a restart under way is waited for
-        call = Call(self.cfg.timeout, on_progress, PROGRESS_CAP)
+        if self.pending.dead or self.link.restarting:  # started again; a restart under way is waited for
+            self.link.restart_if_dead()
+        now = time.monotonic()  # as Call.within, written out: this is every call's path
+        call = Call(now + self.cfg.timeout, self.cfg.timeout, now + PROGRESS_CAP * self.cfg.timeout, on_progress)
         params = {"name": tool, "arguments": args}
         token = None if on_progress is None else self.from_server.track(call)
         if token is not None:
