@@ -3,8 +3,9 @@
 shell.py keeps the tutorial's section 4.5 (connect at start-up, the status line, /mcp, /exit, the
 REPL loop) and asks an Agent for the rest: the command line (repl/options.py), the folder and its
 trust (folder/), the console, and the full client's servers (servers/), with the handlers of what
-servers ask (asks/), the approvals and audit log of the folder, kept results and tool search. It extends the lesson from above: the model is a ModelChat
-(repl/model.py), whose tool calls run through Calls (servers/calls.py) and are answered by Approvals.
+servers ask (asks/), the approvals and audit log of the folder, kept results and tool search. It
+extends the lesson from above: the model is a ModelChat (repl/model.py), whose tool calls run through
+Calls (servers/calls.py) and are answered by Approvals.
 """
 import contextlib
 import os

@@ -80,7 +80,8 @@ def test_a_refused_form_goes_back_declined_and_the_task_goes_on(started, tmp_pat
     client = started(tasks_entry(tmp_path, taskTimeout=60), asks=asks)
     assert client.call_tool("form", {}) == "hello None"  # the fake greets what it got: no name
     assert asks.asked == ["elicitation/create"]
-    assert [m["params"]["inputResponses"] for m in received(tmp_path, "tasks/update")] == [{"name": {"action": "decline"}}]
+    declined = [{"name": {"action": "decline"}}]
+    assert [m["params"]["inputResponses"] for m in received(tmp_path, "tasks/update")] == declined
 
 
 def test_a_refused_sampling_request_ends_the_task_at_once(started, tmp_path):

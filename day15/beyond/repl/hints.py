@@ -22,4 +22,5 @@ def plain_http_hint() -> str | None:
     parts = urllib.parse.urlsplit(chat.base_url())
     if parts.scheme != "http" or is_this_machine(parts.hostname):
         return None
-    return f"warning: {chat.base_url()} is plain http to another machine: the key and the conversation travel unencrypted."
+    return (f"warning: {chat.base_url()} is plain http to another machine: the key and the conversation travel "
+            "unencrypted.")

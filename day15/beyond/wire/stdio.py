@@ -238,7 +238,8 @@ class StdioTransport(Transport):
         return f"server exited (code {code}){last}"
 
     def stop(self) -> None:
-        """Close stdin, then SIGTERM and SIGKILL the group as needed. Idempotent; never raises, never blocks on a pipe."""
+        """Close stdin, then SIGTERM and SIGKILL the group as needed. Idempotent; never raises, never blocks
+        on a pipe."""
         with self._proc_lock:
             if self._stopping:
                 return
