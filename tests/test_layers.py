@@ -176,6 +176,13 @@ def test_every_folder_names_each_of_its_files():
                 assert name in listed, f"{init.relative_to(ROOT)} does not name {name}"
 
 
+def test_no_line_of_day15_is_over_120_characters():
+    """Wrapped where it grows, so it reads beside the tutorial without scrolling."""
+    long = [f"{path.relative_to(ROOT)}:{number}" for path in sorted((ROOT / "day15").rglob("*.py"))
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if len(line) > 120]
+    assert not long, long
+
+
 def module_level_imports(path: Path) -> list[tuple[int, str]]:
     """(line, module) of the imports a file runs when it is imported: outside every function and class."""
     found, todo = [], list(ast.parse(path.read_text(), str(path)).body)

@@ -170,7 +170,8 @@ class Agent:
                 f"  ({shown(origins[status.server], one_line=True)})" if mixed else "")),
             on_join=lambda status: print(f"[mcp] {shown(status.server, one_line=True)}: " + (
                 f"failed: {shown(status.error, one_line=True)}" if status.error else
-                f"ready, {len(status.tools)} tool{'' if len(status.tools) == 1 else 's'}"), file=sys.stderr, flush=True))
+                f"ready, {len(status.tools)} tool{'' if len(status.tools) == 1 else 's'}"),
+                file=sys.stderr, flush=True))
         for status in statuses:
             if status.starting is not None:
                 print(f"  {shown(status.server, one_line=True)} is still starting (it joins when it is up)")

@@ -218,7 +218,8 @@ def transport_error(url: str, e: Exception, hint: str) -> str:
 
 
 def reason_of(e: Exception) -> str:
-    """An exception in a few words: http.client's as sentences, an OS error's own words, else its text, else its type."""
+    """An exception in a few words: http.client's as sentences, an OS error's own words, else its text,
+    else its type."""
     import http.client  # loaded already wherever its errors can come from
     said = ((http.client.IncompleteRead, "the connection closed in the middle of the answer"),
             (http.client.RemoteDisconnected, "the server closed the connection without answering"),

@@ -79,7 +79,8 @@ def shown_arguments(args: dict, limit: int, mask=str) -> str:
         text = mask(json.dumps(value, ensure_ascii=False, default=str))
         return squeeze(text, budget, len(value) if isinstance(value, str) else None)
     parts = [f"{mask(path)}={one(value)}" for path, value in itertools.islice(_leaves(args, ""), MAX_SHOWN_VALUES)]
-    more = f", and {total - MAX_SHOWN_VALUES:,} more values not shown (all are sent)" if total > MAX_SHOWN_VALUES else ""
+    more = f", and {total - MAX_SHOWN_VALUES:,} more values not shown (all are sent)" \
+        if total > MAX_SHOWN_VALUES else ""
     return "{" + ", ".join(parts) + more + "}"
 
 

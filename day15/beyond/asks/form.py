@@ -40,7 +40,8 @@ def form(read_line, fields: dict, required: list[str]) -> dict:
         if choice in ("e", "edit"):
             name = read_line("which field? ").strip()
             if name in fields:
-                _ask_field(read_line, name, fields[name] if isinstance(fields[name], dict) else {}, name in required, values)
+                field = fields[name] if isinstance(fields[name], dict) else {}
+                _ask_field(read_line, name, field, name in required, values)
 
 
 def _ask_field(read_line, name: str, spec: dict, required: bool, values: dict) -> None:
@@ -55,7 +56,8 @@ def _ask_field(read_line, name: str, spec: dict, required: bool, values: dict) -
     if choices and spec.get("type") == "array":
         hint = f" (numbers, such as 1,3){hint}"
     for _ in range(FIELD_TRIES):
-        typed = read_line(f"  {label}{' (required)' if required else ''}{': ' + about if about else ''}{hint}: ").strip()
+        typed = read_line(f"  {label}{' (required)' if required else ''}{': ' + about if about else ''}"
+                          f"{hint}: ").strip()
         if not typed:
             if default is not None:
                 values[name] = default
@@ -81,7 +83,8 @@ def _choices(spec: dict) -> list[tuple]:
         return list(zip(source["enum"], titles))
     options = source.get("oneOf") or source.get("anyOf")
     if isinstance(options, list):
-        return [(o.get("const"), o.get("title", o.get("const"))) for o in options if isinstance(o, dict) and "const" in o]
+        return [(o.get("const"), o.get("title", o.get("const")))
+                for o in options if isinstance(o, dict) and "const" in o]
     return []
 
 

@@ -76,8 +76,8 @@ class Handlers:
             for folder in moved:
                 print(f"[mcp:{clean(server, one_line=True)}] {clean(folder, one_line=True)} is left out of its roots: "
                       "it is not where the trust question showed it", file=sys.stderr)
-            return {"roots": [{"uri": "file://" + urllib.parse.quote(folder), "name": os.path.basename(folder) or "root"}
-                              for folder in roots]}
+            return {"roots": [{"uri": "file://" + urllib.parse.quote(folder),
+                               "name": os.path.basename(folder) or "root"} for folder in roots]}
         if method == "elicitation/create":
             result = self._elicit(server, config, params)
             fields = sorted((params.get("requestedSchema") or {}).get("properties") or {})
@@ -155,9 +155,9 @@ class Handlers:
         try:
             with self.console.question(_waits(config)):
                 try:
-                    said = self.console.read_line(f"Press Enter once you are done on that page (c to cancel; "
-                                                  f"then the request to {clean(server, one_line=True)} is sent again): ",
-                                                  until=completed)
+                    said = self.console.read_line(
+                        f"Press Enter once you are done on that page (c to cancel; "
+                        f"then the request to {clean(server, one_line=True)} is sent again): ", until=completed)
                 except (KeyboardInterrupt, EOFError):
                     print()
                     return False

@@ -86,9 +86,11 @@ class Clients:
         if not self.settings.get("clientId"):
             return None
         if self.settings.get("privateKeyFile"):
-            return {"client_id": self.settings["clientId"], "method": KEY_METHOD, "key": self._key(), "may_switch": False}
+            return {"client_id": self.settings["clientId"], "method": KEY_METHOD, "key": self._key(),
+                    "may_switch": False}
         try:
-            secret = expand(self.settings["clientSecret"], "oauth.clientSecret") if self.settings.get("clientSecret") else None
+            secret = expand(self.settings["clientSecret"], "oauth.clientSecret") \
+                if self.settings.get("clientSecret") else None
         except UnsetVariable as e:
             raise AuthError(str(e)) from None
         method = self.settings.get("tokenEndpointAuthMethod") or (
@@ -116,7 +118,8 @@ class Clients:
     def kept(self, issuer: str) -> dict | None:
         with self.store.locked() as data:
             kept = (data.get("clients") or {}).get(issuer)
-        usable = isinstance(kept, dict) and isinstance(kept.get("client_id"), str) and kept.get("method") in TOKEN_METHODS
+        usable = isinstance(kept, dict) and isinstance(kept.get("client_id"), str) \
+            and kept.get("method") in TOKEN_METHODS
         return kept if usable else None
 
     def forget(self, issuer: str, client_id: str) -> None:
@@ -130,7 +133,8 @@ class Clients:
         """The callback port of the client registered at `issuer` before, or 0 (any)."""
         kept = self.kept(issuer)
         uris = kept.get("redirect_uris") if kept else None
-        port = urllib.parse.urlsplit(uris[0]).port if isinstance(uris, list) and uris and isinstance(uris[0], str) else None
+        first = uris[0] if isinstance(uris, list) and uris and isinstance(uris[0], str) else None
+        port = urllib.parse.urlsplit(first).port if first else None
         return port or 0
 
     def token_request(self, meta: dict, client: dict, form: dict, dpop=None) -> dict:

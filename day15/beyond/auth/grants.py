@@ -65,7 +65,8 @@ def _identity_assertion(oauth, meta: dict, resource: str, scopes: list[str]) -> 
     settings = oauth.settings
     try:
         id_token = expand(settings["idToken"], "oauth.idToken")
-        secret = expand(settings["idpClientSecret"], "oauth.idpClientSecret") if settings.get("idpClientSecret") else None
+        secret = expand(settings["idpClientSecret"], "oauth.idpClientSecret") \
+            if settings.get("idpClientSecret") else None
     except UnsetVariable as e:
         raise AuthError(str(e)) from None
     idp = {"client_id": settings["idpClientId"], "client_secret": secret,

@@ -7,8 +7,8 @@ fetched with PKCE S256 and a state, and exchanged for tokens. The code comes bac
 says no), and the console, where the redirect URL (or the code) may be pasted. The authorization URL
 is opened with Python's webbrowser only where there is a browser to open (BROWSER, DISPLAY or
 WAYLAND_DISPLAY is set, or on macOS): elsewhere, webbrowser would start a console browser in our
-terminal. The URL is always printed; the listener still takes the redirect if it arrives. The response's `iss` is checked as RFC 9207 says, before the code goes
-anywhere.
+terminal. The URL is always printed; the listener still takes the redirect if it arrives. The
+response's `iss` is checked as RFC 9207 says, before the code goes anywhere.
 """
 import base64
 import hashlib
@@ -161,8 +161,8 @@ def _code_from_user(name: str, url: str, replies: queue.SimpleQueue, state: str,
     elif terminal is not None and terminal.terminal:
         with terminal.question():
             while not came():
-                pasted = terminal.read_line("Open it in a browser, then paste the address it ends on, or the code (Ctrl-C stops): ",
-                                            until=came)
+                pasted = terminal.read_line("Open it in a browser, then paste the address it ends on, or the code "
+                                            "(Ctrl-C stops): ", until=came)
                 if pasted and pasted.strip():
                     return pasted_reply(pasted.strip(), state)
     while not came(0.2):  # in steps, so a Ctrl-C or SIGTERM is seen

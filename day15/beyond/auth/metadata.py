@@ -4,8 +4,8 @@ A server's protected resource metadata (RFC 9728: the challenge's resource_metad
 path-based, else the root well-known URL), checked to name this server; its authorization server's
 metadata (RFC 8414, then OpenID discovery, in the specification's order), checked to name the issuer
 it was found by, exactly, and to offer PKCE S256 (a 2025-03-26 server without the first is its own
-authorization server: its origin's metadata, else the default endpoints); and form and JSON requests to that server, each
-with one deadline, over https (or to this machine), never following a redirect. A 401's challenge
+authorization server: its origin's metadata, else the default endpoints); and form and JSON requests
+to that server, each with one deadline, over https (or to this machine), never following a redirect. A 401's challenge
 (WWW-Authenticate: Bearer resource_metadata=..., scope=...) is read here too.
 """
 import base64
@@ -131,7 +131,7 @@ def post_form(outbound, field: str, url: str, client: dict, form: dict, expect_j
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json", **(extra or {})}
     form = {**form, "client_id": client["client_id"]}
     if client["method"] == "client_secret_basic" and client.get("client_secret"):
-        pair = f"{urllib.parse.quote(client['client_id'], safe='')}:{urllib.parse.quote(client['client_secret'], safe='')}"
+        pair = ":".join(urllib.parse.quote(client[key], safe="") for key in ("client_id", "client_secret"))
         headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
     elif client["method"] == "client_secret_post" and client.get("client_secret"):
         form["client_secret"] = client["client_secret"]

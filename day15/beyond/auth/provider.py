@@ -141,7 +141,8 @@ class OAuth:
                 had = tokens.get("client") if isinstance(tokens.get("client"), dict) else {}
                 self.clients.forget(tokens["issuer"], str(had.get("client_id", "")))
             return None
-        return self._keep(answer, meta, client, tokens["resource"], tokens.get("scopes", []), tokens.get("refresh_token"))
+        return self._keep(answer, meta, client, tokens["resource"], tokens.get("scopes", []),
+                          tokens.get("refresh_token"))
 
     def _login(self, found: dict, step_up: bool = False) -> dict:
         """A login: the entry's grant (auth/grants.py), which needs nobody; else, when allowed, the browser's."""

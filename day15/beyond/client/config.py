@@ -203,7 +203,8 @@ def _checks(c: ServerConfig, remote: bool) -> list[tuple[object, str]]:
         (c.sandbox is None or isinstance(c.sandbox, bool) or _sandbox_asked(c.sandbox),
          "\"sandbox\" must be true, false or {\"read\": [folders], \"write\": [folders], \"network\": true or false}"),
         (not c.sandbox or not remote, "\"sandbox\" confines a local server (\"command\"), not a \"url\""),
-        (c.roots is None or c.roots is False or isinstance(c.roots, list) and all(isinstance(r, str) and r for r in c.roots),
+        (c.roots is None or c.roots is False
+         or isinstance(c.roots, list) and all(isinstance(r, str) and r for r in c.roots),
          "\"roots\" must be a list of folders, or false"),
     ]
 

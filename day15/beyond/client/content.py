@@ -117,7 +117,8 @@ def _content_part(item: dict) -> str:
         resource = item.get("resource") if isinstance(item.get("resource"), dict) else {}
         if "text" in resource:
             return str(resource["text"])
-        return f"[resource: {resource.get('uri', '?')}" + (f", {_binary(resource, 'blob')}]" if "blob" in resource else "]")
+        blob = f", {_binary(resource, 'blob')}" if "blob" in resource else ""
+        return f"[resource: {resource.get('uri', '?')}{blob}]"
     if kind == "resource_link":
         return f"[link: {item.get('uri', '?')}]"
     return f"[{kind} content]"

@@ -40,9 +40,10 @@ class AuditLog:
                    | ({"sandbox": self.confined(name)} if self.confined(name) else {}))
 
     def asked(self, entry: dict) -> None:
-        """What a server asked of the user (asks/handlers.py): the kind, server, fields or mode, the action; never values."""
-        self.write({key: shorten(clean(str(value), one_line=True), AUDIT_NAME_CHARS) if isinstance(value, str) else value
-                    for key, value in entry.items()})
+        """What a server asked of the user (asks/handlers.py): the kind, server, fields or mode, the action;
+        never values."""
+        self.write({key: shorten(clean(str(value), one_line=True), AUDIT_NAME_CHARS) if isinstance(value, str)
+                    else value for key, value in entry.items()})
 
     def write(self, entry: dict) -> None:
         entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **entry}

@@ -38,7 +38,8 @@ def what_runs(config: ServerConfig, folder: str | None = None) -> str:
         return clean(mask_secrets(f"connects to {config.url}{headers}{sends}{_logs_in(config.oauth)}"),
                      one_line=True)
     where = f" in {config.cwd}" if config.cwd else ""
-    env = ", ".join(f"{key}={shown_value(key, value, 80)}" for key, value in config.env.items() if not VARIABLE.search(value))
+    env = ", ".join(f"{key}={shown_value(key, value, 80)}" for key, value in config.env.items()
+                    if not VARIABLE.search(value))
     env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
     confined = f"; {what_it_may(config)}" if config.sandbox is not None else ""
     return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}{sends}{confined}", one_line=True)
@@ -61,5 +62,6 @@ def _logs_in(oauth: dict) -> str:
     """What a login without a person does (auth/grants.py): the grant, the files it reads, where the ID token goes."""
     said = [f"logs in without you ({oauth['grant']})"] if isinstance(oauth.get("grant"), str) else []
     said += [f"reads {oauth[key]}" for key in ("assertionFile", "privateKeyFile") if isinstance(oauth.get(key), str)]
-    said += [f"sends your ID token to {oauth['idpTokenEndpoint']}"] if isinstance(oauth.get("idpTokenEndpoint"), str) else []
+    if isinstance(oauth.get("idpTokenEndpoint"), str):
+        said.append(f"sends your ID token to {oauth['idpTokenEndpoint']}")
     return "".join(f"; {s}" for s in said)

@@ -148,9 +148,11 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
         return True
     record = _record(project)
     new = allows if record is None else [name for name in allows if name not in _allowed_before(record)]
-    changed = [] if record is None else [p for p in TRUSTED_FILES[:2] if record["files"].get(p, "-") != project.digest(p)]
+    changed = [] if record is None else [p for p in TRUSTED_FILES[:2]
+                                         if record["files"].get(p, "-") != project.digest(p)]
     entries = _entries(project)
-    if record is not None and not new and set(changed) <= {MCP_CONFIG_PATH} and _runs_as_trusted(entries, record, changed):
+    if record is not None and not new and set(changed) <= {MCP_CONFIG_PATH} \
+            and _runs_as_trusted(entries, record, changed):
         if changed:
             _remember(project, allows, record, entries)
         return True
@@ -160,7 +162,8 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
         return entries is not None
     if ask is None:
         _say(f"{clean(project.folder, one_line=True)}: its .geekagent/mcp.json, .env and GeekAgent.json are not "
-             "trusted" + (" since they changed" if record else " yet") + ", so none of its servers starts and .env is not read. "
+             "trusted" + (" since they changed" if record else " yet") + ", so none of its servers starts and .env "
+             "is not read. "
              "Start the agent in a terminal to review them, or pass --trust (or set GEEKAGENT_TRUST=1) to trust "
              "them for this run.")
         return False
@@ -238,7 +241,8 @@ def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
         for name, runs in project.entries().items():
             lines.append(f"  server {clean(shorten(name, 80), one_line=True)}: {runs}")
     except McpError as e:
-        lines.append(f"  {MCP_CONFIG_PATH} cannot be used, so none of its servers starts: {clean(str(e), one_line=True)}")
+        lines.append(f"  {MCP_CONFIG_PATH} cannot be used, so none of its servers starts: "
+                     f"{clean(str(e), one_line=True)}")
     settings, warnings = project.dotenv()
     lines += [f"  warning: {clean(w, one_line=True)}" for w in warnings]
     for key, value in sorted(settings.items(), key=lambda kv: bool(RUNTIME_SETTING.fullmatch(kv[0]))):

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from beyond.text import clean
 
 VERSION = "GeekAgent Day 15 (Python) 0.2.0"
-USAGE = """usage: python3 day15/index.py [--tutorial] [-p PROMPT [--json]] [--trust] [--sandbox] [--verbose] [--no-browser]
-                                [--help] [--version]
+USAGE = """usage: python3 day15/index.py [--tutorial] [-p PROMPT [--json]] [--trust] [--sandbox] [--verbose]
+                                [--no-browser] [--help] [--version]
   --tutorial    run the tutorial's program (index.py's loop, mcp.py) behind the folder's trust question
   -p PROMPT     run this prompt to its end without a terminal and print the answer (-p - reads it from stdin);
                 only tools GeekAgent.json (or your `a` in the REPL) allows run; exit 0 answered, 1 failed, 2 usage

@@ -59,7 +59,8 @@ def mentions(session) -> list[str]:
     for server, client in clients(session).items():
         words += [f"@{server}:"] * bool(client.listed)
         # Not templates, and nothing readline would print raw: no space, control or invisible character.
-        words += [f"@{server}:{uri}" for uri in client.listed if "{" not in uri and uri.isprintable() and " " not in uri]
+        words += [f"@{server}:{uri}" for uri in client.listed
+                  if "{" not in uri and uri.isprintable() and " " not in uri]
     return words
 
 
@@ -101,7 +102,8 @@ def prompt_turn(session, arg: str) -> str | None:
         if prompt is None:
             print(shown(f"{words[0]} has no prompt {words[1]}; /prompts lists them", one_line=True))
             return None
-        missing = [a["name"] for a in prompt.get("arguments") or [] if a.get("required") and a.get("name") not in values]
+        missing = [a["name"] for a in prompt.get("arguments") or []
+                   if a.get("required") and a.get("name") not in values]
         if missing:
             print(shown(f"usage: /prompt {words[0]} {words[1]}{_arguments(prompt)} (missing: {', '.join(missing)})"))
             return None

@@ -152,7 +152,9 @@ def has_resources(client) -> bool:
 
 def _reader_name(server: str, contested: bool) -> str:
     """mcp_<server>_read_resource; when contested, a hashed name distinct from that of a tool named read_resource."""
-    return registry_name(f"{server}/", "read_resource", hashed=True) if contested else registry_name(server, "read_resource")
+    if contested:
+        return registry_name(f"{server}/", "read_resource", hashed=True)
+    return registry_name(server, "read_resource")
 
 
 def _needs_tasks(client, info: dict) -> bool:

@@ -82,7 +82,8 @@ def read_result(args: dict) -> str:
         text = f.read().decode("utf-8", "surrogatepass")
     end = min(len(text), offset + min(length, MAX_PAGE_CHARS))
     where = "the end" if end >= len(text) else f"next offset {end}"
-    return f"[{result_id}: characters {min(offset, len(text)):,} to {end:,} of {len(text):,}; {where}]\n{text[offset:end]}"
+    said = f"[{result_id}: characters {min(offset, len(text)):,} to {end:,} of {len(text):,}; {where}]"
+    return f"{said}\n{text[offset:end]}"
 
 
 def _register() -> None:

@@ -2,8 +2,9 @@
 
 The interface every transport has (Transport) and its one contract for send(); the inbox it
 reports into (Inbox); its errors (TransportError; SessionExpired; Deadline, for a deadline that
-passed; Rejected, an error status that is no reply); what the client says of a message for a transport that carries it in headers (About);
-the limit every transport holds a message to, and how it writes one (encode).
+passed; Rejected, an error status that is no reply); what the client says of a message for a
+transport that carries it in headers (About); the limit every transport holds a message to, and how
+it writes one (encode).
 """
 import json
 import json.encoder
