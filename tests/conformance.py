@@ -63,10 +63,12 @@ def expected() -> dict[str, str]:
 
 
 def run(scenario: str, revision: str, protocol: str = "") -> tuple[bool, str]:
-    """(passed, the suite's summary line) for one scenario at one revision (`protocol`: the entry's, if not the revision's)."""
+    """(passed, the suite's summary line) for one scenario at one revision (`protocol`: the entry's, if not
+    the revision's)."""
     with tempfile.TemporaryDirectory(prefix="geekagent-conformance-") as state:
-        env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}", "CONFORMANCE_PROTOCOL": protocol,
-               "BROWSER": str(ROOT / "tests" / "conformance_browser.py"), "XDG_STATE_HOME": state,
+        env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+               "CONFORMANCE_PROTOCOL": protocol, "BROWSER": str(ROOT / "tests" / "conformance_browser.py"),
+               "XDG_STATE_HOME": state,
                "XDG_CONFIG_HOME": state}
         command = f"{sys.executable} {ROOT / 'tests' / 'conformance_client.py'}"
         version = ["--spec-version", revision] if revision else []
@@ -106,7 +108,8 @@ def main(only: list[str]) -> int:
             label = scenario + (f' ("protocol": "{protocol}")' if protocol else "")
             print(f"  {verdict:<10} {label}  [{summary}]")
     print(f"\nUnscored client scenarios ({sum(results[j][0] for j in unscored)} of {len(unscored)} pass; "
-          f"these must: {', '.join(UNSCORED_MUST_PASS)}):\n| scenario | revision | result | summary |\n|---|---|---|---|")
+          f"these must: {', '.join(UNSCORED_MUST_PASS)}):\n"
+          "| scenario | revision | result | summary |\n|---|---|---|---|")
     for job in unscored:
         ok, summary = results[job]
         must = job[0] in UNSCORED_MUST_PASS

@@ -33,7 +33,8 @@ class Form(html.parser.HTMLParser):
     def handle_starttag(self, tag, attrs) -> None:
         attrs = dict(attrs)
         if tag == "form" and not self.seen:
-            self.seen, self.action, self.method = True, attrs.get("action") or "", (attrs.get("method") or "get").lower()
+            self.seen, self.action = True, attrs.get("action") or ""
+            self.method = (attrs.get("method") or "get").lower()
         elif tag == "input" and self.seen and attrs.get("name"):
             self.fields[attrs["name"]] = attrs.get("value") or ""
 

@@ -93,7 +93,8 @@ def main() -> int:
         for name, arguments in calls(scenario, tools, context):
             try:
                 # As the agent calls (beyond/servers/registry.py): asking for progress.
-                print(name, "->", client.call_tool(name, arguments, on_progress=lambda text: print("progress:", text))[:200])
+                said = client.call_tool(name, arguments, on_progress=lambda text: print("progress:", text))
+                print(name, "->", said[:200])
             except beyond_mcp.McpError as e:
                 print(name, "failed:", e)
     except beyond_mcp.McpError as e:

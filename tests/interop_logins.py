@@ -61,7 +61,8 @@ def login_env(tmp_path) -> dict:
 
 
 def log_in_and_call(tmp_path, url: str, tool: str, arguments: str) -> str:
-    """The agent's REPL (in the folder tmp_path/agent, made the first time): /mcp login, then the tool; what it printed."""
+    """The agent's REPL (in the folder tmp_path/agent, made the first time): /mcp login, then the tool; what it
+    printed."""
     cwd = tmp_path / "agent"
     if not cwd.exists():
         workdir(cwd, {"remote": {"type": "http", "url": url, "timeout": 30}})

@@ -18,9 +18,10 @@ from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_call
 
 INTEROP = ROOT / ".interop"
 TIME_SERVER = INTEROP / "venv" / "bin" / "mcp-server-time"
-FILESYSTEM_SERVER = INTEROP / "node" / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+NODE_SERVERS = INTEROP / "node" / "node_modules" / "@modelcontextprotocol"
+FILESYSTEM_SERVER = NODE_SERVERS / "server-filesystem" / "dist" / "index.js"
 FASTMCP = INTEROP / "fastmcp" / "bin" / "python"  # with fastmcp and fastmcp-tasks
-EVERYTHING_SERVER = INTEROP / "node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+EVERYTHING_SERVER = NODE_SERVERS / "server-everything" / "dist" / "index.js"
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # Real servers start slower than our fakes (the time server imports pydantic; node loads its modules).
 SLOW_START = {"timeout": 30}
@@ -136,7 +137,8 @@ def test_sdk_server_announces_a_new_tool(tmp_path, sdk_http_server, start_agent,
 
 def test_everything_server_resources_and_prompts(tmp_path):
     """server-everything over stdio: its resources and templates listed, one read, a prompt sent as the next turn."""
-    cwd = workdir(tmp_path, {"everything": {"command": "node", "args": [str(EVERYTHING_SERVER), "stdio"], **SLOW_START}})
+    cwd = workdir(tmp_path, {"everything": {"command": "node", "args": [str(EVERYTHING_SERVER), "stdio"],
+                                            **SLOW_START}})
     with FakeOpenAI([answer("noted")]) as model:
         done = run_agent(cwd, ["/resources", "/read everything demo://resource/dynamic/text/7", "/prompts",
                                "/prompt everything args-prompt city=Ouagadougou", "/exit"],
@@ -168,8 +170,8 @@ def test_time_and_sdk_servers_in_the_2026_07_28_revision(tmp_path, sdk_http_serv
     modern = {"protocol": "2026-07-28", **SLOW_START}
     cwd = workdir(tmp_path, {"time": {**servers(tmp_path)["time"], **modern},
                              "sdk": {"type": "http", "url": sdk_http_server, **modern},
-                             "local": {"command": str(TIME_SERVER.parent / "python"),
-                                       "args": [str(ROOT / "tests" / "fakes" / "sdk_http_server.py"), "stdio"], **modern}})
+                             "local": {"command": str(TIME_SERVER.parent / "python"), **modern,
+                                       "args": [str(ROOT / "tests" / "fakes" / "sdk_http_server.py"), "stdio"]}})
     script = [tool_calls(("mcp_time_get_current_time", {"timezone": "UTC"}), ("mcp_sdk_add", {"a": 40, "b": 2}),
                          ("mcp_local_add", {"a": 1, "b": 1})), answer_from_tools]
     with FakeOpenAI(script) as model:
@@ -178,8 +180,10 @@ def test_time_and_sdk_servers_in_the_2026_07_28_revision(tmp_path, sdk_http_serv
     assert model.violations == []
     for server in ("time", "sdk", "local"):
         listed_tools(done.stdout, server)
-        assert re.search(rf"^(?:> )?{server} \(\d+ tools?\)\n(?:  mcp_\S+\n)*  speaks MCP 2026-07-28\n", done.stdout, re.M)
-    assert re.search(r'Results: \{\s*"timezone": "UTC",\s*"datetime": "\d{4}-.*\| 42 \| 2$', done.stdout, re.M | re.S), done.stdout
+        speaks = rf"^(?:> )?{server} \(\d+ tools?\)\n(?:  mcp_\S+\n)*  speaks MCP 2026-07-28\n"
+        assert re.search(speaks, done.stdout, re.M)
+    results = r'Results: \{\s*"timezone": "UTC",\s*"datetime": "\d{4}-.*\| 42 \| 2$'
+    assert re.search(results, done.stdout, re.M | re.S), done.stdout
 
 
 def test_server_everything_asks_through_the_repl(tmp_path):
@@ -188,7 +192,8 @@ def test_server_everything_asks_through_the_repl(tmp_path):
     folder) and a URL (shown with its host, declined, never opened)."""
     import sys
     from conftest import INDEX, run_in_pty
-    cwd = workdir(tmp_path / "agent", {"everything": {"command": "node", "args": [str(EVERYTHING_SERVER)], **SLOW_START}})
+    cwd = workdir(tmp_path / "agent", {"everything": {"command": "node", "args": [str(EVERYTHING_SERVER)],
+                                                      **SLOW_START}})
     sampling = '/call mcp_everything_trigger-sampling-request {"prompt": "Say hello", "maxTokens": 40}\n'
     url = '/call mcp_everything_trigger-url-elicitation {"url": "https://example.com/verify?step=1"}\n'
     with FakeOpenAI([answer("sampled hello from the model")]) as model:
@@ -262,7 +267,8 @@ def test_an_unattended_run_with_many_real_tools_searches_for_the_one_it_needs(tm
                               cwd=cwd, env=agent_env(model.base_url), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     first, second = ([t["function"]["name"] for t in r["tools"]] for r in model.requests[:2])
-    assert first == ["get_current_time", "ls", "read", "mcp_time_get_current_time", "mcp_everything_echo", "tool_search"]
+    assert first == ["get_current_time", "ls", "read", "mcp_time_get_current_time", "mcp_everything_echo",
+                     "tool_search"]
     assert second[:len(first)] == first and "mcp_time_convert_time" in second
     result = json.loads(done.stdout)
     assert [c["name"] for c in result["tool_calls"]] == ["tool_search", "mcp_time_convert_time"]

@@ -42,7 +42,8 @@ def test_the_same_capabilities_every_run(started, monkeypatch):
 
 
 def test_without_a_terminal_a_form_is_declined_unless_the_entry_takes_its_defaults(started):
-    """The default policy declines; "elicitation": "defaults" accepts the schema's defaults (every required one has one)."""
+    """The default policy declines; "elicitation": "defaults" accepts the schema's defaults (every required one
+    has one)."""
     assert asked(started(fake("normal")), "ask_form")["result"] == {"action": "decline"}
     defaults = started(fake("normal", elicitation="defaults"), name="defaults")
     assert asked(defaults, "ask_form")["result"] == {"action": "accept", "content": {"name": "Ada", "count": 3}}
@@ -129,8 +130,8 @@ def test_a_multi_select_takes_numbers_with_spaces_and_choices_show_their_titles(
         "heroes": {"type": "array", "items": {"oneOf": [{"const": "hero-1", "title": "Ada"},
                                                         {"const": "hero-2", "title": "Grace"},
                                                         {"const": "hero-3", "title": "Edsger"}]}},
-        "lead": {"type": "string", "oneOf": [{"const": "hero-1", "title": "Ada"}, {"const": "hero-2", "title": "Grace"}],
-                 "default": "hero-2"}}}
+        "lead": {"type": "string", "default": "hero-2",
+                 "oneOf": [{"const": "hero-1", "title": "Ada"}, {"const": "hero-2", "title": "Grace"}]}}}
     prompts: list = []
     result = handlers(answers=["2 3", "", "a"], prompts=prompts).answer(
         "srv", None, "elicitation/create", {"message": "Team?", "requestedSchema": schema})
@@ -205,7 +206,8 @@ def test_roots_are_answered_at_once_while_a_question_of_the_same_server_waits(st
             release.wait(30)
             return "\n"
     try:
-        client = started(fake("normal"), asks=Handlers(Console(stdin=Waiting(), stdout=io.StringIO()), interactive=True))
+        console = Console(stdin=Waiting(), stdout=io.StringIO())
+        client = started(fake("normal"), asks=Handlers(console, interactive=True))
         client.call_tool("ask_later", {"after": 0})
         assert asked.wait(30)
         reply = json.loads(client.call_tool("ask_roots", {}))

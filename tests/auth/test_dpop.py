@@ -85,7 +85,8 @@ def write_key(path, mode: int = 0o600) -> es256.Key:
     der = bytes.fromhex("30770201010420") + key._d.to_bytes(32, "big") + bytes.fromhex("a00a06082a8648ce3d030107")
     der += b"\xa1\x44\x03\x42\x00\x04" + key.x.to_bytes(32, "big") + key.y.to_bytes(32, "big")
     import base64
-    path.write_text("-----BEGIN EC PRIVATE KEY-----\n" + base64.b64encode(der).decode() + "\n-----END EC PRIVATE KEY-----\n")
+    path.write_text("-----BEGIN EC PRIVATE KEY-----\n" + base64.b64encode(der).decode()
+                    + "\n-----END EC PRIVATE KEY-----\n")
     os.chmod(path, mode)
     return key
 

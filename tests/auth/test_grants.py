@@ -42,7 +42,8 @@ def test_client_credentials_at_start_up_without_a_login(monkeypatch, capfd):
     monkeypatch.setenv("CI_SECRET", SECRET)
     clients = {"ci-client": {"secret": SECRET, "method": "client_secret_basic"}}
     with OAuthFake(strict=True, methods=["client_secret_basic", "client_secret_post"], clients=clients) as server:
-        client = started(server, {"grant": "client_credentials", "clientId": "ci-client", "clientSecret": "${CI_SECRET}"})
+        client = started(server, {"grant": "client_credentials", "clientId": "ci-client",
+                                  "clientSecret": "${CI_SECRET}"})
         try:
             assert client.call_tool("echo", {"text": "ran"}) == "ran"
         finally:
@@ -102,7 +103,8 @@ def test_enterprise_exchanges_the_id_token_then_presents_the_assertion(monkeypat
                             "audience": server.base, "resource": server.url, "scope": "tools",
                             "client_id": "idp-client"} and idp_auth is None
         (form,) = server.token_requests
-        assert form["grant_type"] == JWT_BEARER and form["assertion"] == "jag-1" and server.token_auth[0].startswith("Basic ")
+        assert form["grant_type"] == JWT_BEARER and form["assertion"] == "jag-1"
+        assert server.token_auth[0].startswith("Basic ")
     out = capfd.readouterr()
     assert all(secret not in stored() + out.out + out.err for secret in (SECRET, ID_TOKEN, "jag-1"))
 

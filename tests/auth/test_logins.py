@@ -165,7 +165,8 @@ def test_a_refresh_refused_as_invalid_client_registers_anew():
 @pytest.mark.parametrize("no_metadata", [False, True], ids=["metadata at the origin", "default endpoints"])
 def test_a_2025_03_26_server_is_its_own_authorization_server(no_metadata):
     """No protected resource metadata: the origin's metadata, else /authorize, /token, /register there."""
-    with OAuthFake(no_prm=True, no_metadata=no_metadata, iss="http://not-compared.example" if no_metadata else None) as server:
+    iss = "http://not-compared.example" if no_metadata else None
+    with OAuthFake(no_prm=True, no_metadata=no_metadata, iss=iss) as server:
         client = logged_in(server)
         try:
             assert client.call_tool("echo", {"text": "old"}) == "old"

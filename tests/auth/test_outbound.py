@@ -287,7 +287,8 @@ def test_a_pasted_address_needs_this_logins_state_whatever_else_it_says(tmp_path
         query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(back).query))
         if not forged:
             return query["code"] + "\n"
-        return back.split("?")[0] + "?" + urllib.parse.urlencode({**query, "state": "other", "pasted": "1", "outcome": "planted"}) + "\n"
+        planted = {**query, "state": "other", "pasted": "1", "outcome": "planted"}
+        return back.split("?")[0] + "?" + urllib.parse.urlencode(planted) + "\n"
 
     env = {k: v for k, v in os.environ.items() if k not in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY")}
     for forged, said in ((True, "refused: "), (False, "logged in")):

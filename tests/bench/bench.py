@@ -72,7 +72,8 @@ class HttpServer:
 
     def __init__(self, sse: bool = False) -> None:
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("http_echo_server.py"))]
-                                     + (["--sse"] if sse else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                     + (["--sse"] if sse else []),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.url = self.proc.stdout.readline().strip()
 
     def connections(self) -> int:
@@ -315,7 +316,8 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
 def listing_mb() -> float:
     """How much the agent's peak memory grows while a server's tools/list pages of small objects
     (the costliest JSON to hold) run up to the cap (Linux: ru_maxrss is in KB)."""
-    done = subprocess.run([sys.executable, "-c", LISTING, str(ROOT / "day15"), str(ROOT / "tests" / "fakes" / "fake_server.py")],
+    server = ROOT / "tests" / "fakes" / "fake_server.py"
+    done = subprocess.run([sys.executable, "-c", LISTING, str(ROOT / "day15"), str(server)],
                           capture_output=True, text=True, timeout=PHASE_TIMEOUT_S, check=True)
     return float(done.stdout)
 

@@ -161,7 +161,8 @@ def test_a_server_that_speaks_no_version_of_ours_is_named_with_both_lists(client
     def on_call(message):
         return error(message, UNSUPPORTED_VERSION, "unsupported", {"supported": ["2031-01-01"]})
     c, server = client(modern(on_call), {"protocol": MODERN})
-    with pytest.raises(McpError, match=r"tools/call failed: the server speaks 2031-01-01; this client speaks 2026-07-28"):
+    with pytest.raises(McpError,
+                       match=r"tools/call failed: the server speaks 2031-01-01; this client speaks 2026-07-28"):
         c.call_tool("echo", {})
     assert len(server.requests("tools/call")) == 1
 

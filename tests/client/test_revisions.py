@@ -177,12 +177,14 @@ def test_auto_over_http(started, mode, revision):
 
 
 def test_handshake_refused_by_a_modern_server_gets_a_hint(started):
-    """The default (the handshake) against servers of 2026-07-28 only, over stdio and HTTP: the error says what to set."""
+    """The default (the handshake) against servers of 2026-07-28 only, over stdio and HTTP: the error says what
+    to set."""
     with pytest.raises(McpError, match=r'initialize failed: initialize is not supported.*set "protocol": "auto"'):
         started(fake("modern"))
     with FakeHttpMcp("modern") as server:
         # The 400's JSON-RPC error is the reply (no session to have forgotten), as a stdio server's would be.
-        with pytest.raises(McpError, match=r'initialize failed: params._meta .*\(code -32602\) .*set "protocol": "auto"'):
+        with pytest.raises(McpError,
+                           match=r'initialize failed: params._meta .*\(code -32602\) .*set "protocol": "auto"'):
             started({"type": "http", "url": server.url}, name="remote")
 
 
@@ -194,12 +196,14 @@ def test_arguments_a_tool_wants_in_headers(started, capfd):
         "where": {"type": "object", "properties": {"zone": {"type": "integer", "x-mcp-header": "Zone"},
                                                    "dry": {"type": "boolean", "x-mcp-header": "Dry"}}},
         "text": {"type": "string"}}}
-    bad = {"type": "object", "properties": {"list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}
+    items = {"type": "string", "x-mcp-header": "Item"}
+    bad = {"type": "object", "properties": {"list": {"type": "array", "items": items}}}
     with FakeHttpMcp("modern") as server:
         server.tools += [{"name": "regional", "inputSchema": schema}, {"name": "broken", "inputSchema": bad}]
         client = started({"type": "http", "url": server.url, "protocol": "2026-07-28"}, name="remote")
         assert [t["name"] for t in client.tools] == ["echo", "regional"]
-        assert client.call_tool("regional", {"region": "Zürich", "where": {"zone": 3, "dry": False}, "text": "ok"}) == "ok"
+        regional = {"region": "Zürich", "where": {"zone": 3, "dry": False}, "text": "ok"}
+        assert client.call_tool("regional", regional) == "ok"
         assert client.call_tool("regional", {"text": "none given"}) == "none given"
         client.stop()
     headers = [h for h, m in server.posts if m["method"] == "tools/call"]
@@ -214,7 +218,8 @@ def test_arguments_a_tool_wants_in_headers(started, capfd):
     ({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}, "not a string, integer or boolean"),
     ({"properties": {"a": {"type": "string", "x-mcp-header": "A B"}}}, "is not a header name"),
     ({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}, "is not a header name"),
-    ({"properties": {"a": {"type": "string", "x-mcp-header": "Same"}, "b": {"type": "integer", "x-mcp-header": "sAME"}}},
+    ({"properties": {"a": {"type": "string", "x-mcp-header": "Same"},
+                     "b": {"type": "integer", "x-mcp-header": "sAME"}}},
      "share one x-mcp-header"),
     ({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}, "other than a property"),
 ])

@@ -32,7 +32,8 @@ def test_timeout_sends_cancellation(started):
         client.call_tool("hang", {})
     client.cfg.timeout = 10
     (cancelled,) = json.loads(client.call_tool("cancellations", {}))
-    (hang,) = [r for r in json.loads(client.call_tool("requests_seen", {})) if (r["params"] or {}).get("name") == "hang"]
+    (hang,) = [r for r in json.loads(client.call_tool("requests_seen", {}))
+               if (r["params"] or {}).get("name") == "hang"]
     assert cancelled["requestId"] == hang["id"] and "no reply within 0.3 s" in cancelled["reason"]
 
 

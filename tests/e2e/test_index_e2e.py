@@ -11,7 +11,8 @@ import time
 import pytest
 
 from beyond import net
-from conftest import agent_env, assert_no_process_left, demo, fake, FAKES, INDEX, processes_in, ROOT, run_agent, wait_for_output, workdir
+from conftest import (agent_env, assert_no_process_left, demo, fake, FAKES, INDEX, processes_in, ROOT, run_agent,
+                      wait_for_output, workdir)
 from fakes.openai_server import answer, answer_from_tools, FakeOpenAI, Hang, HttpError, tool_calls
 
 SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
@@ -92,7 +93,8 @@ def test_allow_runs_without_prompt_and_deny_never_runs(tmp_path):
 
 
 def test_api_error_then_good_turn(tmp_path):
-    """A 500 that lasts (the first try and every retry) prints one error line; the next turn works and its history is valid."""
+    """A 500 that lasts (the first try and every retry) prints one error line; the next turn works and its
+    history is valid."""
     cwd = workdir(tmp_path, {})
     failing = [HttpError(500, '{"error": {"message": "overloaded"}}', retry_after="0")] * (net.RETRIES + 1)
     with FakeOpenAI(failing + [answer("second answer")]) as model:

@@ -96,7 +96,8 @@ class DpopFake(OAuthFake):
         claims = checked[1] if checked else {}
         if form.get("client_assertion_type") != ASSERTION_TYPE or not checked:
             return "no valid client assertion"
-        if (claims.get("iss"), claims.get("sub"), claims.get("aud")) != (form["client_id"], form["client_id"], self.base):
+        if (claims.get("iss"), claims.get("sub"), claims.get("aud")) != (form["client_id"], form["client_id"],
+                                                                          self.base):
             return "the assertion names another client or audience"
         return None if claims.get("exp", 0) > time.time() and isinstance(claims.get("jti"), str) else "expired"
 

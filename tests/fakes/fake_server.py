@@ -128,7 +128,8 @@ def on_list(request: dict) -> None:
     if MODE == "dense_pages":  # 1 MB pages of small objects, the costliest JSON to hold, each with a next page
         start = int((request.get("params") or {}).get("cursor") or 0)
         props = {f"p{i}": {"type": "integer", "x": [0, 1]} for i in range(40)}
-        page = [{"name": f"tool{i}", "inputSchema": {"type": "object", "properties": props}} for i in range(start, start + 700)]
+        page = [{"name": f"tool{i}", "inputSchema": {"type": "object", "properties": props}}
+                for i in range(start, start + 700)]
         return reply(request, {"tools": page, "nextCursor": str(start + 700)})
     if MODE != "paginate":
         return reply(request, {"tools": tools})
@@ -287,7 +288,8 @@ def needs_input(request: dict, args: dict) -> None:
         return reply(request, {"resultType": "input_required", "requestState": f"again-{len(input_rounds)}"})
     if state is None:
         return reply(request, {"resultType": "input_required", "requestState": "round-1", "inputRequests": {
-            "where": {"method": "roots/list", "params": {}}, "confirm": {"method": "elicitation/create", "params": FORM}}})
+            "where": {"method": "roots/list", "params": {}},
+            "confirm": {"method": "elicitation/create", "params": FORM}}})
     if state == "round-1":
         return reply(request, {"resultType": "input_required", "requestState": "round-2"})
     reply(request, text_result(json.dumps(input_rounds)))
@@ -481,16 +483,18 @@ def get_prompt(request: dict) -> None:
 
 
 HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on_list,
-            "resources/list": lambda r: reply(r, {"resources": [{"uri": u, "name": u.rsplit("/", 1)[-1]} for u in RESOURCES]}),
-            "resources/templates/list": lambda r: error(r, -32601, "no templates") if MODE == "empty_context" else reply(
-                r, {"resourceTemplates": [{"uriTemplate": "demo://notes/{day}", "name": "notes of a day"}]}),
+            "resources/list": lambda r: reply(r, {"resources": [{"uri": u, "name": u.rsplit("/", 1)[-1]}
+                                                                for u in RESOURCES]}),
+            "resources/templates/list": lambda r: error(r, -32601, "no templates") if MODE == "empty_context"
+            else reply(r, {"resourceTemplates": [{"uriTemplate": "demo://notes/{day}", "name": "notes of a day"}]}),
             "resources/read": read_resource,
             "prompts/list": lambda r: reply(r, {"prompts": PROMPTS}),
             "prompts/get": get_prompt,
             "server/discover": lambda r: discover(r),
-            "subscriptions/listen": lambda r: send({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                                                    "params": {"_meta": {f"{META}subscriptionId": r["id"]},
-                                                               "notifications": r["params"]["notifications"]}}),
+            "subscriptions/listen": lambda r: send({
+                "jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                "params": {"_meta": {f"{META}subscriptionId": r["id"]},
+                           "notifications": r["params"]["notifications"]}}),
             "ping": lambda request: reply(request, {})}
 
 
@@ -510,7 +514,8 @@ def modern_refusal(request: dict) -> bool:
     supported = json.loads(ARG) if ARG else [MODERN]
     if request["method"] == "initialize":
         error(request, -32601, f"initialize is not supported: this server speaks {', '.join(supported)}")
-    elif not isinstance(meta.get(f"{META}protocolVersion"), str) or not isinstance(meta.get(f"{META}clientCapabilities"), dict):
+    elif not isinstance(meta.get(f"{META}protocolVersion"), str) \
+            or not isinstance(meta.get(f"{META}clientCapabilities"), dict):
         error(request, -32602, "params._meta must carry protocolVersion and clientCapabilities")
     elif meta[f"{META}protocolVersion"] not in supported:
         error(request, -32022, "Unsupported protocol version",

@@ -36,7 +36,8 @@ TOOLS = [{"name": "echo", "description": "Echo the text.",
 # "context": resources, a template and a prompt too.
 CONTEXT = {
     "resources/list": lambda params: {"resources": [{"uri": "remote://motd", "name": "message of the day"}]},
-    "resources/templates/list": lambda params: {"resourceTemplates": [{"uriTemplate": "remote://logs/{day}", "name": "logs"}]},
+    "resources/templates/list": lambda params: {"resourceTemplates": [{"uriTemplate": "remote://logs/{day}",
+                                                                       "name": "logs"}]},
     "resources/read": lambda params: {"contents": [{"uri": params["uri"], "text": f"text of {params['uri']}"}]},
     "prompts/list": lambda params: {"prompts": [{"name": "greet", "arguments": [{"name": "who", "required": True}]}]},
     "prompts/get": lambda params: {"messages": [{"role": "user", "content": {
@@ -183,7 +184,8 @@ class FakeHttpMcp:
             "code": code, "message": text, **({} if data is None else {"data": data})}})
 
     def listen(self, handler) -> None:
-        """A GET: in "push" mode, an event stream that carries what push() sends until drop() or the client closes it."""
+        """A GET: in "push" mode, an event stream that carries what push() sends until drop() or the client
+        closes it."""
         headers = {k.lower(): v for k, v in handler.headers.items()}
         with self.changed:
             self.gets.append((time.monotonic(), headers))
@@ -203,7 +205,8 @@ class FakeHttpMcp:
         self.stream_out(handler, f"id: get-{len(self.gets)}-0\ndata: \n\n".encode())
 
     def stream_out(self, handler, first: bytes) -> None:
-        """An event stream that starts with `first`, then carries what push() sends until drop() or the client hangs up."""
+        """An event stream that starts with `first`, then carries what push() sends until drop() or the client
+        hangs up."""
         with self.changed:  # open before the client can know it is: nothing pushed from then on is lost
             self.outbox = outbox = queue.SimpleQueue()
             self.streams_opened += 1
@@ -274,7 +277,7 @@ class FakeHttpMcp:
             handler.send_response(200)
             handler.send_header("Content-Type", "text/event-stream")
             handler.end_headers()
-            handler.wfile.write(b"id: ev-1\nretry: 50\ndata: \n\n" if self.mode == "resume" else b"retry: 50\ndata: \n\n")
+            handler.wfile.write((b"id: ev-1\n" if self.mode == "resume" else b"") + b"retry: 50\ndata: \n\n")
             handler.close_connection = True
             return None
         if self.mode != "sse":

@@ -187,20 +187,21 @@ class FakeOpenAI:
         step = max(3, len(content) // 200)  # three characters a chunk; a long text in 200 chunks
         chunks += [{"content": content[i:i + step]} for i in range(0, len(content), step)]
         for index, call in enumerate(message.get("tool_calls") or []):
-            head = {"id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}
+            name = call["function"]["name"]
+            head = {"id": call["id"], "type": "function", "function": {"name": name, "arguments": ""}}
             args = call["function"]["arguments"]
             parts = [head] + [{"function": {"arguments": args[i:i + 4]}} for i in range(0, len(args), 4)]
             for part in parts:
                 if "repeat_id" in q:
-                    part = {**part, "id": call["id"], "function": {"name": call["function"]["name"], **part.get("function", {})}}
+                    part = {**part, "id": call["id"], "function": {"name": name, **part.get("function", {})}}
                 if "no_index" not in q:
                     part = {"index": index, **part}
                 chunks.append({"tool_calls": [part]})
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         finish = "stop" if "wrong_finish" in q else None if "no_finish" in q else finish
-        events = [{"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
-                  for d in chunks]
-        events.append({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        ends = [None] * len(chunks) + [finish]  # the last chunk, empty, says why the answer ended
+        events = [{"id": "c", "object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": d, "finish_reason": f}]} for d, f in zip(chunks + [{}], ends)]
         if "null_choices" in q:
             events[1:1] = [{"id": "c", "choices": None}, {"id": "c", "choices": []}]
         events.append({"id": "c", "choices": [], "usage": {"prompt_tokens": 1234, "completion_tokens": 56}})

@@ -61,8 +61,9 @@ def certificates(folder: Path) -> tuple[Path, ssl.SSLContext]:
                                                                   "leaf.pem", "leaf.ext"))
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
     run = lambda *args: subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)  # noqa: E731
-    run("req", "-x509", *ec, "-keyout", str(ca_key), "-out", str(ca), "-days", "3650", "-subj", "/CN=throw-away test CA",
-        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    run("req", "-x509", *ec, "-keyout", str(ca_key), "-out", str(ca), "-days", "3650",
+        "-subj", "/CN=throw-away test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign")
     run("req", *ec, "-keyout", str(key), "-out", str(csr), "-subj", "/CN=evil.test")
     ext.write_text("subjectAltName=" + ",".join(f"DNS:{name}" for name in NAMES) + "\n"
                    "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"

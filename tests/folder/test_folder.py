@@ -186,7 +186,8 @@ def test_a_policy_file_that_allows_more_asks_again(tmp_path):
     done = run_agent(cwd, ["/call mcp_demo_dice", "/exit"], env)
     assert "not trusted since they changed" in done.stderr and "rolled" not in done.stdout
     asked = run_in_pty([sys.executable, INDEX], cwd, env, [("Trust this folder", "y\n"), ("> ", "/exit\n")])
-    assert "GeekAgent.json lets these tools run without asking: mcp_demo_dice (new since you trusted it: mcp_demo_dice)" in asked
+    assert ("GeekAgent.json lets these tools run without asking: mcp_demo_dice "
+            "(new since you trusted it: mcp_demo_dice)") in asked
     policies.write_text(json.dumps({"tools": {"mcp_demo_dice": "allow", "mcp_demo_word_count": "deny"}}))
     done = run_agent(cwd, ["/call mcp_demo_dice", "/exit"], env)
     assert "not trusted" not in done.stderr and "rolled" in done.stdout
@@ -209,8 +210,8 @@ def test_always_is_kept_in_the_users_state_and_pinned(tmp_path, own_user_dirs):
     assert "Allow?" not in done.stdout
     server.write_text(server.read_text().replace("Fake tool {n}.", "Fake tool {n}, now something else."))
     done = run_agent(cwd, ["/call mcp_s_echo", "n", "/exit"], agent_env(key=None))
-    assert "Allow?" in done.stdout and "changed its description or input schema since it was allowed in an earlier run" \
-        in done.stderr
+    assert "Allow?" in done.stdout
+    assert "changed its description or input schema since it was allowed in an earlier run" in done.stderr
 
 
 def test_a_tool_allowed_by_the_policy_file_is_pinned_at_first_use(tmp_path, own_user_dirs):
@@ -277,7 +278,8 @@ def test_the_question_names_where_your_variables_go(tmp_path, monkeypatch):
                 "oauth": {"clientId": "c", "clientSecret": "${OPENAI_API_KEY}"}}})
     shown = "\n".join(beyond_trust.summary(beyond_trust.Project.read(str(cwd))))
     assert "env GH_TOKEN <- ${OPENAI_API_KEY}" in shown and "LEVEL=debug" in shown
-    assert "header X-Request-Source <- ${OPENAI_API_KEY}" in shown and "oauth.clientSecret <- ${OPENAI_API_KEY}" in shown
+    assert "header X-Request-Source <- ${OPENAI_API_KEY}" in shown
+    assert "oauth.clientSecret <- ${OPENAI_API_KEY}" in shown
     assert "url <- ${TENANT:-x}" in shown and "sk-never-shown-123" not in shown
 
 

@@ -38,7 +38,8 @@ def test_trust_is_asked_once_per_content_and_kept_outside_the_folder(tmp_path):
     cwd = workdir(tmp_path / "clone", {"demo": entry})
     env = {**agent_env(key=None, trust=False), "XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1"}
     command = [sys.executable, INDEX]
-    shown = run_in_pty(command, cwd, env, [("Trust this folder", "y\n"), ("> ", "/mcp\n"), ("mcp_demo_echo", "/exit\n")])
+    shown = run_in_pty(command, cwd, env,
+                       [("Trust this folder", "y\n"), ("> ", "/mcp\n"), ("mcp_demo_echo", "/exit\n")])
     assert "\\x1b[2Kspoof" in shown and "\x1b[2K" not in shown.split("Trust this folder")[0]
     assert "fake_server.py normal" in shown
     store = tmp_path / "config" / "geekagent" / "trusted-folders.json"
@@ -46,7 +47,8 @@ def test_trust_is_asked_once_per_content_and_kept_outside_the_folder(tmp_path):
     again = run_in_pty(command, cwd, env, [("> ", "/mcp\n"), ("mcp_demo_echo", "/exit\n")])
     assert "Trust this folder" not in again
     (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"other": fake("normal")}}))
-    declined = run_in_pty(command, cwd, env, [("Trust this folder", "n\n"), ("> ", "/mcp\n"), ("no MCP servers", "/exit\n")])
+    declined = run_in_pty(command, cwd, env,
+                          [("Trust this folder", "n\n"), ("> ", "/mcp\n"), ("no MCP servers", "/exit\n")])
     assert "server other: runs" in declined and "Not trusted" in declined
     assert ".geekagent/mcp.json changed since you trusted this folder" in declined and ".env changed" not in declined
 
@@ -95,7 +97,8 @@ def test_the_question_shows_what_the_client_that_starts_them_runs(tmp_path):
     twin's (a number in args and env, as str() writes it), which runs exactly the command line shown; the full
     agent refuses the numbers in args and runs nothing."""
     record = tmp_path / "record.py"
-    record.write_text("import json, os, sys\nopen('ran.json', 'w').write(json.dumps([sys.argv, os.environ.get('N')]))\n")
+    record.write_text("import json, os, sys\n"
+                      "open('ran.json', 'w').write(json.dumps([sys.argv, os.environ.get('N')]))\n")
     cwd = workdir(tmp_path / "clone", {})
     (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {
         "0": {"command": sys.executable, "args": [str(record), 7, 1.5], "env": {"N": 2}}}}))

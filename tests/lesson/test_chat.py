@@ -42,7 +42,8 @@ def test_a_request_carries_the_model_the_messages_the_tools_and_the_key(endpoint
 def test_a_model_that_never_stops_calling_tools_is_stopped(endpoint, echo, monkeypatch):
     monkeypatch.setattr(chat, "MAX_ROUNDS", 3)
     endpoint(*[tool_calls(("echo", {"text": str(i)})) for i in range(3)])
-    assert chat.Chat().run_turn(chat.new_history(), "loop") == "(stopped after 3 rounds of tool calls without an answer)"
+    stopped = "(stopped after 3 rounds of tool calls without an answer)"
+    assert chat.Chat().run_turn(chat.new_history(), "loop") == stopped
     assert len(echo) == 3
 
 

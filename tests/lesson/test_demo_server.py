@@ -62,7 +62,8 @@ def test_unknown_method_and_tool():
 
 
 def test_garbage_then_valid_request_still_answered():
-    """A non-JSON line gets -32700 with id null (a marked extension); a blank line nothing; the next request is answered."""
+    """A non-JSON line gets -32700 with id null (a marked extension); a blank line nothing;
+    the next request is answered."""
     parse_error, listed = exchange("this is not json", "", request(7, "tools/list"))
     assert parse_error["id"] is None and parse_error["error"]["code"] == -32700
     assert listed["id"] == 7 and len(listed["result"]["tools"]) == 2

@@ -56,13 +56,15 @@ def test_garbage_and_unknown_ids_are_skipped(started, capfd):
     assert client.call_tool("garbage", {"text": "two"}) == "two"
     err = capfd.readouterr().err
     assert err.count("skipped a line that is not a JSON-RPC message") == 1
-    assert "[mcp:fake] skipped a line that is not a JSON-RPC message: this is not JSON (more such lines go to /logs)" in err
+    assert ("[mcp:fake] skipped a line that is not a JSON-RPC message: this is not JSON "
+            "(more such lines go to /logs)") in err
     assert "skipped a line that is not a JSON-RPC message: this is not JSON" in client.from_server.tail
     assert "unknown or expired request id 999999" in err
 
 
 def test_stderr_flood_during_initialize_does_not_deadlock(started, capfd):
-    """1.4 MB of stderr before the initialize reply is drained, so start() completes; the last 200 lines are kept, none shouted."""
+    """1.4 MB of stderr before the initialize reply is drained, so start() completes;
+    the last 200 lines are kept, none shouted."""
     client = started(fake("stderr_flood", timeout=10))
     assert client.call_tool("echo", {"text": "after the flood"}) == "after the flood"
     client.stop()

@@ -111,7 +111,8 @@ def test_content_other_than_text(twin, started):
 
 
 def test_long_and_colliding_names(tmp_path):
-    """Names: the twin registers a 79-character name and fails the server at a collision; the full client keeps all five."""
+    """Names: the twin registers a 79-character name and fails the server at a collision;
+    the full client keeps all five."""
     status = connect_twin(tmp_path, {"fake": fake("long_names")})["fake"]
     assert "already registered" in status.error
     assert len(tools.get_tool("mcp_fake_" + "a" * 70).name) == 79  # the API refuses names over 64
@@ -168,7 +169,8 @@ def test_timeout_and_cancellation(twin, started, monkeypatch):
 
 
 def test_environment(twin, started, monkeypatch):
-    """The twin hands over the whole environment, key included, and ${VAR} as written; the full client a safe part, expanded."""
+    """The twin hands over the whole environment, key included, and ${VAR} as written;
+    the full client a safe part, expanded."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
     monkeypatch.setenv("MY_TOKEN", "tok-123")
     entry = fake("normal", env={"TOKEN_FOR_SERVER": "${MY_TOKEN}"})
@@ -291,7 +293,8 @@ def test_a_write_to_a_server_that_stopped_reading(twin, started, monkeypatch):
     monkeypatch.setattr(mcp, "REQUEST_TIMEOUT_S", 0.5)  # only now: a loaded machine may start slower
     clients[1].cfg.timeout = 0.5
     errors = []
-    callers = [threading.Thread(target=lambda c=c: errors.append(_error_of(lambda: c.call_tool("echo", {"text": "x" * 300_000}))),
+    big = {"text": "x" * 300_000}
+    callers = [threading.Thread(target=lambda c=c: errors.append(_error_of(lambda: c.call_tool("echo", big))),
                                 daemon=True) for c in clients]
     for caller in callers:
         caller.start()

@@ -72,7 +72,8 @@ def test_round_limit(model, endpoint, echo, monkeypatch):
     (HttpError(404, '{"error": {"message": "model nope not found"}}'), "HTTP 404 .*model nope not found.*OPENAI_MODEL"),
     (HttpError(429, '{"error": {"message": "slow down"}}'), "HTTP 429 .*slow down.*rate limit"),
     (HttpError(503, "<!DOCTYPE html>\n<html><head><title>503 Service\n Unavailable</title></head><body>nginx "
-                    "upstream down" + " " * 5000 + "</body></html>"), r"HTTP 503 .*: an HTML page \('503 Service Unavailable'\)"),
+                    "upstream down" + " " * 5000 + "</body></html>"),
+     r"HTTP 503 .*: an HTML page \('503 Service Unavailable'\)"),
     (HttpError(502, "<html lang=en><body>bad gateway</body></html>"), r"HTTP 502 .*: an HTML page without a title"),
     (lambda body: "not-a-message", "has no message"),
 ])

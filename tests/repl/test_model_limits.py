@@ -46,7 +46,8 @@ def test_broken_http_is_one_clear_chat_error(model, endpoint, raw, expected):
 
 
 def test_odd_model_messages_are_stored_as_the_api_wants_them(model, endpoint, monkeypatch):
-    """Arguments as an object, a reused id, a missing id (a whole reply): stored normalised; the next request is valid."""
+    """Arguments as an object, a reused id, a missing id (a whole reply): stored normalised;
+    the next request is valid."""
     model.streaming = False
     from fakes.openai_server import answer, check_request
     tools.register_tool(tools.Tool("echo", "", {"type": "object"}, lambda args: f"echo {args.get('n')}"))

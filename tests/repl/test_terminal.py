@@ -130,7 +130,8 @@ def test_ctrl_d_at_the_prompt_is_no_on_its_own_line(tmp_path):
 def test_logs_help_version_history_last_and_suggestions(tmp_path):
     """/logs shows what a server wrote; /call dice suggests the real name; --help and --version answer."""
     cwd = workdir(tmp_path, {"fake": fake("normal")}, {"mcp_fake_log": "allow"})
-    done = run_agent(cwd, ["/call mcp_fake_log", "/logs", "/call log", "/last", "/history", "/exit"], agent_env(key=None))
+    done = run_agent(cwd, ["/call mcp_fake_log", "/logs", "/call log", "/last", "/history", "/exit"],
+                     agent_env(key=None))
     assert "fake:\n  info: cache warmed\n  warning: disk almost full" in done.stdout
     assert "[mcp:fake] warning: disk almost full" in done.stderr and "cache warmed" not in done.stderr
     assert "did you mean mcp_fake_log" in done.stdout and done.stdout.count("logged") >= 2

@@ -93,7 +93,8 @@ def test_help_describes_every_flag_of_its_usage_line():
 
 @pytest.mark.parametrize("args, says", [
     (["-p"], "-p needs the prompt"), (["--json"], "--json goes with -p"), (["-p", "  "], "the prompt is empty"),
-    (["-p", "hi", "--tutorial"], "the tutorial's client is a REPL only"), (["-p", "hi", "--jsn"], "unknown option --jsn"),
+    (["-p", "hi", "--tutorial"], "the tutorial's client is a REPL only"),
+    (["-p", "hi", "--jsn"], "unknown option --jsn"),
     (["-p", "a", "-p", "b"], "-p is given twice; one run takes one prompt"),
 ])
 def test_a_command_line_that_cannot_run_exits_2_with_the_usage(tmp_path, args, says):
@@ -121,7 +122,8 @@ def test_a_mention_in_the_prompt_is_attached(tmp_path):
     with FakeOpenAI([answer("noted")]) as model:
         done = run_p(cwd, ["-p", "what is on @ctx:demo://notes/today ?"], agent_env(model.base_url))
     assert done.returncode == 0 and done.stdout == "noted\n" and "(attached @ctx:demo://notes/today" in done.stderr
-    assert model.requests[0]["messages"][-1]["content"].endswith("[resource ctx:demo://notes/today]\nBuy milk. Call Ada.")
+    sent = model.requests[0]["messages"][-1]["content"]
+    assert sent.endswith("[resource ctx:demo://notes/today]\nBuy milk. Call Ada.")
 
 
 @pytest.mark.parametrize("as_json", [False, True])

@@ -13,7 +13,8 @@ from fakes.openai_server import FakeOpenAI, answer
 
 
 def test_list_changed_updates_registry(tmp_path, capfd):
-    """After tools/list_changed, the new tool is registered and the removed one is gone, and that is said; policies stay."""
+    """After tools/list_changed, the new tool is registered and the removed one is gone, and that is said;
+    policies stay."""
     set_tool_policy("mcp_fake_echo", "allow")
     set_tool_policy("mcp_fake_change_tools", "allow")
     connect(tmp_path, {"fake": fake("normal")})

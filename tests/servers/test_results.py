@@ -52,7 +52,8 @@ def test_a_2_mb_result_comes_back_whole_through_read_result(model, tmp_path, end
     assert model.run_turn(history, "get it") == "read it all"
     expected = pattern_text(size)
     first = next(m["content"] for m in history if m["role"] == "tool")
-    assert first.startswith(expected[:beyond_results.HEAD_CHARS]) and first.endswith(expected[-beyond_results.TAIL_CHARS:])
+    assert first.startswith(expected[:beyond_results.HEAD_CHARS])
+    assert first.endswith(expected[-beyond_results.TAIL_CHARS:])
     assert f"characters not shown of {size:,}" in first and len(first) < tools.MAX_RESULT_CHARS
     pages = [m["content"] for m in history if m["role"] == "tool"][1:]
     read = "".join(page.split("\n", 1)[1] for page in pages)
@@ -107,20 +108,23 @@ def test_a_structured_result_that_does_not_match_the_output_schema_is_an_error_t
     model.run_turn(chat.new_history(), "go")
     results = [m["content"] for m in fake_model.requests[1]["messages"] if m["role"] == "tool"]
     assert results[0] == '{"count": 3}'
-    assert results[1].startswith("Error: mcp_fake_typed failed:") and "does not match the tool's outputSchema" in results[1]
+    assert results[1].startswith("Error: mcp_fake_typed failed:")
+    assert "does not match the tool's outputSchema" in results[1]
     assert "at $.count: expected integer, got string" in results[1]
     assert '"more" is not allowed' in results[2]
 
 
 @pytest.mark.parametrize("value, schema, problem", [
-    ({"a": [1, 2, "x"]}, {"properties": {"a": {"type": "array", "items": {"type": "integer"}}}}, "at $.a[2]: expected integer"),
+    ({"a": [1, 2, "x"]}, {"properties": {"a": {"type": "array", "items": {"type": "integer"}}}},
+     "at $.a[2]: expected integer"),
     (True, {"type": "integer"}, "expected integer, got boolean"),
     (2.0, {"type": "integer"}, None),
     ("b", {"enum": ["a", 1]}, 'is not one of'),
     (1.0, {"enum": [1]}, None),
     ({}, {"required": ["id"]}, '"id" is required'),
     (5, {"oneOf": [{"type": "integer"}, {"type": "number"}]}, "matches 2 of the oneOf"),
-    ("s", {"anyOf": [{"type": "integer"}, {"$ref": "#/definitions/s"}], "definitions": {"s": {"type": "string"}}}, None),
+    ("s", {"anyOf": [{"type": "integer"}, {"$ref": "#/definitions/s"}], "definitions": {"s": {"type": "string"}}},
+     None),
     ({"x": 1}, {"$ref": "https://example.com/schema.json"}, None),  # never fetched: nothing to check against
     ({"n": {"n": {"n": 5}}}, {"$defs": {"t": {"type": "object", "properties": {"n": {"$ref": "#/$defs/t"}}}},
                               "$ref": "#/$defs/t"}, "at $.n.n.n: expected object, got integer"),
@@ -134,8 +138,8 @@ def test_the_schema_check(value, schema, problem):
 def test_a_schema_that_would_take_forever_stops_being_checked(monkeypatch):
     """Nested anyOf, every option checked, two of them recursive, over lists of two: 4^15 checks; it stops
     at MAX_STEPS (15 levels stay within MAX_DEPTH, so the budget of steps is what stops it)."""
-    schema = {"$defs": {"d": {"anyOf": [{"type": "string"}, {"items": {"$ref": "#/$defs/d"}}, {"items": {"$ref": "#/$defs/d"}}]}},
-              "$ref": "#/$defs/d"}
+    recursive = {"items": {"$ref": "#/$defs/d"}}
+    schema = {"$defs": {"d": {"anyOf": [{"type": "string"}, recursive, dict(recursive)]}}, "$ref": "#/$defs/d"}
     value = 0
     for _ in range(15):
         value = [value, value]

@@ -72,13 +72,15 @@ def test_a_new_conversation_forgets_what_was_loaded(tmp_path, searching):
 
 
 def test_few_tools_are_all_offered_without_a_search(tmp_path, searching):
-    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(toolsearch.MAX_MCP_TOOLS)]))}, searching.servers)
+    names = [f"t{i}" for i in range(toolsearch.MAX_MCP_TOOLS)]
+    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", names))}, searching.servers)
     names = [s["function"]["name"] for s in searching.choose(tools.openai_tools(), chat.new_history())]
     assert names == [f"mcp_a_t{i}" for i in range(toolsearch.MAX_MCP_TOOLS)]
 
 
 def test_a_search_finds_by_words_and_never_a_denied_tool(tmp_path, searching):
-    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", ["read_file", "write_file", "list_dir", "delete_file"]))}, searching.servers)
+    names = ["read_file", "write_file", "list_dir", "delete_file"]
+    connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", names))}, searching.servers)
     set_tool_policy("mcp_a_delete_file", "deny")
     result = searching.search({"query": "file"})
     assert result.splitlines()[0] == "Loaded for this conversation: mcp_a_read_file, mcp_a_write_file"

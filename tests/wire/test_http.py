@@ -51,7 +51,8 @@ def test_a_session_forgotten_under_many_callers_is_renewed_by_one(remote):
 def test_unauthorized_is_clear_and_headers_expand(monkeypatch):
     """401 carries the server's message; ${VAR} in headers supplies the token."""
     with FakeHttpMcp("unauthorized") as server:
-        with pytest.raises(McpError, match=r"initialize to .* failed: HTTP 401: invalid token \(check the entry's headers\)"):
+        with pytest.raises(McpError,
+                           match=r"initialize to .* failed: HTTP 401: invalid token \(check the entry's headers\)"):
             McpClient("remote", {"url": server.url, "headers": {"Authorization": "Bearer wrong"}}).start()
         monkeypatch.setenv("REMOTE_TOKEN", "good-token")
         client = McpClient("remote", {"url": server.url, "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}})

@@ -153,7 +153,7 @@ def test_what_would_grant_the_home_is_refused_and_named(started, place, monkeypa
     else:
         why = {"args link": "a link out of the project, to /", "args file link": f"a link out of the project, to "
                f"{place.key}"}.get(how, "the home folder or a folder above it")
-        assert f"; refused: " in said and why in said, said
+        assert "; refused: " in said and why in said, said
         assert not any(part.strip() in ("~", "/") for part in said.split("reads ")[1].split(";")[0].split(",")), said
     client = started(config)
     assert probe(client, "read", path=place.key).startswith("refused")

@@ -22,9 +22,9 @@ def test_environment_is_filtered_and_expanded(started, monkeypatch):
 
 def test_the_networks_settings_reach_the_server(started, monkeypatch):
     """A custom CA and a proxy (upper and lower case) reach the server, as uvx and npx need them; no secret does."""
-    settings = {"SSL_CERT_FILE": "/etc/corp/ca.pem", "SSL_CERT_DIR": "/etc/corp/certs", "REQUESTS_CA_BUNDLE": "/ca.pem",
-                "NODE_EXTRA_CA_CERTS": "/ca.pem", "HTTPS_PROXY": "http://proxy.corp:3128", "http_proxy": "http://p:8080",
-                "no_proxy": "localhost,.corp"}
+    settings = {"SSL_CERT_FILE": "/etc/corp/ca.pem", "SSL_CERT_DIR": "/etc/corp/certs",
+                "REQUESTS_CA_BUNDLE": "/ca.pem", "NODE_EXTRA_CA_CERTS": "/ca.pem",
+                "HTTPS_PROXY": "http://proxy.corp:3128", "http_proxy": "http://p:8080", "no_proxy": "localhost,.corp"}
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
@@ -52,7 +52,8 @@ def test_invalid_utf8_is_replaced_not_fatal(started, capfd):
     client = started(fake("normal"))
     assert client.call_tool("bad_utf8", {}) == "caf\ufffd ok"
     assert client.call_tool("echo", {"text": "still here"}) == "still here"
-    assert wait_until(lambda: "stderr with \ufffd\ufffd bad bytes" in client.from_server.tail)  # stderr has its own thread
+    # stderr has its own thread
+    assert wait_until(lambda: "stderr with \ufffd\ufffd bad bytes" in client.from_server.tail)
     assert "replaced invalid UTF-8" in capfd.readouterr().err
 
 

@@ -1,4 +1,5 @@
-"""In a child process of a test: the simulated remote hosts of tests/fakes/remote_hosts.py, when TEST_REMOTE_HOSTS names them."""
+"""In a child process of a test: the simulated remote hosts of tests/fakes/remote_hosts.py, when
+TEST_REMOTE_HOSTS names them."""
 import json
 import os
 import sys
