@@ -186,6 +186,14 @@ def unhung(function, *args):
     return value
 
 
+class Asked(list):
+    """The trust question's stand-in: keeps every question it is asked, and answers yes."""
+
+    def __call__(self, question: str) -> bool:
+        self.append(question)
+        return True
+
+
 def wait_until(condition, timeout: float = 10.0) -> bool:
     """Poll a condition with a deadline (for effects that happen on another thread)."""
     deadline = time.monotonic() + timeout

@@ -5,7 +5,7 @@ import sys
 
 from beyond.folder.approvals import runs_of
 from beyond.folder.trust import Project, decide, summary
-from conftest import FAKES, workdir
+from conftest import FAKES, Asked, workdir
 
 PROBE = str(FAKES / "probe_server.py")
 
@@ -38,11 +38,7 @@ def test_a_wider_grant_asks_again(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     cwd = workdir(tmp_path / "p", {"s": entry(sandbox=True)})
     monkeypatch.chdir(cwd)
-    asked = []
-
-    def ask(question: str) -> bool:
-        asked.append(question)
-        return True
+    asked = ask = Asked()
     assert decide(Project.read("."), False, ask) and len(asked) == 1
     assert decide(Project.read("."), False, ask) and len(asked) == 1
     (cwd / "data").symlink_to("/")

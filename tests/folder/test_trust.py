@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from beyond.folder import dotenv
-from conftest import INDEX, agent_env, fake, run_agent, run_in_pty, workdir
+from conftest import INDEX, Asked, agent_env, fake, run_agent, run_in_pty, workdir
 
 
 def hostile_folder(tmp_path):
@@ -70,11 +70,7 @@ def test_fewer_servers_than_trusted_ask_nothing_and_a_new_one_asks(tmp_path, mon
     trusted as it is; an entry that runs something new asks again."""
     from beyond.folder.trust import Project, decide
     monkeypatch.chdir(workdir(tmp_path / "clone", {"a": fake("normal"), "b": fake("slow")}))
-    asked = []
-
-    def ask(question: str) -> bool:
-        asked.append(question)
-        return True
+    asked = ask = Asked()
     assert decide(Project.read("."), False, ask) and len(asked) == 1
     path = tmp_path / "clone" / ".geekagent" / "mcp.json"
     path.write_text(json.dumps({"mcpServers": {"b": fake("slow")}}, indent=4))
@@ -131,11 +127,7 @@ def test_a_folder_trusted_for_one_client_asks_again_when_the_other_would_run_mor
     mode it asks nothing."""
     from beyond.folder.trust import Project, decide
     monkeypatch.chdir(workdir(tmp_path / "clone", {"a": fake("normal"), "b": {**fake("slow"), "disabled": True}}))
-    asked = []
-
-    def ask(question: str) -> bool:
-        asked.append(question)
-        return True
+    asked = ask = Asked()
     assert decide(Project.read("."), False, ask) and len(asked) == 1
     assert decide(Project.read("."), False, ask) and len(asked) == 1
     capsys.readouterr()
