@@ -43,7 +43,7 @@ def part_of(module: str) -> str | None:
         return "face"
     if names[1] in ("text", "waits", "dirs", "net", "sse"):
         return "bottom"
-    if names[1] in ("console", "terminal"):  # terminal.py is the console's drawing
+    if names[1] in ("console", "terminal", "turn"):  # terminal.py and turn.py are the console's drawing
         return "console"
     return names[1]
 

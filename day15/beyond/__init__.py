@@ -11,7 +11,8 @@ holds the arrows):
   client/     one MCP session over the twin (mcp.py): revisions, what a server sends unasked, restarts
   auth/       OAuth for remote servers: discovery, the login, tokens, where a login may go
   wire/       bytes in, messages out, knowing no MCP: stdio and Streamable HTTP
-  console.py  the one owner of the terminal (terminal.py draws the activity line and the answer)
+  console.py  the one owner of the terminal (turn.py draws the activity line and the answer; terminal.py
+              what comes above the prompt, held output, typeahead)
   text.py, waits.py, dirs.py   the bottom: text made safe to show, deadlines and waits, the XDG folders;
   net.py, sse.py               one HTTP exchange with a deadline and a size limit; Server-Sent Events
 

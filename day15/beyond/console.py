@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable
 
 from beyond.dirs import NOFOLLOW, exclusive, state_dir
-from beyond.terminal import Activity, Output, held_output, isatty, lines_above, taken_typeahead
+from beyond.terminal import held_output, isatty, lines_above, shown, taken_typeahead
+from beyond.turn import Activity, Output
 
 # Lines of input kept across sessions.
 HISTORY_LINES = 1000
@@ -133,7 +134,7 @@ class Console:
         user finished while the model worked comes first, alone, as typed."""
         if self._typed_ahead:
             message = self._typed_ahead.pop(0)
-            print(f"> {message}", file=self.stdout)
+            print(f"> {shown(message, one_line=True)}", file=self.stdout)  # as typed, made visible
             if self.readline:
                 self.readline.add_history(message)
             return message
