@@ -81,3 +81,31 @@ def test_a_failed_start_names_what_the_sandbox_refused():
     assert refused_in(parse_server_config("n", {"command": "npx", "sandbox": {"network": True}}), []) == \
         " (it ran sandboxed: /mcp shows what it may reach)"
     assert refused_in(parse_server_config("s", {"command": "python3"}), [offline]) == ""
+
+
+def test_the_question_reads_no_fifo_device_or_endless_file_a_folder_names(tmp_path, monkeypatch):
+    """What the grants read of the folder (a pyvenv.cfg above a script, a program's #! line) is read as
+    the folder's file rules say: a FIFO, a link to /dev/zero or bytes that are not UTF-8 neither hang the
+    question nor break it."""
+    import contextlib
+    import os
+    import threading
+    cwd = workdir(tmp_path / "p", {"fifo": entry(args=[PROBE, "a/bin/x.py"]), "zero": entry(args=[PROBE, "b/bin/x.py"]),
+                                   "bytes": entry(args=[PROBE, "c/bin/x.py"]), "pipe": entry(command="./run")})
+    for name in "abc":
+        (cwd / name / "bin").mkdir(parents=True)
+        (cwd / name / "bin" / "x.py").write_text("print()\n")
+    os.mkfifo(cwd / "a" / "pyvenv.cfg")
+    (cwd / "b" / "pyvenv.cfg").symlink_to("/dev/zero")
+    (cwd / "c" / "pyvenv.cfg").write_bytes(b"home = \xff\xfe\n")
+    os.mkfifo(cwd / "run", 0o755)
+    monkeypatch.chdir(cwd)
+    lines: list[dict] = []
+    asking = threading.Thread(target=lambda: lines.append(server_lines(Project.read(".", sandbox=True))), daemon=True)
+    asking.start()
+    asking.join(20)
+    for fifo in (cwd / "a" / "pyvenv.cfg", cwd / "run"):  # a reader stuck on one is let go
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert lines, "the trust question hung on a file of the folder"
+    assert set(lines[0]) == {"fifo", "zero", "bytes", "pipe"} and all("sandboxed" in line for line in lines[0].values())

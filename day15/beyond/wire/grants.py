@@ -12,9 +12,10 @@ import json
 import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass
 
-from beyond.dirs import cache_dir, config_dir, state_dir
+from beyond.dirs import FolderError, cache_dir, config_dir, read_inside, state_dir
 
 # Read (and run) for every sandboxed server: the system's, the same for each, so never listed per entry.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys")
@@ -22,6 +23,8 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"
 # server writes them; and the tools uv installed, never granted as a whole.
 USER_CACHES = ("~/.npm", "~/.cache/uv", "~/.local/share/uv")
 UV_TOOLS = "~/.local/share/uv/tools"
+# A virtual environment's pyvenv.cfg is a few lines; one bigger is no such file.
+MAX_VENV_CFG_BYTES = 64 * 1024
 # A launcher gets a cache of its own, writable, instead: its name, and the variables that point it there
 # (uv also keeps its tools and the Pythons it fetches apart from its cache).
 LAUNCHER_CACHES = {"npx": "npm", "npm": "npm", "uvx": "uv", "uv": "uv"}
@@ -152,11 +155,14 @@ def _runtime_bin(path: str) -> bool:
 def _venv(path: str) -> tuple[str, str] | None:
     """(a virtual environment's root, the folder of the Python it was made from) for a file in it."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(path)))
-    try:
-        with open(os.path.join(root, "pyvenv.cfg"), encoding="utf-8") as f:
-            home = next((line.partition("=")[2].strip() for line in f if line.partition("=")[0].strip() == "home"), "")
-    except OSError:
+    try:  # a file of the folder: bounded, never a FIFO or a device
+        said = read_inside(os.path.join(root, "pyvenv.cfg"), MAX_VENV_CFG_BYTES, root=None)
+    except FolderError:
         return None
+    if said is None:
+        return None
+    lines = said.decode("utf-8", "replace").splitlines()
+    home = next((line.partition("=")[2].strip() for line in lines if line.partition("=")[0].strip() == "home"), "")
     return root, os.path.realpath(home) if home else ""
 
 
@@ -170,11 +176,12 @@ def _which(name: str, path: str | None) -> str:
 
 def _interpreter(program: str, path: str | None) -> list[str]:
     """The interpreter a script's #! line names (through `env`), when it has one."""
-    try:
-        with open(program, "rb") as f:
-            line = f.readline(256)
+    try:  # O_NONBLOCK: a FIFO is never waited on, and is no script
+        fd = os.open(program, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return []
+    with os.fdopen(fd, "rb") as f:
+        line = f.readline(256) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
     words = line[2:].decode("utf-8", "replace").split() if line.startswith(b"#!") else []
     if words and os.path.basename(words[0]) == "env" and len(words) > 1:
         words = [shutil.which(words[1], path=path) or words[1]]
