@@ -35,11 +35,6 @@ def register_tool(tool: Tool) -> None:
     _registry[tool.name] = tool
 
 
-def unregister_tool(name: str) -> None:
-    """Remove a tool if present."""
-    _registry.pop(name, None)
-
-
 def get_tool(name: str) -> Tool | None:
     return _registry.get(name)
 

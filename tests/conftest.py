@@ -20,6 +20,7 @@ import beyond_mcp  # after the path insert above: the published entry
 import mcp
 import permissions
 import tools
+from beyond.servers import toolset
 
 
 @pytest.fixture
@@ -100,9 +101,16 @@ def answer_every_question(monkeypatch, answer) -> None:
     monkeypatch.setattr("builtins.input", lambda prompt="": "y" if answer(prompt.removesuffix(" [y/N] ")) else "n")
 
 
+def run_call(name: str, arguments_json: str) -> str:
+    """One tool call as the full agent runs it (beyond/servers/calls.py), over the full agent's tools."""
+    from beyond.servers.calls import Calls
+    return Calls().run(name, arguments_json)
+
+
 def empty_registry() -> None:
-    for tool in tools.all_tools():
-        tools.unregister_tool(tool.name)
+    """The lesson's registry and the full agent's set, both empty (the built-ins gone too)."""
+    tools._registry.clear()
+    toolset._own.clear()
 
 
 @pytest.fixture

@@ -268,11 +268,6 @@ def test_the_lesson_has_no_hooks_and_the_product_reads_none_of_its_privates(tmp_
     assert sorted(reads_lesson_privates(bad / "x.py")) == ["x.py:2", "x.py:5"]
 
 
-# What the lesson still carries for the product alone, to be taken over (issue 48): the removal of a
-# server's tools from the registry. Nothing may join it.
-PRODUCT_ONLY_LEFT = {"unregister_tool"}
-
-
 def unused_in_lesson(folder: Path) -> list[str]:
     """Functions, classes and methods of the lesson's files that no lesson file uses, and parameters that
     their own function never reads (lambdas aside): what only the product would use."""
@@ -295,9 +290,7 @@ def unused_in_lesson(folder: Path) -> list[str]:
 def test_nothing_in_the_lesson_is_there_for_the_product_alone(tmp_path):
     """Every function, class, method and parameter of a lesson file is used by the lesson itself; the check
     finds one that is not."""
-    left = unused_in_lesson(ROOT / "day15")
-    assert sorted(left) == sorted(f"{'permissions' if n == 'answered_by' else 'tools'}.py: {n} is used by no "
-                                  "lesson file" for n in PRODUCT_ONLY_LEFT), left
+    assert unused_in_lesson(ROOT / "day15") == []
     (tmp_path / "tools.py").write_text("def run(name, hook=None):\n    return name\n\n\nrun('x')\n")
     assert unused_in_lesson(tmp_path) == ["tools.py: run(hook) never reads it"]
 

@@ -19,7 +19,7 @@ from beyond.console import Console
 from beyond.folder.approvals import Approvals
 from beyond.folder.audit import AuditLog
 from beyond.folder.project import find_project
-from beyond.folder.secret_files import guard_read
+from beyond.folder.secret_files import guarded_read
 from beyond.folder.tasks import TaskLog
 from beyond.folder.dotenv import load_dotenv
 from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, servers_to_start, user_config_path
@@ -32,6 +32,7 @@ from beyond.servers.calls import Calls
 from beyond.servers.results import Results
 from beyond.servers.connect import Servers
 from beyond.servers.toolsearch import ToolSearch
+from beyond.servers import toolset
 from beyond.terminal import shown, style  # the shell's too
 from beyond.wire.sandbox import keep_to_itself, what_it_may
 
@@ -82,7 +83,7 @@ class Agent:
         self.approvals = Approvals()  # who answers "Allow?" and what was answered: prepare() knows
         self.calls = Calls(self.approvals)  # the tool calls of the model and of /call
         self.task_log = TaskLog()  # the tasks whose outcome is not delivered yet (/tasks)
-        self.chat = ModelChat()  # the model, with the tools prepare() chooses how to offer
+        self.chat = ModelChat(run_tool=self.calls.run)  # the model, with the tools prepare() chooses how to offer
 
     def prepare(self) -> bool:
         """The folder (found upward), its trust, its .env and policies, the built-in tools, and the full
@@ -111,7 +112,8 @@ class Agent:
         folder = self.root or os.getcwd()  # where an `a` is kept
         self.approvals = Approvals(folder, confirm=confirm,
                                    declined=tools.DECLINED if self.prompt is None else unattended.REFUSED)
-        guard_read(self.approvals)  # `read` asks for a file of secrets even when it is allowed
+        # `read` asks for a file of secrets even when it is allowed
+        toolset.replace_builtin(guarded_read(tools.get_tool("read"), self.approvals))
         self.calls = Calls(self.approvals)
         self._full(folder)
         return True
@@ -119,7 +121,7 @@ class Agent:
     def _full(self, folder: str) -> None:
         """The full agent's parts for this folder."""
         self.orphans.adopt()  # a server's descendant that leaves its process group is still ours to stop
-        for tool in tools.all_tools():  # the built-ins: an `a` allows them; nothing of theirs to pin
+        for tool in toolset.every():  # the built-ins: an `a` allows them; nothing of theirs to pin
             self.approvals.review(tool.name, None)
         self.task_log = TaskLog(folder)
         audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool), confined=self._confined)
@@ -194,7 +196,7 @@ class Agent:
     def completer(self, session):
         """Tab completion at the prompt: the documented commands, tool names, @ mentions."""
         return commands.completer([name for name, f in session.commands.items() if f.__doc__],
-                                  lambda: [t.name for t in tools.all_tools()], lambda: self.mentions(session))
+                                  lambda: [t.name for t in toolset.every()], lambda: self.mentions(session))
 
     def hints(self, interactive: bool) -> list[str]:
         """What the banner warns of: no key (the REPL's hint; -p says it as its error), plain http."""

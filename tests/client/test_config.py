@@ -2,8 +2,7 @@
 wait or a request."""
 import pytest
 
-import tools
-from conftest import answer_every_question, connect, fake
+from conftest import answer_every_question, connect, fake, run_call
 
 
 def test_config_compatibility(tmp_path, monkeypatch):
@@ -17,7 +16,7 @@ def test_config_compatibility(tmp_path, monkeypatch):
     assert statuses["typed"].error is None and statuses["off"].disabled and not statuses["off"].tools
     assert "initialize to https://127.0.0.1:9/mcp failed" in statuses["remote"].error
     answer_every_question(monkeypatch, lambda prompt: True)
-    assert tools.run_tool("mcp_typed_cwd", "{}") == str(tmp_path / "work")
+    assert run_call("mcp_typed_cwd", "{}") == str(tmp_path / "work")
 
 
 @pytest.mark.parametrize("entry, problem", [

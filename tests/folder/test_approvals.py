@@ -1,7 +1,6 @@
 """Approvals and pins (beyond/folder/approvals.py): an allowed tool that changes asks again."""
-import tools
 from beyond.servers.connect import Servers
-from conftest import connect, fake, said_on_stderr, set_tool_policy, wait_until
+from conftest import connect, fake, run_call, said_on_stderr, set_tool_policy, wait_until
 
 
 def test_allowed_tool_that_changes_asks_again(tmp_path, capfd):
@@ -11,7 +10,7 @@ def test_allowed_tool_that_changes_asks_again(tmp_path, capfd):
     servers = Servers()
     connect(tmp_path, {"fake": fake("normal")}, servers)
     try:
-        assert tools.run_tool("mcp_fake_redescribe", "{}") == "redescribed"
+        assert run_call("mcp_fake_redescribe", "{}") == "redescribed"
         assert wait_until(lambda: servers.approvals.policy_for("mcp_fake_echo") == "ask")
     finally:
         servers.stop_mcp_servers()

@@ -1,5 +1,5 @@
 """The full agent's side of the permission question: secrets masked in what the model reads and the
-user is asked, and `read` asking for a file of secrets even when it is allowed (guard_read)."""
+user is asked, and `read` asking for a file of secrets even when it is allowed (guarded_read)."""
 import json
 import os
 
@@ -7,7 +7,8 @@ import pytest
 
 import tools
 from beyond.folder.approvals import Approvals
-from beyond.folder.secret_files import guard_read
+from beyond.folder.secret_files import guarded_read
+from beyond.servers import toolset
 from beyond.servers.calls import Calls
 from beyond.text import mask_secrets
 from conftest import answer_every_question, set_tool_policy
@@ -60,7 +61,7 @@ def test_read_asks_for_secret_looking_files(tmp_path, monkeypatch, path):
     tools.register_builtin_tools(str(tmp_path))
     answers, asked = [False, True], []
     calls = Calls(Approvals(confirm=lambda prompt, always=True: asked.append(prompt) or answers.pop(0)))
-    guard_read(calls.approvals, str(tmp_path))
+    toolset.replace_builtin(guarded_read(tools.get_tool("read"), calls.approvals, str(tmp_path)))
     assert calls.run("read", json.dumps({"path": path})) == "call cancelled: the user declined read."
     assert "looks like a file of secrets" in asked[0]
     assert "hunter2" not in calls.run("read", json.dumps({"path": path}))  # and a URL password is masked

@@ -14,9 +14,10 @@ import pytest
 import mcp
 import permissions
 import tools
+from beyond.servers import toolset
 from conftest import (
-    answer_every_question, connect, demo, echo_from_threads, empty_registry, fake, pid_alive, set_tool_policy,
-    wait_until, write_config)
+    answer_every_question, connect, demo, echo_from_threads, empty_registry, fake, pid_alive, run_call,
+    set_tool_policy, wait_until, write_config)
 from fakes.http_server import FakeHttpMcp
 
 
@@ -53,7 +54,7 @@ def test_remote_servers(tmp_path, monkeypatch):
         mcp.stop_mcp_servers()
         full_status = connect(tmp_path, {"remote": {"url": server.url}})["remote"]
         allow_everything(monkeypatch)
-        assert tools.run_tool("mcp_remote_echo", '{"text": "over http"}') == "over http"
+        assert run_call("mcp_remote_echo", '{"text": "over http"}') == "over http"
     assert twin_status.error and twin_status.tools == []
     assert full_status.error is None and full_status.tools == ["mcp_remote_echo"]
 
@@ -76,9 +77,9 @@ def test_tool_list_changes(tmp_path):
     mcp.stop_mcp_servers()
     empty_registry()
     connect(tmp_path, {"fake": fake("normal")})
-    assert tools.run_tool("mcp_fake_change_tools", "{}") == "changed"
-    assert wait_until(lambda: tools.get_tool("mcp_fake_extra") is not None)
-    assert tools.get_tool("mcp_fake_child_pid") is None
+    assert run_call("mcp_fake_change_tools", "{}") == "changed"
+    assert wait_until(lambda: toolset.get("mcp_fake_extra") is not None)
+    assert toolset.get("mcp_fake_child_pid") is None
 
 
 def test_paginated_tool_list(twin, started):

@@ -1,7 +1,8 @@
 """Resources and prompts (tutorial sections 3.1 and 6 leave them out): listed, read, attached, used."""
 import re
 
-from conftest import agent_env, demo, fake, run_agent, set_tool_policy, workdir
+from beyond.servers import toolset
+from conftest import agent_env, demo, fake, run_agent, run_call, set_tool_policy, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_calls
 
@@ -95,18 +96,17 @@ def test_a_server_that_gains_resources_gets_its_reader(tmp_path):
     and then lists some; @ completion knows the new URI."""
     import beyond_mcp
     import permissions
-    import tools
     from conftest import connect, wait_until
     client = connect(tmp_path, {"bare": fake("empty_context")})["bare"].client
-    assert client.listed == [] and tools.get_tool("mcp_bare_read_resource") is None
+    assert client.listed == [] and toolset.get("mcp_bare_read_resource") is None
     set_tool_policy("mcp_bare_more_context", "allow")
-    assert tools.run_tool("mcp_bare_more_context", "{}") == "added"
-    assert wait_until(lambda: tools.get_tool("mcp_bare_read_resource") is not None)
+    assert run_call("mcp_bare_more_context", "{}") == "added"
+    assert wait_until(lambda: toolset.get("mcp_bare_read_resource") is not None)
     assert client.listed == ["demo://notes/tomorrow"]
     assert "mcp_bare_read_resource" in beyond_mcp.mcp_statuses()[0].tools
     assert permissions.policy_for("mcp_bare_read_resource") == "ask"  # a reader asks, like any tool
     set_tool_policy("mcp_bare_read_resource", "allow")
-    assert tools.run_tool("mcp_bare_read_resource", '{"uri": "demo://notes/tomorrow"}') == "Rest."
+    assert run_call("mcp_bare_read_resource", '{"uri": "demo://notes/tomorrow"}') == "Rest."
 
 
 def test_empty_lists_say_so_and_tool_search_is_shown_as_not_offered(tmp_path):

@@ -7,9 +7,10 @@ import pytest
 
 import beyond_mcp
 import permissions
-import tools
 from beyond.servers import registry
-from conftest import agent_env, answer_every_question, demo, run_agent, set_tool_policy, workdir, write_config
+from beyond.servers import toolset
+from conftest import (
+    agent_env, answer_every_question, demo, run_agent, run_call, set_tool_policy, workdir, write_config)
 
 
 def test_missing_file_means_no_servers(tmp_path):
@@ -77,7 +78,7 @@ def test_good_and_failing_server(tmp_path):
     assert statuses["demo"].error is None
     assert "cannot start server" in statuses["broken"].error
     assert permissions.policy_for("mcp_demo_dice") == "ask"
-    assert tools.get_tool("mcp_demo_word_count").description.startswith("[MCP:demo] Count the characters")
+    assert toolset.get("mcp_demo_word_count").description.startswith("[MCP:demo] Count the characters")
 
 
 def test_crashing_server_is_stopped_and_recorded(tmp_path):
@@ -113,7 +114,7 @@ def test_adapter_prompt_shows_server_tool_and_arguments(tmp_path, monkeypatch):
     beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     prompts = []
     answer_every_question(monkeypatch, lambda prompt: prompts.append(prompt) or False)
-    result = tools.run_tool("mcp_demo_word_count", '{"text": "hello there"}')
+    result = run_call("mcp_demo_word_count", '{"text": "hello there"}')
     assert result.startswith("call cancelled")
     assert "'demo'" in prompts[0] and "'word_count'" in prompts[0] and '{"text": "hello there"}' in prompts[0]
 
@@ -122,7 +123,7 @@ def test_adapter_runs_tool_when_allowed(tmp_path, monkeypatch):
     """An accepted prompt calls the server with the original tool name."""
     beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     answer_every_question(monkeypatch, lambda prompt: True)
-    assert tools.run_tool("mcp_demo_word_count", '{"text": "Model Context Protocol"}') == "22 characters, 3 words"
+    assert run_call("mcp_demo_word_count", '{"text": "Model Context Protocol"}') == "22 characters, 3 words"
 
 
 def test_long_arguments_are_shortened_in_prompt(tmp_path, monkeypatch):
@@ -131,7 +132,7 @@ def test_long_arguments_are_shortened_in_prompt(tmp_path, monkeypatch):
     prompts = []
     answer_every_question(monkeypatch, lambda prompt: prompts.append(prompt) or True)
     text = "word " * 2000
-    assert tools.run_tool("mcp_demo_word_count", json.dumps({"text": text})) == "10000 characters, 2000 words"
+    assert run_call("mcp_demo_word_count", json.dumps({"text": text})) == "10000 characters, 2000 words"
     assert len(prompts[0]) < 1000
 
 
@@ -139,7 +140,7 @@ def test_stop_mcp_servers_unregisters_tools(tmp_path):
     """After stop_mcp_servers() the MCP tools are gone and no status remains."""
     beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
     beyond_mcp.stop_mcp_servers()
-    assert tools.get_tool("mcp_demo_dice") is None and beyond_mcp.mcp_statuses() == []
+    assert toolset.get("mcp_demo_dice") is None and beyond_mcp.mcp_statuses() == []
 
 
 def test_a_vs_code_file_is_read_and_what_it_cannot_do_is_named(tmp_path, monkeypatch):

@@ -4,11 +4,11 @@ import json
 
 import beyond_mcp
 import permissions
-import tools
 from beyond.servers import registry
+from beyond.servers import toolset
 from conftest import (
-    agent_env, answer_every_question, connect, fake, run_agent, said_on_stderr, set_tool_policy, wait_until,
-    workdir)
+    agent_env, answer_every_question, connect, fake, run_agent, run_call, said_on_stderr, set_tool_policy,
+    wait_until, workdir)
 from fakes.openai_server import FakeOpenAI, answer
 
 
@@ -18,10 +18,10 @@ def test_list_changed_updates_registry(tmp_path, capfd):
     set_tool_policy("mcp_fake_echo", "allow")
     set_tool_policy("mcp_fake_change_tools", "allow")
     connect(tmp_path, {"fake": fake("normal")})
-    assert tools.get_tool("mcp_fake_child_pid") and not tools.get_tool("mcp_fake_extra")
-    assert tools.run_tool("mcp_fake_change_tools", "{}") == "changed"
-    assert wait_until(lambda: tools.get_tool("mcp_fake_extra") is not None)
-    assert tools.get_tool("mcp_fake_child_pid") is None
+    assert toolset.get("mcp_fake_child_pid") and not toolset.get("mcp_fake_extra")
+    assert run_call("mcp_fake_change_tools", "{}") == "changed"
+    assert wait_until(lambda: toolset.get("mcp_fake_extra") is not None)
+    assert toolset.get("mcp_fake_child_pid") is None
     assert "mcp_fake_extra" in beyond_mcp.mcp_statuses()[0].tools
     assert permissions.policy_for("mcp_fake_echo") == "allow"
     assert permissions.policy_for("mcp_fake_extra") == "ask"
@@ -38,7 +38,7 @@ def test_long_and_colliding_names(tmp_path, monkeypatch):
     assert "mcp_fake_read_file" not in names  # contested: neither of the pair gets it
     answer_every_question(monkeypatch, lambda prompt: True)
     for name, text in zip(names, ["e", "a70", "a69b", "dot", "underscore"]):
-        assert tools.run_tool(name, json.dumps({"text": text})) == text
+        assert run_call(name, json.dumps({"text": text})) == text
 
 
 def test_tools_a_model_endpoint_would_refuse_are_left_out(tmp_path):
@@ -98,10 +98,10 @@ def test_secrets_are_masked_in_descriptions_logs_and_errors(tmp_path, monkeypatc
     """A token in a tool description, a log line or an error never reaches the model or the screen."""
     monkeypatch.setenv("MY_TOKEN", 'tok"en\\secret-123')
     connect(tmp_path, {"s": fake("normal", env={"LEAK": "${MY_TOKEN}"})})
-    specs = json.dumps(tools.openai_tools())
+    specs = json.dumps(toolset.specs())
     assert "secret-123" not in specs and "[REDACTED:MY_TOKEN]" in specs
     set_tool_policy("mcp_s_refuse", "allow")
-    assert "secret-123" not in tools.run_tool("mcp_s_refuse", "{}")
+    assert "secret-123" not in run_call("mcp_s_refuse", "{}")
 
 
 def test_prompt_masks_before_it_shortens(monkeypatch):

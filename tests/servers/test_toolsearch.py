@@ -9,6 +9,7 @@ from beyond.repl.model import ModelChat
 import tools
 from beyond.servers import toolsearch
 from beyond.servers.toolsearch import MAX_TOOL_SPECS_BYTES, NAMES_SHOWN, Offered
+from beyond.servers import toolset
 from conftest import answer_every_question, connect, fake, set_tool_policy
 from fakes.openai_server import answer, tool_calls
 
@@ -61,7 +62,7 @@ def test_150_tools_offer_a_few_and_a_search_loads_the_one_needed(tmp_path, endpo
 
 def test_a_new_conversation_forgets_what_was_loaded(tmp_path, searching):
     connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", [f"t{i}" for i in range(50)]))}, searching.servers)
-    specs = tools.openai_tools()
+    specs = toolset.specs()
     history = [{"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "tool_search", "arguments": '{"query": "t7"}'}}]},
         {"role": "tool", "tool_call_id": "c1", "content": searching.search({"query": "mcp_a_t7"})}]
@@ -74,7 +75,7 @@ def test_a_new_conversation_forgets_what_was_loaded(tmp_path, searching):
 def test_few_tools_are_all_offered_without_a_search(tmp_path, searching):
     names = [f"t{i}" for i in range(toolsearch.MAX_MCP_TOOLS)]
     connect(tmp_path, {"a": fake("named", names_file(tmp_path, "a", names))}, searching.servers)
-    names = [s["function"]["name"] for s in searching.choose(tools.openai_tools(), chat.new_history())]
+    names = [s["function"]["name"] for s in searching.choose(toolset.specs(), chat.new_history())]
     assert names == [f"mcp_a_t{i}" for i in range(toolsearch.MAX_MCP_TOOLS)]
 
 
@@ -121,7 +122,7 @@ def test_at_most_128_tools_are_offered(capfd):
     for i in range(130):
         tools.register_tool(tools.Tool(f"t{i:03d}", "", {"type": "object"}, lambda args: ""))
         set_tool_policy(f"t{i:03d}", "ask")
-    assert len(Offered()(tools.openai_tools())) == 128
+    assert len(Offered()(toolset.specs())) == 128
     assert "left out: t128, t129" in capfd.readouterr().err
 
 
@@ -131,6 +132,6 @@ def test_tool_specs_are_bounded_in_bytes(capfd):
     for i in range(100):
         tools.register_tool(tools.Tool(f"t{i:03d}", "x" * 5000, {"type": "object"}, lambda args: ""))
         set_tool_policy(f"t{i:03d}", "ask")
-    offered = Offered()(tools.openai_tools())
+    offered = Offered()(toolset.specs())
     assert 0 < len(json.dumps(offered)) <= MAX_TOOL_SPECS_BYTES and offered[0]["function"]["name"] == "t000"
     assert f"and {100 - len(offered) - NAMES_SHOWN:,} more" in capfd.readouterr().err

@@ -1,6 +1,6 @@
 """Beyond the tutorial: the built-in `read` asks before it opens a file that usually holds secrets,
 even when GeekAgent.json allows `read`: by its name, by where it leads, or as another name (a hard
-link) of such a file in the project or the home folder. guard_read() wraps the lesson's `read`.
+link) of such a file in the project or the home folder. guarded_read() wraps the lesson's `read`.
 """
 import dataclasses
 import fnmatch
@@ -23,10 +23,10 @@ def looks_secret(path: str) -> bool:
             or any(part in SECRET_FOLDERS for part in parts[:-1]) or "/".join(parts[-2:]) in SECRET_PATHS)
 
 
-def guard_read(approvals, root: str = ".") -> None:
-    """The registry's `read` (tools.register_builtin_tools) asks through `approvals` as its policy says,
+def guarded_read(plain: tools.Tool, approvals, root: str = ".") -> tools.Tool:
+    """The lesson's `read` (tools.register_builtin_tools), asking through `approvals` as its policy says,
     and always for a secret-looking file."""
-    base, plain = os.path.realpath(root), tools.get_tool("read")
+    base = os.path.realpath(root)
 
     def run(args: dict) -> str:
         path = args.get("path", "")
@@ -37,8 +37,7 @@ def guard_read(approvals, root: str = ".") -> None:
             allowed = approvals.authorize("read", f"Run read with {json.dumps(args, ensure_ascii=False)}?")
         return plain.run(args) if allowed else approvals.declined("read")
 
-    tools.unregister_tool("read")
-    tools.register_tool(dataclasses.replace(plain, run=run, authorizes=True))
+    return dataclasses.replace(plain, run=run, authorizes=True)
 
 
 def _links_to_secret(target: str, base: str) -> bool:

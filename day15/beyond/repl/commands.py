@@ -7,9 +7,9 @@ rest of the line.
 import difflib
 
 from beyond.repl import resources, tasks
+from beyond.servers import toolset
 from beyond.servers.toolsearch import NAME as TOOL_SEARCH
 import chat
-import tools
 from beyond.terminal import shown
 
 
@@ -41,9 +41,9 @@ def completer(commands: list[str], tool_names, mentions):
 
 def cmd_tools(session, arg: str) -> None:
     """every tool with its policy (and, with many, which ones the model is offered now)"""
-    chosen = {spec["function"]["name"] for spec in session.agent.search.choose(tools.openai_tools(), session.history)}
+    chosen = {spec["function"]["name"] for spec in session.agent.search.choose(toolset.specs(), session.history)}
     searching = TOOL_SEARCH in chosen
-    for tool in tools.all_tools():
+    for tool in toolset.every():
         waits = searching and tool.name not in chosen and session.agent.approvals.policy_for(tool.name) != "deny"
         note = "  (not loaded: tool_search finds it)" if waits else \
             "  (not offered now: every tool is)" if tool.name == TOOL_SEARCH and not searching else ""
@@ -57,22 +57,22 @@ def cmd_call(session, arg: str) -> None:
         print("usage: /call <tool> [json-args], e.g. /call mcp_demo_dice {}")
         return
     server = _server_of(session, name)
-    if tools.get_tool(name) is None and server is not None and server.starting is not None:  # it joins soon
+    if toolset.get(name) is None and server is not None and server.starting is not None:  # it joins soon
         print(f"{shown(name, one_line=True)}: {shown(server.server, one_line=True)} is still starting; waiting for it")
         if not session.servers.wait_for_start(server.server):
             print(f"{shown(server.server, one_line=True)} is still starting after its startupTimeout; /mcp says more")
             return
         server = _server_of(session, name)
-    if tools.get_tool(name) is None and server is not None and server.needs_login:  # back with a login
+    if toolset.get(name) is None and server is not None and server.needs_login:  # back with a login
         print(f"{shown(name, one_line=True)}: {shown(server.server, one_line=True)} needs a login first: "
               f"/mcp login {shown(server.server, one_line=True)}")
         return
-    if tools.get_tool(name) is None and server is not None and server.error:
+    if toolset.get(name) is None and server is not None and server.error:
         print(f"{shown(name, one_line=True)}: {shown(server.server, one_line=True)} failed to start: "
               f"{shown(server.error, one_line=True)}")
         return
-    if tools.get_tool(name) is None:  # say what was probably meant
-        names = [t.name for t in tools.all_tools()]
+    if toolset.get(name) is None:  # say what was probably meant
+        names = [t.name for t in toolset.every()]
         near = [n for n in names if n.endswith(f"_{name}") or name in n]
         near += [n for n in difflib.get_close_matches(name, names, n=3, cutoff=0.75) if n not in near]
         print(f"no tool {shown(name, one_line=True)}" + (f"; did you mean {', '.join(near[:5])}?" if near else

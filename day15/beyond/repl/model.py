@@ -20,10 +20,11 @@ import chat
 from beyond import sse
 from beyond.net import (ERROR_BODY_CHARS, RETRY_STATUSES, Cutoff, Retryable, TooBig, connection_for, error_detail,
                         read_limited, retry_after, retrying, transport_error)
+from beyond.servers import toolset
+from beyond.servers.calls import Calls
 from beyond.sse import closed, stored, text_of
 from beyond.waits import SIGNAL_CHECK_S
 from chat import ChatError
-from tools import openai_tools, run_tool
 
 # A reply bigger than this is refused, not held in memory (real replies are KBs).
 MAX_REPLY_BYTES = 64 << 20
@@ -61,15 +62,17 @@ def retry_notice(text: str) -> None:
 
 
 class ModelChat(chat.Chat):
-    """chat.Chat for the full agent. `choose(specs, messages)` picks the tools a request offers
-    (tool search's; by default every one); `run_tool(name, arguments)` runs one call (the agent's
-    Calls); `asks(name)` says whether a call of that tool asks the user first (those run one at a time,
-    in order; the others of a reply run at once). One turn at a time: run_turn keeps its callbacks meanwhile."""
+    """chat.Chat for the full agent. `choose(specs, messages)` picks the tools a request offers (tool
+    search's; by default every one of the agent's set, servers/toolset.py); `run_tool(name, arguments)` runs
+    one call (the agent's Calls); `asks(name)` says whether a call of that tool asks the user first (those
+    run one at a time, in order; the others of a reply run at once). One turn at a time: run_turn keeps its
+    callbacks meanwhile."""
 
     def __init__(self, choose: Callable[[list[dict], list[dict]], list[dict]] | None = None,
-                 run_tool: Callable[[str, str], str] = run_tool,
+                 run_tool: Callable[[str, str], str] | None = None,
                  asks: Callable[[str], bool] = lambda name: True) -> None:
-        self.choose, self.run_tool, self.asks = choose or (lambda specs, messages: specs), run_tool, asks
+        self.choose, self.asks = choose or (lambda specs, messages: specs), asks
+        self.run_tool = run_tool or Calls().run
         # Replies stream until an endpoint refuses that: then each comes whole, for the rest of the session.
         self.streaming = True
         self._turn: dict = {}  # this turn's on_text, on_usage, on_retry
@@ -113,7 +116,7 @@ class ModelChat(chat.Chat):
 
     def tools(self, messages: list[dict]) -> list[dict]:
         """What a request offers, of the registry's tools: as `choose` picks them (tool search's choice)."""
-        return self.choose(openai_tools(), messages)
+        return self.choose(toolset.specs(), messages)
 
     def run_calls(self, calls: list[dict], on_tool: Callable[[str, str], None]) -> list[dict]:
         """As the lesson's, through run_tool: the first MAX_CALLS_PER_REPLY calls, their results within

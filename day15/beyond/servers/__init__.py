@@ -2,6 +2,7 @@
 
   connect.py     the set of servers: parallel start, the registry following list changes, logins
   status.py      one server's status as /mcp shows it: up with its tools, starting, failed, needing a login
+  toolset.py     the agent's tools: the lesson's built-ins (`read` guarded) and the servers', which come and go
   registry.py    a server's tools as registry tools: names, prompts, the resource reader, pins
   toolsearch.py  with many tools the model gets a few, and tool_search for the others
   results.py     a long result kept whole and read back by pages

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import tools
 from beyond.folder.approvals import Approvals
+from beyond.servers import toolset
 from beyond.text import mask_secrets
 
 
@@ -35,7 +36,7 @@ class Calls:
 
     def _run(self, name: str, arguments_json: str) -> tuple[str, str]:
         """(the text for the model, the outcome: ok, error or cancelled)."""
-        tool = tools.get_tool(name)
+        tool = toolset.get(name)
         if tool is None:
             return f"Error: unknown tool {name[:100]!r}.", "error"
         args = tools.parse_arguments(name, arguments_json)

@@ -18,11 +18,11 @@ from beyond.dirs import UnsetVariable, expand
 from beyond.folder.approvals import Approvals
 from beyond.servers.registry import (NO_ACTIVITY, claim_names, needing_tasks, offered_names, register_all,
                                      registry_name, with_bad_schemas)
+from beyond.servers import toolset
 from beyond.servers.status import McpStatus, failed_status
 from beyond.text import shorten
 from beyond.waits import SIGNAL_CHECK_S, run_all
 from mcp import McpError
-from tools import unregister_tool
 
 
 class Servers:
@@ -33,7 +33,7 @@ class Servers:
         self.asks, self.screen, self.activity = asks, screen, activity
         self.tasks = tasks  # where the ids of tasks are kept until their outcome is delivered (folder/tasks.py)
         self.approvals = approvals or Approvals()  # the `a` answers and pins; without a folder, for the run
-        # _lock guards _statuses, _contested and the MCP part of the registry: a server's tool-list
+        # _lock guards _statuses, _contested and the servers' part of the tool set (toolset.py): a server's tool-list
         # change updates them from a helper thread while the REPL reads them. _joined (on _lock) is
         # told when a server that was still starting joins, or the servers stop.
         self._lock = threading.Lock()
@@ -154,7 +154,7 @@ class Servers:
             for other in self._statuses.values():  # a name now contested is taken from the tool that had it
                 if other.client and (other.client is client or newly & set(other.tools)):
                     for tool in other.tools:
-                        unregister_tool(tool)
+                        toolset.remove(tool)
                     other.tools = register_all(other.server, other.client, self._contested, self.approvals,
                                                self.activity)
                     other.needs_tasks, other.bad_schemas = needing_tasks(other.client), with_bad_schemas(other.client)
@@ -209,7 +209,7 @@ class Servers:
         with self._lock:
             status = self._statuses.get(name)
             for tool in status.tools if status else []:
-                unregister_tool(tool)
+                toolset.remove(tool)
             if status:
                 status.tools = []
         if status and status.client:
@@ -260,7 +260,7 @@ class Servers:
             self.approvals.new_run()
             for status in statuses:
                 for tool in status.tools:
-                    unregister_tool(tool)
+                    toolset.remove(tool)
         stop_all([status.client for status in statuses if status.client] + starting)
 
 

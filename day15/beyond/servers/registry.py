@@ -18,8 +18,9 @@ from collections.abc import Callable
 
 import permissions
 from beyond.folder.approvals import Approvals, runs_of
+from beyond.servers import toolset
 from beyond.text import clean, mask_secrets, shorten, shown_arguments, squeeze
-from tools import Tool, register_tool
+from tools import Tool
 
 # The OpenAI API refuses longer function names.
 MAX_TOOL_NAME = 64
@@ -111,7 +112,7 @@ def register_all(server: str, client, contested: set[str], approvals: Approvals,
         plain = registry_name(server, info["name"])
         name = registry_name(server, info["name"], hashed=True) if plain in contested else plain
         try:
-            register_tool(as_registry_tool(server, client, info, name, approvals, activity))
+            toolset.add(as_registry_tool(server, client, info, name, approvals, activity))
         except ValueError as e:
             client.log(f"skipped tool {info['name']}: {e}")
             continue
@@ -137,7 +138,7 @@ def _register_resource_reader(server: str, client, contested: set[str], approval
 
     schema = {"type": "object", "properties": {"uri": {"type": "string", "description": "the resource's URI"}},
               "required": ["uri"]}
-    register_tool(Tool(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
+    toolset.add(Tool(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
                              "link to them: [link: ...], [resource: ...]).", schema, run, authorizes=True))
     permissions.ensure_tool_policy(name, "ask")
     approvals.review(name, None, runs_of(client.cfg))  # its description is ours and never changes: nothing to pin

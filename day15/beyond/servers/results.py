@@ -14,7 +14,8 @@ import time
 
 import permissions
 from beyond.dirs import state_dir
-from tools import MAX_RESULT_CHARS, Tool, cut, get_tool, register_tool
+from beyond.servers import toolset
+from tools import MAX_RESULT_CHARS, Tool, cut
 
 # Of a kept result, the model sees this much of its start and of its end.
 HEAD_CHARS = 40_000
@@ -89,7 +90,7 @@ def read_result(args: dict) -> str:
 def _register() -> None:
     """read_result, from the first kept result on; allowed unless GeekAgent.json says otherwise (it
     reads only what a tool the user allowed returned)."""
-    if get_tool(NAME):
+    if toolset.get(NAME):
         return
     schema = {"type": "object", "required": ["id"], "properties": {
         "id": {"type": "string", "description": "the id a cut result gave"},
@@ -97,7 +98,7 @@ def _register() -> None:
         "length": {"type": "integer", "description": f"how many characters (default {PAGE_CHARS}, "
                                                      f"at most {MAX_PAGE_CHARS})"}}}
     try:
-        register_tool(Tool(NAME, "Read a part of a tool result that was too long to show whole, by the id "
+        toolset.add(Tool(NAME, "Read a part of a tool result that was too long to show whole, by the id "
                                  "the cut result gave.", schema, read_result))
     except ValueError:
         return  # registered meanwhile by another thread

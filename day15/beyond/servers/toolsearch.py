@@ -15,8 +15,9 @@ import sys
 from collections.abc import Callable
 
 import permissions
+from beyond.servers import toolset
 from beyond.text import shorten
-from tools import Tool, all_tools, get_tool, register_tool
+from tools import Tool
 
 NAME = "tool_search"
 # Past this many MCP tools the others wait for a search.
@@ -72,10 +73,10 @@ class ToolSearch:
 
     def register(self) -> None:
         """Register tool_search (allowed unless GeekAgent.json says otherwise: it only reads the tool list)."""
-        if get_tool(NAME) is None:
+        if toolset.get(NAME) is None:
             schema = {"type": "object", "required": ["query"], "properties": {"query": {
                 "type": "string", "description": "words the tool's name or description would have, or its exact name"}}}
-            register_tool(Tool(NAME, "Find and load tools of the MCP servers that are not offered yet: the best "
+            toolset.add(Tool(NAME, "Find and load tools of the MCP servers that are not offered yet: the best "
                                      f"{MATCHES} matches of the query, with their descriptions; from then on they "
                                      "can be called like any other tool.", schema, self.search))
             permissions.ensure_tool_policy(NAME, "allow")
@@ -143,7 +144,7 @@ def search(args: dict, server_of: Callable[[str], str],
     if not isinstance(query, str) or not query.strip():
         raise ValueError('"query" must be a few words (or a tool\'s name)')
     words = [w for w in re.split(r"[^a-z0-9]+", query.lower()) if w and w != "mcp"]
-    candidates = [t for t in all_tools() if _is_mcp(t.name) and policy_for(t.name) != "deny"]
+    candidates = [t for t in toolset.every() if _is_mcp(t.name) and policy_for(t.name) != "deny"]
     matches = [t for t in candidates if t.name == query.strip()]  # an exact name loads that tool alone
     if not matches:
         scored = [(-score, order, tool) for order, tool in enumerate(candidates)
@@ -151,6 +152,6 @@ def search(args: dict, server_of: Callable[[str], str],
         matches = fair([tool for _, _, tool in sorted(scored)], server_of)[:MATCHES]
     if not matches:
         return (f"No tool matches {shorten(query, 100)!r}; try other words (there are "
-                f"{sum(_is_mcp(t.name) for t in all_tools())} MCP tools).")
+                f"{sum(_is_mcp(t.name) for t in toolset.every())} MCP tools).")
     return LOADED + ", ".join(t.name for t in matches) + "\n" + "\n".join(
         f"- {t.name}: {shorten(t.description, SHOWN_DESCRIPTION_CHARS)}" for t in matches)
