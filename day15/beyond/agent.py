@@ -19,7 +19,7 @@ from beyond.console import Console
 from beyond.folder.approvals import Approvals
 from beyond.folder.audit import AuditLog
 from beyond.folder.project import find_project
-from beyond.folder.secret_files import guarded_read
+from beyond.folder.secret_files import read_question
 from beyond.folder.tasks import TaskLog
 from beyond.folder.dotenv import load_dotenv
 from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, servers_to_start, user_config_path
@@ -112,8 +112,9 @@ class Agent:
         folder = self.root or os.getcwd()  # where an `a` is kept
         self.approvals = Approvals(folder, confirm=confirm,
                                    declined=tools.DECLINED if self.prompt is None else unattended.REFUSED)
-        # `read` asks for a file of secrets even when it is allowed
-        toolset.replace_builtin(guarded_read(tools.get_tool("read"), self.approvals))
+        plain = tools.get_tool("read")  # asks for a file of secrets even when it is allowed
+        toolset.replace_builtin(toolset.Asking(plain.name, plain.description, plain.parameters, plain.run,
+                                               question=read_question()))
         self.calls = Calls(self.approvals)
         self._full(folder)
         return True

@@ -1,5 +1,5 @@
 """The full agent's side of the permission question: secrets masked in what the model reads and the
-user is asked, and `read` asking for a file of secrets even when it is allowed (guarded_read)."""
+user is asked, and `read` asking for a file of secrets even when it is allowed (read_question)."""
 import json
 import os
 
@@ -7,7 +7,7 @@ import pytest
 
 import tools
 from beyond.folder.approvals import Approvals
-from beyond.folder.secret_files import guarded_read
+from beyond.folder.secret_files import read_question
 from beyond.servers import toolset
 from beyond.servers.calls import Calls
 from beyond.text import mask_secrets
@@ -61,7 +61,9 @@ def test_read_asks_for_secret_looking_files(tmp_path, monkeypatch, path):
     tools.register_builtin_tools(str(tmp_path))
     answers, asked = [False, True], []
     calls = Calls(Approvals(confirm=lambda prompt, always=True: asked.append(prompt) or answers.pop(0)))
-    toolset.replace_builtin(guarded_read(tools.get_tool("read"), calls.approvals, str(tmp_path)))
+    plain = tools.get_tool("read")
+    toolset.replace_builtin(toolset.Asking(plain.name, plain.description, plain.parameters, plain.run,
+                                           question=read_question(str(tmp_path))))
     assert calls.run("read", json.dumps({"path": path})) == "call cancelled: the user declined read."
     assert "looks like a file of secrets" in asked[0]
     assert "hunter2" not in calls.run("read", json.dumps({"path": path}))  # and a URL password is masked

@@ -63,11 +63,11 @@ def test_tool_names_with_lone_surrogates(tmp_path):
 
 def test_prompt_shows_cleaned_bounded_names(monkeypatch):
     """The prompt shows the registry name and a cleaned, bounded form of the server's own tool name."""
-    tool = registry.as_registry_tool("srv", None, {"name": "dice\x1b[2K\r\u202e" + "x" * 5000}, "mcp_srv_dice")
+    toolset.add(registry.as_registry_tool("srv", None, {"name": "dice\x1b[2K\r\u202e" + "x" * 5000}, "mcp_srv_dice"))
     prompts = []
     answer_every_question(monkeypatch, lambda prompt: prompts.append(prompt) or False)
     set_tool_policy("mcp_srv_dice", "ask")
-    assert tool.run({}).startswith("call cancelled")
+    assert run_call("mcp_srv_dice", "{}").startswith("call cancelled")
     assert "\x1b" not in prompts[0] and "\\x1b[2K\\x0d<U+202E>" in prompts[0] and len(prompts[0]) < 400
 
 
@@ -108,9 +108,9 @@ def test_prompt_masks_before_it_shortens(monkeypatch):
     """A secret cut in half by the prompt's shortening is masked, not shown in part; so is its JSON form."""
     secret = 'sk-"quoted"-' + "s" * 40
     monkeypatch.setenv("SERVICE_API_KEY", secret)
-    tool = registry.as_registry_tool("srv", None, {"name": "t"}, "mcp_srv_t")
+    toolset.add(registry.as_registry_tool("srv", None, {"name": "t"}, "mcp_srv_t"))
     prompts = []
     answer_every_question(monkeypatch, lambda prompt: prompts.append(prompt) or False)
     set_tool_policy("mcp_srv_t", "ask")
-    tool.run({"pad": "p" * 470, "key": secret})
+    run_call("mcp_srv_t", json.dumps({"pad": "p" * 470, "key": secret}))
     assert "sk-" not in prompts[0] and "sssss" not in prompts[0]

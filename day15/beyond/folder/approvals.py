@@ -1,8 +1,7 @@
 """Beyond the tutorial: the full agent's side of permissions.py. Every "Allow?" goes through one
-`confirm` (the console's: masked, one question at a time), an `a`lways answer allows the tool from
-then on, and what was decided for the call running on each thread is kept for the audit. The
-answers and the pins of allowed tools are kept per folder in the user's state
-($XDG_STATE_HOME/geekagent/approvals.json), never in the folder.
+`confirm` (the console's: masked, one question at a time), and an `a`lways answer allows the tool from
+then on; decide() returns what was decided, for the audit. The answers and the pins of allowed tools
+are kept per folder in the user's state ($XDG_STATE_HOME/geekagent/approvals.json), never in the folder.
 
 The tutorial's GeekAgent.json is the hand-written policy file and stays so: the agent never writes
 it. An allowed tool (by `a` or by GeekAgent.json) is pinned at its first use: a hash of its
@@ -81,7 +80,6 @@ class Approvals:
     def __init__(self, folder: str | None = None, path: str | None = None,
                  confirm: Callable[[str], bool | str] = ask_on_stdin, declined: str = tools.DECLINED) -> None:
         self.confirm, self.declined_text = confirm, declined
-        self._decisions = threading.local()  # what was decided for the call running on this thread
         self.folder = os.path.realpath(folder) if folder else None
         self.store = JsonStore(path or os.path.join(state_dir(), "approvals.json")) if folder else None
         kept = self.store.load().get(self.folder) if self.store else None
@@ -102,33 +100,22 @@ class Approvals:
             changed = self._policies.get(name)
         return changed or permissions.policy_for(name)
 
-    def authorize(self, name: str, prompt: str) -> bool:
-        """allow -> True, deny -> False, both without asking; ask -> what the user answers."""
+    def decide(self, name: str, prompt: str, whatever_the_policy: bool = False) -> str:
+        """allow or deny as the policy says, without asking; for ask, the user's answer to `prompt` (masked):
+        asked-yes or asked-no, and an "always" allows `name` from now on. With `whatever_the_policy` (a
+        secret-looking file) an allowed tool is asked too, and no `a` is offered."""
         policy = self.policy_for(name)
-        if policy != "ask":
-            self._decisions.last = policy
-            return policy == "allow"
-        return self.ask(prompt, name)
-
-    def ask(self, prompt: str, name: str | None = None) -> bool:
-        """Ask whatever the policy says (a secret-looking file, say), masked; "always" allows `name` from now on."""
-        answer = self.confirm(mask_secrets(prompt))
-        if answer == "always" and name:
+        if policy == "deny" or (policy == "allow" and not whatever_the_policy):
+            return policy
+        answer = self.confirm(mask_secrets(prompt), always=not whatever_the_policy)
+        if answer == "always":
             self._set(name, "allow")
             print(f"{name} is now allowed without asking ({self.remember(name)}).")
-        self._decisions.last = "asked-yes" if answer else "asked-no"
-        return bool(answer)
+        return "asked-yes" if answer else "asked-no"
 
     def declined(self, name: str) -> str:
         """The text for the model when `name` was not allowed to run."""
         return self.declined_text.format(name=name)
-
-    def last_decision(self, clear: bool = False) -> str | None:
-        """The decision recorded on this thread since it was last cleared: allow, deny, asked-yes, asked-no."""
-        decision = getattr(self._decisions, "last", None)
-        if clear:
-            self._decisions.last = None
-        return decision
 
     def ask_again(self, name: str) -> None:
         """An allowed tool changed: it asks before every call from now on in this run."""

@@ -1,11 +1,11 @@
 """Beyond the tutorial: the built-in `read` asks before it opens a file that usually holds secrets,
 even when GeekAgent.json allows `read`: by its name, by where it leads, or as another name (a hard
-link) of such a file in the project or the home folder. guarded_read() wraps the lesson's `read`.
+link) of such a file in the project or the home folder. read_question() is the question it asks.
 """
-import dataclasses
 import fnmatch
 import json
 import os
+from collections.abc import Callable
 
 import tools
 
@@ -23,21 +23,19 @@ def looks_secret(path: str) -> bool:
             or any(part in SECRET_FOLDERS for part in parts[:-1]) or "/".join(parts[-2:]) in SECRET_PATHS)
 
 
-def guarded_read(plain: tools.Tool, approvals, root: str = ".") -> tools.Tool:
-    """The lesson's `read` (tools.register_builtin_tools), asking through `approvals` as its policy says,
-    and always for a secret-looking file."""
+def read_question(root: str = ".") -> Callable[[dict], tuple[str, bool]]:
+    """The question before the built-in `read` (tools.register_builtin_tools) runs: the plain one, as its
+    policy says, or, for a secret-looking file, one asked whatever the policy says."""
     base = os.path.realpath(root)
 
-    def run(args: dict) -> str:
+    def question(args: dict) -> tuple[str, bool]:
         path = args.get("path", "")
         target = tools.inside(base, path)
         if looks_secret(path) or looks_secret(os.path.relpath(target, base)) or _links_to_secret(target, base):
-            allowed = approvals.ask(f"read wants {path!r}, which looks like a file of secrets. Allow?")
-        else:
-            allowed = approvals.authorize("read", f"Run read with {json.dumps(args, ensure_ascii=False)}?")
-        return plain.run(args) if allowed else approvals.declined("read")
+            return f"read wants {path!r}, which looks like a file of secrets. Allow?", True
+        return f"Run read with {json.dumps(args, ensure_ascii=False)}?", False
 
-    return dataclasses.replace(plain, run=run, authorizes=True)
+    return question
 
 
 def _links_to_secret(target: str, base: str) -> bool:

@@ -12,6 +12,8 @@ from beyond.folder.approvals import Approvals
 from beyond.servers import toolset
 from beyond.text import mask_secrets
 
+DENIED = "Denied: the tool {name} is not allowed by the user's policy; do not retry it."
+
 
 class Calls:
     """Runs the model's tool calls; `keep(name, text)` makes a result over tools.MAX_RESULT_CHARS fit, and
@@ -24,35 +26,32 @@ class Calls:
 
     def run(self, name: str, arguments_json: str) -> str:
         """One tool call: always text for the model, never an exception."""
-        began, outcome, result = time.monotonic(), "cancelled", ""
-        self.approvals.last_decision(clear=True)
+        began, decision, outcome, result = time.monotonic(), self.approvals.policy_for(name), "cancelled", ""
         try:
-            result, outcome = self._run(name, arguments_json)
+            tool, args = toolset.get(name), tools.parse_arguments(name, arguments_json)
+            if tool is None or isinstance(args, str):
+                outcome, result = "error", args if tool else f"Error: unknown tool {name[:100]!r}."
+                return result
+            try:
+                decision = decision if decision == "deny" else self._decide(tool, args)
+                if decision in ("deny", "asked-no"):
+                    result = DENIED.format(name=name) if decision == "deny" else self.approvals.declined(name)
+                    return result
+                if decision == "allow":
+                    self.approvals.used(name)  # an allowed tool is pinned at its first use
+                result = tool.run(args)
+            except Exception as e:  # any failure of any tool becomes text for the model
+                outcome, result = "error", mask_secrets(tools.cut(f"Error: {name} failed: {e}", tools.MAX_RESULT_CHARS))
+                return result
+            outcome, result = "ok", mask_secrets(self.keep(name, result) if len(result) > tools.MAX_RESULT_CHARS
+                                                 else result)
             return result
         finally:
-            decision = self.approvals.last_decision() or self.approvals.policy_for(name)
             for report in self.reports:
                 report(name, arguments_json, decision, outcome, time.monotonic() - began, len(result))
 
-    def _run(self, name: str, arguments_json: str) -> tuple[str, str]:
-        """(the text for the model, the outcome: ok, error or cancelled)."""
-        tool = toolset.get(name)
-        if tool is None:
-            return f"Error: unknown tool {name[:100]!r}.", "error"
-        args = tools.parse_arguments(name, arguments_json)
-        if isinstance(args, str):
-            return args, "error"
-        if self.approvals.policy_for(name) == "deny":
-            self.approvals.authorize(name, "")  # records the decision: deny, never asked
-            return f"Denied: the tool {name} is not allowed by the user's policy; do not retry it.", "cancelled"
-        prompt = f"Run {name} with {json.dumps(args, ensure_ascii=False)}?"
-        if not tool.authorizes and not self.approvals.authorize(name, prompt):
-            return self.approvals.declined(name), "cancelled"
-        try:
-            result = tool.run(args)
-        except Exception as e:  # any failure of any tool becomes text for the model
-            return mask_secrets(tools.cut(f"Error: {name} failed: {e}", tools.MAX_RESULT_CHARS)), "error"
-        outcome = "cancelled" if self.approvals.last_decision() == "asked-no" else "ok"
-        if len(result) > tools.MAX_RESULT_CHARS:
-            result = self.keep(name, result)
-        return mask_secrets(result), outcome
+    def _decide(self, tool: tools.Tool, args: dict) -> str:
+        """What the approvals decide for this call: with the tool's own question if it has one."""
+        if isinstance(tool, toolset.Asking):
+            return self.approvals.decide(tool.name, *tool.question(args))
+        return self.approvals.decide(tool.name, f"Run {tool.name} with {json.dumps(args, ensure_ascii=False)}?")

@@ -54,22 +54,20 @@ def as_registry_tool(server: str, client, info: dict, name: str | None = None, a
     # What the server calls things is shown bounded and cleaned; the registry name is safe as it is.
     shown_server, shown_tool = (clean(shorten(text, 80), one_line=True) for text in (server, info["name"]))
 
-    def run(args: dict) -> str:
+    def question(args: dict) -> tuple[str, bool]:
         # Every key and the ends of every value, each masked before it is shortened.
         shown = clean(shown_arguments(args, PROMPT_ARGS_CHARS, mask_secrets), one_line=True)
-        prompt = f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?"
-        if not approvals.authorize(name, prompt):
-            return approvals.declined(name)
-        if approvals.last_decision() == "allow":
-            approvals.used(name)  # pinned at its first use as an allowed tool
+        return f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?", False
+
+    def run(args: dict) -> str:
         with activity(name) as progress:
             return client.call_tool(info["name"], args, on_progress=progress, output_schema=info.get("outputSchema"))
 
     description = shorten(mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}"),
                           MAX_DESCRIPTION_CHARS)
-    return Tool(name=name, description=description,
-                parameters=info.get("inputSchema") or {"type": "object", "properties": {}},
-                run=run, authorizes=True)
+    return toolset.Asking(name=name, description=description,
+                          parameters=info.get("inputSchema") or {"type": "object", "properties": {}},
+                          run=run, question=question)
 
 
 def claim_names(clients: dict, contested: set[str]) -> set[str]:
@@ -129,17 +127,15 @@ def _register_resource_reader(server: str, client, contested: set[str], approval
     it asks like any MCP tool."""
     name = _reader_name(server, registry_name(server, "read_resource") in contested)
 
-    def run(args: dict) -> str:
-        uri = str(args.get("uri", ""))
-        shown = clean(squeeze(mask_secrets(uri), PROMPT_ARGS_CHARS), one_line=True)
-        if not approvals.authorize(name, f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?"):
-            return approvals.declined(name)
-        return client.read_resource(uri)
+    def question(args: dict) -> tuple[str, bool]:
+        shown = clean(squeeze(mask_secrets(str(args.get("uri", ""))), PROMPT_ARGS_CHARS), one_line=True)
+        return f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?", False
 
     schema = {"type": "object", "properties": {"uri": {"type": "string", "description": "the resource's URI"}},
               "required": ["uri"]}
-    toolset.add(Tool(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
-                             "link to them: [link: ...], [resource: ...]).", schema, run, authorizes=True))
+    toolset.add(toolset.Asking(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
+                                     "link to them: [link: ...], [resource: ...]).", schema,
+                               lambda args: client.read_resource(str(args.get("uri", ""))), question=question))
     permissions.ensure_tool_policy(name, "ask")
     approvals.review(name, None, runs_of(client.cfg))  # its description is ours and never changes: nothing to pin
     return [name]

@@ -3,8 +3,19 @@ the tutorial needs. The full agent's servers come, go and change their lists, so
 on top of the lesson's: the built-ins as the lesson registered them, a guarded one in place of a built-in
 (`read`, folder/secret_files.py), and the servers' tools, which leave with their server.
 """
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import tools
 from tools import Tool
+
+
+@dataclass(kw_only=True)
+class Asking(Tool):
+    """A tool that words its own question: question(args) is (what the user is asked, whether it is asked
+    even when the tool is allowed). Calls asks it through the approvals, before run(args)."""
+    question: Callable[[dict], tuple[str, bool]]
+
 
 # Tool name -> Tool: what the agent added, in order; a built-in's replacement keeps the built-in's place.
 _own: dict[str, Tool] = {}
