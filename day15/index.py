@@ -121,7 +121,7 @@ def full_agent():
         posix = False
     if not posix:
         return lambda argv, program: print(NO_POSIX, file=sys.stderr) or 2
-    from beyond.shell import main as agent_main
+    from beyond.repl.shell import main as agent_main
     return agent_main
 
 

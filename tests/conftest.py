@@ -115,9 +115,9 @@ def empty_registry() -> None:
 
 @pytest.fixture
 def model():
-    """The full agent's model client (beyond/repl/model.py), new for each test; its tool calls run as the
+    """The full agent's model client (beyond/model/client.py), new for each test; its tool calls run as the
     full agent runs them (beyond/servers/calls.py)."""
-    from beyond.repl.model import ModelChat
+    from beyond.model.client import ModelChat
     from beyond.servers.calls import Calls
     return ModelChat(run_tool=Calls().run)
 

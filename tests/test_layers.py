@@ -1,6 +1,6 @@
 """The arrows between the parts (DESIGN.md, "Layout"): every import in day15/, function-level ones
 too, read with ast, must point the way the design draws. Drawn as a ladder, a part imports only parts
-on lower rungs; the lesson never imports the product; index.py reaches it only through beyond.shell, inside
+on lower rungs; the lesson never imports the product; index.py reaches it only through beyond.repl.shell, inside
 a function; nothing in the product assigns into a lesson module."""
 import ast
 import re
@@ -13,9 +13,9 @@ LESSON = {"chat", "tools", "permissions", "mcp"}  # the tutorial's modules, unde
 LADDER = [
     {"entry"},                                         # day15/beyond_mcp.py, the published entry
     {"face"},                                          # beyond/__init__.py
-    {"shell"},                                         # beyond/shell.py, the REPL index.py runs
+    {"repl"},                                          # repl/shell.py is the REPL index.py runs
     {"agent"},
-    {"repl"},
+    {"model"},                                         # the model client: it runs tool calls through servers/
     {"servers"},
     {"folder", "asks"},
     {"client"},
@@ -96,8 +96,8 @@ def wrong_way(root: Path) -> list[str]:
             elif mine == "lesson" and theirs != "lesson":
                 why = "the lesson never imports the product"
             elif mine == "index":
-                if theirs != "lesson" and target != "beyond.shell":
-                    why = "index.py reaches the product through beyond.shell only"
+                if theirs != "lesson" and target != "beyond.repl.shell":
+                    why = "index.py reaches the product through beyond.repl.shell only"
             elif theirs in ("index", "demo_server"):
                 why = "nothing imports a program"
             elif theirs == "lesson":
@@ -233,7 +233,7 @@ def test_importing_the_product_builds_nothing():
     """`import beyond` (as scripts and index.py do) makes no console and no set of servers."""
     import subprocess
     import sys
-    code = ("import gc, sys; sys.path.insert(0, sys.argv[1]); import beyond, beyond.shell; "
+    code = ("import gc, sys; sys.path.insert(0, sys.argv[1]); import beyond, beyond.repl.shell; "
             "print(sorted({type(o).__name__ for o in gc.get_objects() if type(o).__name__ in ('Console', 'Servers')}))")
     done = subprocess.run([sys.executable, "-c", code, str(ROOT / "day15")], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -2,9 +2,10 @@
 
 The parts, each a folder named for what it owns (imports point down this list; tests/test_layers.py
 holds the arrows):
-  shell.py    the REPL index.py runs when this folder is there: section 4.5 with the agent's console
+  repl/       the REPL index.py runs when this folder is there (shell.py: section 4.5 with the agent's
+              console), around the agent: commands, resources and prompts, -p, --tutorial
   agent.py    the one object the shell builds for the full agent
-  repl/       the REPL around the agent: commands, resources and prompts, -p, the ways out
+  model/      the model client: streamed, retried, bounded replies; the tools tool search offers
   servers/    many servers as registry tools: parallel start, names, pins, tool search, kept results
   folder/     the project folder and the user's own files: trust, approvals, the audit log
   asks/       what a server asks of the user: the handlers, the terminal form

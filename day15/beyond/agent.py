@@ -1,10 +1,10 @@
 """Beyond the tutorial: the agent, the one object the shell builds; it holds the parts and hands each what it needs.
 
-shell.py keeps the tutorial's section 4.5 (connect at start-up, the status line, /mcp, /exit, the
-REPL loop) and asks an Agent for the rest: the command line (repl/options.py), the folder and its
+repl/shell.py keeps the tutorial's section 4.5 (connect at start-up, the status line, /mcp, /exit, the
+REPL loop), reads the command line (repl/options.py) and asks an Agent for the rest: the folder and its
 trust (folder/), the console, and the full client's servers (servers/), with the handlers of what
 servers ask (asks/), the approvals and audit log of the folder, kept results and tool search. It
-extends the lesson from above: the model is a ModelChat (repl/model.py), whose tool calls run through
+extends the lesson from above: the model is a ModelChat (model/client.py), whose tool calls run through
 Calls (servers/calls.py) and are answered by Approvals.
 """
 import contextlib
@@ -23,12 +23,10 @@ from beyond.folder.secret_files import read_question
 from beyond.folder.tasks import TaskLog
 from beyond.folder.dotenv import load_dotenv
 from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, servers_to_start, user_config_path
-from beyond.repl import commands, resources, unattended
-from beyond.repl.exits import Orphans, stop_on_signals
-from beyond.repl.hints import missing_key_hint, plain_http_hint
-from beyond.repl.model import ModelChat
-from beyond.repl.options import USAGE, VERSION, UsageError, parse
+from beyond.model.client import ModelChat
+from beyond.model.hints import missing_key_hint, plain_http_hint
 from beyond.servers.calls import Calls
+from beyond.servers.exits import Orphans, stop_on_signals
 from beyond.servers.results import Results
 from beyond.servers.connect import Servers
 from beyond.servers.toolsearch import ToolSearch
@@ -42,25 +40,18 @@ __all__ = ["Agent", "shown", "style"]
 GRACE_S = 2.0
 
 BANNER = "client: full (day15/beyond/): hardened, remote servers, the extensions in the README"
+# What the model reads for a tool that would have asked, in a run with nobody to ask (-p, repl/unattended.py).
+REFUSED = ("not run: {name} needs the user's approval and this run has nobody to ask (index.py -p); a tool runs "
+           "here only if .geekagent/GeekAgent.json allows it, or the user answered `a` for it in the REPL. "
+           "Do not retry it; answer without it.")
 
 
 class Agent:
-    """One run of the agent, from its command line. `done` is the exit status when the command line
-    was all there was to do (--help, --version, a usage error)."""
+    """One run of the agent, as its command line (repl/options.py: Options) asks."""
 
-    def __init__(self, argv: list[str]) -> None:
-        self.done: int | None = None
-        try:
-            self.options = parse(argv)
-        except UsageError as e:
-            print(f"{e}\n{USAGE}", file=sys.stderr)
-            self.done = 2
-            return
-        if self.options.help or self.options.version:
-            print(USAGE if self.options.help else VERSION)
-            self.done = 0
-            return
-        self.prompt = self.options.prompt
+    def __init__(self, options) -> None:
+        self.options = options
+        self.prompt = options.prompt
         self.out = sys.stdout  # where the answer of -p goes; everything else goes to stderr then
         self._quiet = contextlib.redirect_stdout(sys.stderr) if self.prompt is not None else contextlib.nullcontext()
         self._quiet.__enter__()
@@ -111,7 +102,7 @@ class Agent:
         confirm = self.console.confirm if self.prompt is None else (lambda question, always=True: False)
         folder = self.root or os.getcwd()  # where an `a` is kept
         self.approvals = Approvals(folder, confirm=confirm,
-                                   declined=tools.DECLINED if self.prompt is None else unattended.REFUSED)
+                                   declined=tools.DECLINED if self.prompt is None else REFUSED)
         plain = tools.get_tool("read")  # asks for a file of secrets even when it is allowed
         toolset.replace_builtin(toolset.Asking(plain.name, plain.description, plain.parameters, plain.run,
                                                question=read_question()))
@@ -179,41 +170,12 @@ class Agent:
             if status.starting is not None:
                 print(f"  {shown(status.server, one_line=True)} is still starting (it joins when it is up)")
 
-    def commands(self) -> dict:
-        """The REPL's commands beyond the tutorial's /help, /mcp and /exit (repl/commands.py, resources.py)."""
-        return commands.for_client()
-
-    def account(self, session, arg: str) -> None:
-        """/mcp login or logout <server>."""
-        commands.mcp_account(session, arg)
-
-    def attach(self, session, text: str) -> str:
-        """@server:uri in what the user typed, attached."""
-        return resources.attach_mentions(session, text)
-
-    def mentions(self, session) -> list[str]:
-        return resources.mentions(session)
-
-    def completer(self, session):
-        """Tab completion at the prompt: the documented commands, tool names, @ mentions."""
-        return commands.completer([name for name, f in session.commands.items() if f.__doc__],
-                                  lambda: [t.name for t in toolset.every()], lambda: self.mentions(session))
-
     def hints(self, interactive: bool) -> list[str]:
         """What the banner warns of: no key (the REPL's hint; -p says it as its error), plain http."""
         return [hint for hint in (missing_key_hint() if interactive else None, plain_http_hint()) if hint]
 
-    def missing_key(self) -> str | None:
-        return missing_key_hint()
-
-    def run_unattended(self, session) -> int:
-        """-p: the one conversation, its answer (or JSON) on the real stdout; the exit status."""
-        return unattended.run(session, self.prompt, self.options.as_json, self.out)
-
     def stop(self) -> None:
         """Every server stopped, and what escaped a server's process group (full agent, Linux)."""
-        if self.done is not None:
-            return
         try:
             self.servers.stop_mcp_servers()
             self.orphans.stop()

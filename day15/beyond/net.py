@@ -1,7 +1,7 @@
 """Beyond the tutorial: one HTTP request with a deadline for the whole exchange and a size limit (http.client).
 
 The lesson's chat.py uses urllib, which follows redirects (with the key) and bounds each read, not the
-exchange; the model client (repl/model.py), remote servers (wire/) and logins (auth/) share this."""
+exchange; the model client (model/client.py), remote servers (wire/) and logins (auth/) share this."""
 import contextlib
 import heapq
 import itertools

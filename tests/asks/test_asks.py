@@ -257,7 +257,7 @@ def test_sampling_sends_the_limit_it_shows(monkeypatch, capsys):
 
 def test_the_sampling_model_is_asked_with_the_limit(endpoint):
     """The agent's sampling model sends the limit as the request's max_tokens, without tools."""
-    from beyond.repl.model import ModelChat
+    from beyond.model.client import ModelChat
     fake_model = endpoint(answer("short"))
     assert ModelChat().sample([{"role": "user", "content": "hi"}], 7) == ("short", "test-model")
     assert fake_model.requests[0]["max_tokens"] == 7 and "tools" not in fake_model.requests[0]

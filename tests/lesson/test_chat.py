@@ -1,5 +1,5 @@
 """The lesson's chat.py (chat.ts): one urllib request per round, the tool loop through the registry, a
-failed request as one ChatError line. The full agent's model client is tested in tests/repl/test_model*.py."""
+failed request as one ChatError line. The full agent's model client is tested in tests/model/test_model*.py."""
 import socket
 
 import pytest

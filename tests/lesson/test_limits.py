@@ -1,4 +1,4 @@
-"""The lesson modules' limits (tools.py): results and reads bounded (the model's: tests/repl/test_model_limits.py)."""
+"""The lesson modules' limits (tools.py): results and reads bounded (the model's: tests/model/test_model_limits.py)."""
 import tools
 from conftest import set_tool_policy
 

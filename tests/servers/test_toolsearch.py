@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 import chat
-from beyond.repl.model import ModelChat
+from beyond.model.client import ModelChat
 import tools
 from beyond.servers import toolsearch
 from beyond.servers.toolsearch import MAX_TOOL_SPECS_BYTES, NAMES_SHOWN, Offered

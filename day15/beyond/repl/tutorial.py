@@ -17,7 +17,7 @@ from beyond.console import Console
 from beyond.folder.dotenv import load_dotenv
 from beyond.folder.project import find_project
 from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide
-from beyond.repl.exits import stop_on_signals
+from beyond.servers.exits import stop_on_signals
 from beyond.wire.sandbox import keep_to_itself
 from permissions import POLICY_PATH, PolicyError
 

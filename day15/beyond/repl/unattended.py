@@ -14,16 +14,12 @@ import sys
 
 import chat
 from beyond.terminal import shown
-from beyond.repl.hints import missing_key_hint
+from beyond.model.hints import missing_key_hint
 from beyond.repl.resources import attach_mentions
 from beyond.text import mask_secrets
 
 # A tool line on stderr shows this much of the result, as the REPL's does.
 TOOL_LINE_CHARS = 80
-# What the model reads for a tool that would have asked.
-REFUSED = ("not run: {name} needs the user's approval and this run has nobody to ask (index.py -p); a tool runs "
-           "here only if .geekagent/GeekAgent.json allows it, or the user answered `a` for it in the REPL. "
-           "Do not retry it; answer without it.")
 # What -p --json says a call came to, by what was decided for it (the decision Calls reports).
 OUTCOMES = {"asked-no": "refused", "deny": "denied"}
 

@@ -7,4 +7,5 @@
   toolsearch.py  with many tools the model gets a few, and tool_search for the others
   results.py     a long result kept whole and read back by pages
   calls.py       the model's tool calls run: asked through the approvals, masked, reported to the audit
+  exits.py       SIGTERM and SIGHUP leave cleanly; what escaped a server's group is stopped
 """

@@ -37,8 +37,8 @@ def test_tool_calls_assembled_whatever_the_endpoint_does(model, endpoint, echo, 
 
 def test_new_id_at_an_index_in_use_is_a_new_call():
     """An endpoint that sends every call at index 0 but with its own id: two calls, not one."""
-    from beyond import sse
-    reply = sse.StreamedReply()
+    from beyond.model.reply import StreamedReply
+    reply = StreamedReply()
     for delta in ({"index": 0, "id": "a", "function": {"name": "echo", "arguments": '{"text"'}},
                   {"index": 0, "function": {"arguments": ': "x"}'}},
                   {"index": 0, "id": "b", "function": {"name": "echo", "arguments": "{}"}}):

@@ -1,4 +1,4 @@
-"""The full agent's model client's limits (beyond/repl/model.py): a deadline for the whole exchange, a size
+"""The full agent's model client's limits (beyond/model/client.py): a deadline for the whole exchange, a size
 limit, broken HTTP as one line, odd messages stored as the API wants them, no redirect followed with the key."""
 import threading
 
@@ -6,7 +6,7 @@ import pytest
 
 import chat
 import tools
-from beyond.repl import model as model_module
+from beyond.model import client as model_module
 from conftest import set_tool_policy, unhung
 from fakes.openai_server import FakeOpenAI, answer
 

@@ -20,9 +20,9 @@ import chat
 from beyond import sse
 from beyond.net import (ERROR_BODY_CHARS, RETRY_STATUSES, Cutoff, Retryable, TooBig, connection_for, error_detail,
                         read_limited, retry_after, retrying, transport_error)
+from beyond.model.reply import StreamedReply, closed, stored, text_of
 from beyond.servers import toolset
 from beyond.servers.calls import Calls
-from beyond.sse import closed, stored, text_of
 from beyond.waits import SIGNAL_CHECK_S
 from chat import ChatError
 
@@ -253,7 +253,7 @@ def _refuse(url: str, response, data: bytes) -> None:
 
 def _read_stream(url: str, response, on_text, on_usage) -> dict:
     """Show the text of a streamed reply as it arrives; the whole message once the stream ends."""
-    reply, size = sse.StreamedReply(), 0
+    reply, size = StreamedReply(), 0
     try:
         for data in sse.events(response, MAX_REPLY_BYTES):
             size += len(data)

@@ -2,16 +2,21 @@
 
 It keeps the tutorial's section 4.5 as index.ts has it (connect at start-up, the side panel's line,
 /mcp, /exit, the loop) with the agent's console for every line read (keys, history, one question at
-a time) and asks an Agent (agent.py) for the rest: the command line, the folder and its trust, the
-full client's servers, the commands beyond /mcp and /exit. With --tutorial it runs index.py's own
-program instead, behind the folder's trust question (repl/tutorial.py).
+a time). It reads the command line (options.py) and puts the commands beyond /mcp and /exit
+(commands.py, resources.py) in its table; an Agent (agent.py) holds the rest: the folder and its
+trust, the console, the full client's servers, the model. With --tutorial it runs index.py's own
+program instead, behind the folder's trust question (tutorial.py).
 """
 import sys
 import time
 
 import chat
 from beyond.agent import Agent, shown, style
+from beyond.model.hints import missing_key_hint
+from beyond.repl import commands, resources, unattended
 from beyond.repl import tutorial as tutorial_mode
+from beyond.repl.options import USAGE, VERSION, UsageError, parse
+from beyond.servers import toolset
 from beyond.servers.status import McpStatus
 from beyond.wire.sandbox import what_it_may
 
@@ -33,7 +38,7 @@ class Session:
         self.running = True
         self.activity = agent.console.activity
         # The tutorial's commands are /help, /mcp and /exit; (beyond the tutorial) the agent's come between.
-        self.commands = {"/help": cmd_help, "/mcp": cmd_mcp, **agent.commands(), "/exit": cmd_exit}
+        self.commands = {"/help": cmd_help, "/mcp": cmd_mcp, **commands.for_client(), "/exit": cmd_exit}
 
     def chat(self, text: str, typed: bool = True) -> None:
         """A chat turn, for a command that sends a message (a server's prompt)."""
@@ -42,15 +47,21 @@ class Session:
 
 def main(argv: list[str] | None = None, tutorial=None) -> int:
     """The full agent; with --tutorial, `tutorial` (index.py's program) behind the folder's trust question."""
-    agent = Agent(sys.argv[1:] if argv is None else argv)  # Beyond the tutorial: flags, -p, --help
-    if agent.done is not None:
-        return agent.done
-    if agent.options.tutorial:
+    try:  # Beyond the tutorial: flags, -p, --help
+        options = parse(sys.argv[1:] if argv is None else argv)
+    except UsageError as e:
+        print(f"{e}\n{USAGE}", file=sys.stderr)
+        return 2
+    if options.help or options.version:
+        print(USAGE if options.help else VERSION)
+        return 0
+    if options.tutorial:
         try:
-            return tutorial_mode.run(tutorial, agent.options.trust)
+            return tutorial_mode.run(tutorial, options.trust)
         except KeyboardInterrupt:  # Ctrl-C at the trust question: leave quietly
             print()
             return 130
+    agent = Agent(options)
     try:
         if not agent.prepare():  # Beyond the tutorial: the folder's trust, its .env and policies; built-in tools
             return 1
@@ -62,7 +73,7 @@ def main(argv: list[str] | None = None, tutorial=None) -> int:
         print_banner(agent, interactive=agent.prompt is None)
         session = Session(agent)
         if agent.prompt is not None:  # Beyond the tutorial: one prompt, unattended
-            return agent.run_unattended(session)
+            return unattended.run(session, agent.prompt, options.as_json, agent.out)
         repl(session)
     except KeyboardInterrupt:  # Ctrl-C at the trust question or while the servers start: leave quietly
         print()
@@ -128,7 +139,7 @@ def cmd_mcp(session: Session, arg: str) -> None:
     """the MCP servers and their tools (/mcp <server>: that one)"""
     statuses = session.servers.mcp_statuses()
     if arg.partition(" ")[0] in ("login", "logout"):  # Beyond the tutorial: a remote server's login
-        return session.agent.account(session, arg)
+        return commands.mcp_account(session, arg)
     if arg:  # Beyond the tutorial: one server of many
         chosen = [status for status in statuses if status.server == arg]
         print("\n".join(status_lines(chosen[0], with_tools=True)) if chosen else
@@ -167,7 +178,9 @@ def _s(count: int) -> str:
 def repl(session: Session) -> None:
     console = session.console
     # Beyond the tutorial: keys, history and completion (the console's; commands, tools and @ mentions).
-    console.start_repl(session.agent.completer(session))
+    console.start_repl(commands.completer([name for name, f in session.commands.items() if f.__doc__],
+                                          lambda: [t.name for t in toolset.every()],
+                                          lambda: resources.mentions(session)))
     try:
         while session.running:
             message = console.read_message()
@@ -196,12 +209,12 @@ def handle_line(session: Session, line: str) -> None:
 
 def chat_turn(session: Session, text: str, typed: bool = True) -> None:
     """One turn; `typed` is False for text a server wrote (a prompt), whose @server:uri is never read."""
-    hint = session.agent.missing_key()  # Beyond the tutorial: the REPL stays usable without a model
+    hint = missing_key_hint()  # Beyond the tutorial: the REPL stays usable without a model
     if hint:
         print(hint)
         return
     if typed:  # Beyond the tutorial: @server:uri, only in what the user typed
-        text = session.agent.attach(session, text)
+        text = resources.attach_mentions(session, text)
     output = session.console.output(TOOL_LINE_CHARS)
 
     def on_tool(name: str, result: str) -> None:

@@ -6,7 +6,7 @@ import threading
 import pytest
 
 import chat
-from beyond.repl import model as model_module
+from beyond.model import client as model_module
 import tools
 from beyond.servers import registry, toolset
 from fakes.openai_server import answer, check_request, tool_calls

@@ -6,11 +6,11 @@ import threading
 import pytest
 
 import chat
-from beyond.repl import model as model_module
+from beyond.model import client as model_module
 from beyond import net
 import tools
 from beyond.folder import dotenv
-from beyond.repl.hints import missing_key_hint
+from beyond.model.hints import missing_key_hint
 from fakes.openai_server import Hang, HttpError, Raw, answer, answer_from_tools, check_request, tool_calls
 from tools import Tool
 from conftest import set_tool_policy

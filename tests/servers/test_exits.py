@@ -1,4 +1,4 @@
-"""The agent leaves cleanly however it is ended (beyond/repl/exits.py): no server, nor a descendant that
+"""The agent leaves cleanly however it is ended (beyond/servers/exits.py): no server, nor a descendant that
 left its group, outlives it."""
 import os
 import random

@@ -1,0 +1,6 @@
+"""The model as the full agent speaks to it, extending the lesson's chat.py.
+
+  client.py   ModelChat: streamed, retried, bounded, kept-alive; tool search's choice of tools; sampling
+  reply.py    a streamed reply assembled from its chunks; the history stored as the API wants it back
+  hints.py    what start-up says of the model endpoint: no key, plain http to another machine
+"""
