@@ -4,6 +4,7 @@ The lesson's chat.py uses urllib, which follows redirects (with the key) and bou
 exchange; the model client (model/client.py), remote servers (wire/) and logins (auth/) share this."""
 import contextlib
 import heapq
+import ipaddress
 import itertools
 import json
 import re
@@ -11,6 +12,7 @@ import select
 import sys
 import threading
 import time
+import urllib.parse
 
 # How much of an error body is shown: enough for the API's message, not a whole HTML page.
 ERROR_BODY_CHARS = 300
@@ -30,7 +32,6 @@ RETRY_AFTER_CAP_S = 60.0
 
 def connection_for(url: str, timeout: float):
     """(an http.client connection to url's host whose timeout bounds the connect, the path); ValueError if unusable."""
-    import urllib.parse
     parts = urllib.parse.urlsplit(url)
     parts.port  # raises ValueError for a port that is no number or out of range
     return connection_to(parts, timeout), (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
@@ -38,7 +39,7 @@ def connection_for(url: str, timeout: float):
 
 def connection_to(parts, timeout: float):
     """A new http.client connection to the host of a split URL (https or http); its timeout bounds the connect."""
-    import http.client  # on first use: http.client (with ssl and email) costs more start-up time than the REPL
+    import http.client  # on first use: with ssl and email it slows every start-up, a script's without remote hosts too
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     return kind(parts.hostname, parts.port, timeout=timeout)
 
@@ -49,7 +50,6 @@ def is_this_machine(host: str | None) -> bool:
         return False
     if host.lower().rstrip(".") == "localhost":
         return True
-    import ipaddress
     try:
         return ipaddress.ip_address(host.strip("[]").split("%", 1)[0]).is_loopback
     except ValueError:

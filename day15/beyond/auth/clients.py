@@ -16,6 +16,7 @@ import secrets
 import time
 import urllib.parse
 
+from beyond.auth import es256
 from beyond.auth.errors import AuthError
 from beyond.auth.metadata import Answered, post_form, post_json
 from beyond.dirs import FolderError, UnsetVariable, expand, read_inside
@@ -101,7 +102,6 @@ class Clients:
     def _key(self):
         """The entry's private key, read now as every file an entry names is (a folder's: inside it, no link
         out, no device); one that group or others may read is used, with a warning."""
-        from beyond.auth import es256  # here, not at import: hashlib's OpenSSL start-up is slow
         try:
             path = expand(self.settings["privateKeyFile"], "oauth.privateKeyFile")
             raw = read_inside(path, MAX_KEY_BYTES, root=self.folder)

@@ -11,10 +11,14 @@ endpoint or from the server, is answered by one retry with the nonce it gave, wh
 that URL carry (an authorization server and a server may share a host; their nonces are their own);
 the same nonce twice is no reason to retry again.
 """
+import hashlib
 import re
+import secrets
 import threading
 import time
 import urllib.parse
+
+from beyond.auth.es256 import Key, b64url
 
 ALGORITHM = "ES256"
 # A nonce is NQCHAR (RFC 9449 section 8), of a sane length; anything else is not used.
@@ -37,7 +41,6 @@ class Dpop:
     """One login's key, and the nonces given to it (by the URL they were given for)."""
 
     def __init__(self) -> None:
-        from beyond.auth.es256 import Key  # here, not at import: hashlib's OpenSSL start-up is slow, logins rare
         self.key = Key.generate()
         self.jkt = self.key.thumbprint()  # what a token bound to this key names in cnf.jkt
         self._nonces: dict[str, str] = {}
@@ -45,9 +48,6 @@ class Dpop:
 
     def proof(self, method: str, url: str, token: str | None = None) -> str:
         """A fresh proof for one request: a new jti every time; with `token`, its hash (ath)."""
-        import hashlib
-        import secrets
-        from beyond.auth.es256 import b64url
         claims = {"jti": secrets.token_urlsafe(18), "htm": method, "htu": htu(url), "iat": int(time.time())}
         with self._lock:
             nonce = self._nonces.get(htu(url))

@@ -9,6 +9,7 @@ description and input schema. A tool that says something else than it did, later
 a later run than the one that pinned it, asks again, so a server cannot change what an allowed tool
 claims to do. Without a folder (scripts, tests) the answers last for the run.
 """
+import hashlib
 import json
 import os
 import threading
@@ -61,7 +62,6 @@ def _expanded(value: object) -> object:
 
 
 def _hashed(value: object) -> str:
-    import hashlib  # here, not at import: OpenSSL's start-up is a quarter of the client's import time
     said = json.dumps(value, sort_keys=True, default=str)
     return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()
 
