@@ -73,6 +73,91 @@ def test_big_call_to_a_server_that_stopped_reading_fails_by_its_deadline(started
     assert client.link.transport.proc.poll() is not None, f"server {pid} still runs"
 
 
+def test_calls_queued_behind_a_stuck_write_fail_too(started):
+    """Eight threads send 300 KB each to a server that no longer reads: one writes, the others queue behind
+    it; every call fails by the deadline, saying the server does not read, and none waits longer."""
+    import threading
+    client = started(fake("normal", timeout=1))
+    client.call_tool("stop_reading", {})
+    errors: list[str] = []
+
+    def call() -> None:
+        try:
+            client.call_tool("echo", {"text": "x" * 300_000})
+        except McpError as e:
+            errors.append(str(e))
+    callers = [threading.Thread(target=call, daemon=True) for _ in range(8)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(20)
+    assert not any(caller.is_alive() for caller in callers) and len(errors) == 8, errors
+    assert all("reading its input" in error for error in errors), errors
+    client.stop()
+
+
+class Inbox:
+    """What a transport reports, kept (beyond/wire/base.py: Inbox)."""
+
+    def __init__(self) -> None:
+        self.rejected_ids, self.ends = [], []
+
+    def deliver(self, message) -> bool:
+        return True
+
+    def ended(self, reason: str) -> None:
+        self.ends.append(reason)
+
+    def rejected(self, request_id: int, reason: str) -> None:
+        self.rejected_ids.append((request_id, reason))
+
+    def log(self, text: str) -> None:
+        pass
+
+    def said(self, line: str) -> None:
+        pass
+
+
+def test_a_request_queued_behind_a_write_that_fails_is_failed_at_once():
+    """The pipe to a server that never reads is full: eight threads send at once, one writes for all and
+    gives up at their deadline; each of the others' requests is failed through the inbox (none is left
+    to its caller's longer wait), the writer's own raises, and no message was cut, so the session lives."""
+    import sys
+    import threading
+    import time
+    from beyond.client.config import ServerConfig
+    from beyond.wire.base import About, TransportError
+    from beyond.wire.stdio import StdioTransport
+    inbox = Inbox()
+    transport = StdioTransport("deaf", ServerConfig(sys.executable, ["-c", "import time; time.sleep(60)"]), inbox)
+    transport.start()
+    try:
+        for pad in (3900, 0):  # each under PIPE_BUF: it goes whole or not at all, so the pipe fills at an end
+            with pytest.raises(TransportError, match="not reading its input"):
+                for _ in range(100_000):  # then not even the smallest message fits, nor a ping
+                    transport.send({"jsonrpc": "2.0", "method": "n", "params": {"p": "p" * pad}}, 0, About())
+        raised, barrier = [], threading.Barrier(8)
+
+        def send(request_id: int) -> None:
+            barrier.wait()
+            try:
+                transport.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"}, time.monotonic() + 1, About())
+            except TransportError as e:
+                raised.append(str(e))
+        senders = [threading.Thread(target=send, args=(i,), daemon=True) for i in range(8)]
+        for sender in senders:
+            sender.start()
+        for sender in senders:
+            sender.join(10)
+        assert not any(sender.is_alive() for sender in senders)
+        assert raised and all(error == "ping failed: the server is not reading its input" for error in raised)
+        assert len(raised) + len(inbox.rejected_ids) == 8, (raised, inbox.rejected_ids)
+        assert all(reason == "the server is not reading its input" for _, reason in inbox.rejected_ids)
+        assert inbox.ends == []
+    finally:
+        transport.stop()
+
+
 def test_oversized_reply_fails_its_call_and_the_session_goes_on(started, monkeypatch):
     """A reply over the message limit (1 MB here) fails its call naming the limit; later calls work."""
     from beyond.wire import stdio

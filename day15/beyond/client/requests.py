@@ -277,7 +277,8 @@ class Requests:
         self.pending.fail_all(reason)
 
     def reject(self, request_id: int, reason: str) -> None:
-        """The reply to this request was discarded (over the message limit): its waiter fails with why."""
+        """No reply to this request will come (discarded over the message limit, or the request not written):
+        its waiter fails with why."""
         self.pending.settle(request_id, McpError(reason, self.name))
 
     @property

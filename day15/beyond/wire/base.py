@@ -30,7 +30,8 @@ class Inbox(Protocol):
         """The connection is gone for good (the process exited, a message was cut in half); why."""
 
     def rejected(self, request_id: int, reason: str) -> None:
-        """The reply to this request was discarded (over MAX_MESSAGE_BYTES); why."""
+        """No reply to this request will come: it was discarded (over MAX_MESSAGE_BYTES), or the request was
+        not written (queued behind another thread's write that failed); why."""
 
     def log(self, text: str) -> None:
         """A line of the transport's own about this server, for the user."""
@@ -67,7 +68,9 @@ class Transport:
     reads the answer to a request on the caller's thread, by the same deadline; a message whose
     answer stays open is read on by a thread of the transport's). It raises TransportError if the
     server does not take the message, Deadline when the deadline passed first, SessionExpired when
-    the server forgot the session (the client then initializes again).
+    the server forgot the session (the client then initializes again). A message that stdio queues
+    behind another thread's write is written by that thread, and a request of it that cannot be
+    fails through inbox.rejected.
     """
 
     session_id: str | None = None  # the server's session, where the transport has one (Streamable HTTP)

@@ -7,6 +7,8 @@ streams; stderr is drained so the server never blocks on it; the reason a server
 carries its exit code and last stderr line; and stop() ends the whole group without waiting on a
 pipe: close stdin, wait, SIGTERM, wait, SIGKILL.
 """
+import collections
+import operator
 import os
 import re
 import select
@@ -30,9 +32,8 @@ MAX_STDERR_LINE_BYTES = 8192
 HEAD_BYTES = 4096
 # What an "id" looks like near the start of a reply, to fail the request a discarded line answered.
 REPLY_ID = re.compile(rb'"id"\s*:\s*(\d{1,18})\s*[,}]')
-# A one-try write waits this long for another thread's write to finish (never for the pipe), so
-# a caller preempted while writing does not make the reader drop an answer.
-ONE_TRY_LOCK_WAIT_S = 0.5
+# Every message ends with it, and none holds it elsewhere (JSON escapes it).
+NEWLINE = ord("\n")
 # stop(): after stdin is closed, the server gets this long to exit; after SIGTERM, this long;
 # together with SIGKILL the agent is gone in about 2 s whatever the server does.
 CLOSE_GRACE_S = 0.5
@@ -72,9 +73,10 @@ class StdioTransport(Transport):
         # still stops what start() spawned. Held across Popen only (fork and exec, no wait).
         self._proc_lock = threading.Lock()
         self._stopping = False
-        # _write_lock keeps one message's bytes together on stdin when several threads send;
-        # it is waited for only until the sender's deadline.
+        # _write_lock is held by the one thread writing on stdin, which writes what others put in _queued
+        # (message bytes, deadline, request id, what it is) meanwhile; nobody waits for it.
         self._write_lock = threading.Lock()
+        self._queued: collections.deque[tuple] = collections.deque()
         self._private: str | None = None  # a sandboxed server's temporary folder, removed at stop()
 
     def start(self) -> None:
@@ -125,26 +127,50 @@ class StdioTransport(Transport):
             data = encode(message, "\n")
         except ValueError as e:  # NaN, Infinity, or a lone surrogate: refused rather than sent
             raise TransportError(f"{what} not sent: {e}") from None
-        # A deadline already past means one try (our answers to the server's requests): the pipe is
-        # not waited for, but another thread's write in progress is, briefly.
-        lock = self._write_lock
-        if not lock.acquire(False) and not lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)
-                                                        or ONE_TRY_LOCK_WAIT_S):
-            raise TransportError(f"{what} failed: the server is not reading its input")
-        try:
-            try:  # most messages go in one write, without waiting
-                sent = os.write(self.proc.stdin.fileno(), data)
-            except (OSError, ValueError):
-                sent = 0  # _write_all says why
-            if sent < len(data):
-                self._write_all(data, sent, deadline, what)
-        finally:
-            self._write_lock.release()
+        # Whoever holds the pipe writes what the others queued meanwhile, in one write where it can, so a
+        # sender never waits for another's write: it queues its message and goes on to wait for the reply.
+        mine = (data, deadline, message.get("id") if "method" in message else None, what)
+        self._queued.append(mine)
+        failed = None
+        while self._queued and self._write_lock.acquire(False):  # else its holder writes ours before it lets go
+            try:
+                batch = []
+                for _ in range(len(self._queued)):
+                    batch.append(self._queued.popleft())
+                data = batch[0][0] if len(batch) == 1 else b"".join(map(operator.itemgetter(0), batch))
+                try:  # most batches go in one write, without waiting
+                    sent = os.write(self.proc.stdin.fileno(), data)
+                except (OSError, ValueError):
+                    sent = 0  # _write_rest says why
+                if sent < len(data):
+                    failed = self._write_rest(batch, data, sent, mine) or failed
+            finally:
+                self._write_lock.release()
+        if failed:
+            raise TransportError(failed)
 
-    def _write_all(self, data: bytes, sent: int, deadline: float, what: str) -> None:
-        """The rest of a message, from byte `sent`. Caller holds _write_lock. A message cut short ends the
-        session: the next would be garbled."""
-        view = memoryview(data)[sent:]
+    def _write_rest(self, batch: list[tuple], data: bytes, sent: int, mine: tuple) -> str | None:
+        """The rest of a batch of queued messages, by the latest of their deadlines (a deadline already past:
+        no wait). Caller holds _write_lock. Returns why `mine` was not written, if it was not; another
+        sender's request that was not is failed through the inbox, its notification logged."""
+        sent, reason = self._write_all(data, sent, max(entry[1] for entry in batch))
+        failed, end = None, 0
+        for entry in batch:
+            end += len(entry[0])
+            if end <= sent:
+                continue
+            if entry is mine:
+                failed = f"{entry[3]} failed: {reason}"
+            elif entry[2] is not None:
+                self.inbox.rejected(entry[2], reason)
+            else:
+                self.inbox.log(f"{entry[3]} not written: {reason}")
+        return failed
+
+    def _write_all(self, data: bytes, sent: int, deadline: float) -> tuple[int, str | None]:
+        """The rest of `data`, from byte `sent`: (the bytes written, why it stopped short, or None). A message
+        cut short ends the session: the next would be garbled."""
+        view, reason = memoryview(data)[sent:], None
         try:
             while view:
                 try:
@@ -154,17 +180,20 @@ class StdioTransport(Transport):
                     left = deadline - time.monotonic()
                 except BrokenPipeError:  # the server closed its input, most likely by exiting: say why
                     self._ended.wait(2 * CLOSE_GRACE_S)
-                    raise TransportError(f"{what} failed: {self._end_reason or 'the server closed its input'}") \
-                        from None
+                    reason = self._end_reason or "the server closed its input"
+                    break
                 except (OSError, ValueError):  # stdin closed by stop()
                     left = -1.0
                 if left <= 0:
-                    raise TransportError(f"{what} failed: the server is not reading its input")
+                    reason = "the server is not reading its input"
+                    break
                 # Short steps: a Ctrl-C or SIGTERM that landed on another thread is still seen.
                 select.select([], [self.proc.stdin.fileno()], [], min(left, SIGNAL_CHECK_S))
         finally:
-            if 0 < len(view) < len(data):  # given up (deadline, Ctrl-C) in the middle of a message
+            written = len(data) - len(view)
+            if view and written and data[written - 1] != NEWLINE:  # given up (deadline, Ctrl-C) inside a message
                 self.inbox.ended("the server stopped reading its input in the middle of a message")
+        return written, reason
 
     def _read_stdout(self) -> None:
         """Reader thread: one JSON message per line, none over MAX_MESSAGE_BYTES; at the end, say why."""
