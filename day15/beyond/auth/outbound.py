@@ -136,7 +136,7 @@ class Outbound:
 def _pinned(host: str, port: int, address: str, timeout: float, tls: bool):
     """An HTTP(S) connection to `host` that connects to the one `address` checked for it (the
     certificate is still checked against the host's name)."""
-    import http.client  # here: with ssl it costs a quarter of the agent's start-up, and few servers log in
+    import http.client  # here: with ssl it slows a script's start-up (net.py says so too); few servers log in
     import ssl
 
     class Pinned(http.client.HTTPSConnection if tls else http.client.HTTPConnection):

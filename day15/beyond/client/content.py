@@ -14,8 +14,8 @@ from mcp import McpError
 
 # A list request follows nextCursor, at most this many pages (a loop guard against a cycling server),
 # and at most this much JSON over all pages: thousands of tools, far more than a model is offered.
-# Held as Python objects, JSON of small objects takes about ten times its size: 8 MB of pages cost
-# the agent about 85 MB at most (`make bench` measures it).
+# Held as Python objects, JSON of small objects takes several times its size: 8 MB of pages cost
+# the agent about 40 MB (`make bench` measures it).
 MAX_TOOL_PAGES = 100
 MAX_LISTED_BYTES = 8 << 20
 # JSON-RPC's "method not found": a server that answers a list request so has none of them.

@@ -84,8 +84,8 @@ class Approvals:
         self.store = JsonStore(path or os.path.join(state_dir(), "approvals.json")) if folder else None
         kept = self.store.load().get(self.folder) if self.store else None
         kept = kept if isinstance(kept, dict) else {}
-        # _lock guards _tools and _said: the REPL answers while a server's tool-list change registers
-        # tools on another thread.
+        # _lock guards _tools, _said, _runs and _policies: the REPL answers while a server's tool-list
+        # change registers tools on another thread.
         self._tools = {name: entry for name, entry in kept.items() if isinstance(entry, dict)}
         self._said: dict[str, str] = {}
         self._runs: dict[str, dict | None] = {}

@@ -33,7 +33,7 @@ class TaskLog:
         self.folder = os.path.realpath(folder) if folder else None
         self.store = JsonStore(path or os.path.join(state_dir(), "tasks.json")) if folder else None
         self._run: dict[str, dict] = {}  # without a folder
-        self._lock = threading.Lock()  # one change at a time: calls run on the REPL's thread, /tasks too
+        self._lock = threading.Lock()  # one change at a time: a reply's calls run side by side, beside /tasks
 
     def created(self, server: str, tool: str, task_id: str, config) -> None:
         entry = {"server": server, "tool": tool, "id": task_id, "identity": identity(config), "created": time.time()}

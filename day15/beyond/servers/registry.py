@@ -5,7 +5,7 @@ names stay within the API's 64 characters and distinct (a contested name goes to
 tool inherits another's policy), the permission prompt shows the arguments, cleaned and masked,
 descriptions are bounded, a tool the model endpoint would refuse is not offered, a server that
 lists resources gets a reader, and an allowed tool that changes its description or schema asks again.
-servers.py holds the set of servers and calls these under its lock, with the folder's approvals (the
+connect.py holds the set of servers and calls these under its lock, with the folder's approvals (the
 `a` answers and pins) and what shows a running tool.
 """
 import contextlib
