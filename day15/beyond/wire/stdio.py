@@ -134,8 +134,8 @@ class StdioTransport(Transport):
         failed = None
         while self._queued and self._write_lock.acquire(False):  # else its holder writes ours before it lets go
             try:
-                batch = []
-                for _ in range(len(self._queued)):
+                batch = [self._queued.popleft()]  # ours alone, unless others came meanwhile
+                while self._queued:
                     batch.append(self._queued.popleft())
                 data = batch[0][0] if len(batch) == 1 else b"".join(map(operator.itemgetter(0), batch))
                 try:  # most batches go in one write, without waiting
