@@ -15,6 +15,10 @@ from beyond.wire.sandbox import what_it_may
 from mcp import McpServerConfig
 
 
+# What the question says of an entry that is configured and not started.
+DISABLED = "disabled (not started)"
+
+
 def shown_value(key: str, value: str, limit: int) -> str:
     """A setting's value as the question shows it: a secret-named one never."""
     return "[a secret]" if SECRET_NAME.search(key) else shorten(value, limit)
@@ -27,7 +31,7 @@ def what_runs(config: ServerConfig, folder: str | None = None) -> str:
     if config.problem:
         return f"not started: {clean(config.problem, one_line=True)}"
     if config.disabled:
-        return "disabled (not started)"
+        return DISABLED
     sends = [f"{where} <- {', '.join(found)}" for where, value in expanded(config)
              if (found := [m.group(0) for m in VARIABLE.finditer(value)])]
     sends = f"; from your environment: {', '.join(sends)}" if sends else ""

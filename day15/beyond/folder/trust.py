@@ -25,7 +25,7 @@ from beyond.folder.dotenv import DOTENV_PATH, parse_dotenv
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond.dirs import FolderError, LinkOutside, config_dir, read_inside
 from beyond.folder.project import JsonStore
-from beyond.folder.question import shown_value, what_runs, what_the_twin_runs
+from beyond.folder.question import DISABLED, shown_value, what_runs, what_the_twin_runs
 from beyond.text import clean, shorten
 from beyond.wire.sandbox import insist
 from mcp import McpError, mcp_server_entries
@@ -93,7 +93,7 @@ class Project:
             data = None if raw is None else json.loads(raw.decode("utf-8"))
             off = {name for name, entry in ((data.get("mcpServers") or {}) if isinstance(data, dict) else {}).items()
                    if isinstance(entry, dict) and entry.get("disabled") is True}
-            return {} if raw is None else {name: "disabled (not started)" if name in off else what_the_twin_runs(cfg)
+            return {} if raw is None else {name: DISABLED if name in off else what_the_twin_runs(cfg)
                                            for name, cfg in mcp_server_entries(data)}
         except (ValueError, TypeError, AttributeError, RecursionError) as e:  # as connect fails on it
             raise McpError(f"{MCP_CONFIG_PATH}: {e}") from None
@@ -138,21 +138,37 @@ def store() -> JsonStore:
     return JsonStore(os.path.join(config_dir(), "trusted-folders.json"))
 
 
-def decide(project: Project, trust_now: bool, ask) -> bool:
-    """Whether the folder's files may take effect: nothing to trust, --trust, trusted as they are, or asked
-    (`ask` takes the question and returns the answer; None without a terminal)."""
-    allows = project.allows()
-    if not allows and all(project.files[p] is None and p not in project.problems for p in TRUSTED_FILES[:2]):
-        return True
-    if trust_now:
-        return True
-    record = _record(project)
+def trusted(project: Project) -> bool:
+    """Whether the folder's files take effect without a question: nothing to trust, or trusted as they are
+    (a look: nothing is asked, said or kept)."""
+    return _nothing_to_trust(project) or _as_trusted(project)[0]
+
+
+def _nothing_to_trust(project: Project) -> bool:
+    return not project.allows() and all(project.files[p] is None and p not in project.problems
+                                        for p in TRUSTED_FILES[:2])
+
+
+def _as_trusted(project: Project) -> tuple[bool, list[str], dict | None, list[str], list[str], dict | None]:
+    """(whether what the files say now is what was trusted, the tools allowed, the record kept, the allowed
+    ones new since, the files changed since, what each entry runs)."""
+    allows, record = project.allows(), _record(project)
     new = allows if record is None else [name for name in allows if name not in _allowed_before(record)]
     changed = [] if record is None else [p for p in TRUSTED_FILES[:2]
                                          if record["files"].get(p, "-") != project.digest(p)]
     entries = _entries(project)
-    if record is not None and not new and set(changed) <= {MCP_CONFIG_PATH} \
-            and _runs_as_trusted(entries, record, changed):
+    same = record is not None and not new and set(changed) <= {MCP_CONFIG_PATH} \
+        and _runs_as_trusted(entries, record, changed)
+    return same, allows, record, new, changed, entries
+
+
+def decide(project: Project, trust_now: bool, ask) -> bool:
+    """Whether the folder's files may take effect: nothing to trust, --trust, trusted as they are, or asked
+    (`ask` takes the question and returns the answer; None without a terminal)."""
+    if _nothing_to_trust(project) or trust_now:
+        return True
+    same, allows, record, new, changed, entries = _as_trusted(project)
+    if same:
         if changed:
             _remember(project, allows, record, entries)
         return True
@@ -197,13 +213,14 @@ def _key(project: Project) -> str:
 
 
 def _runs_as_trusted(entries: dict | None, record: dict, changed: list[str]) -> bool:
-    """Whether what mcp.json runs, read now, was shown when the folder was trusted: each entry as it was
-    (fewer servers, or the same written otherwise). Read by the other client (--tutorial or not), the same
-    file may run what that question never showed (a "disabled" entry the tutorial's client starts)."""
+    """Whether what mcp.json runs, read now, was shown when the folder was trusted: each entry as it was, or
+    disabled since (fewer servers, or the same written otherwise). Read by the other client (--tutorial or
+    not), the same file may run what that question never showed (a "disabled" entry the tutorial's client
+    starts)."""
     kept = record.get("entries")
     if entries is None or not isinstance(kept, dict):
         return not changed  # unusable now, or trusted before entries were kept: only as it was
-    return all(kept.get(name) == runs for name, runs in entries.items())
+    return all(kept.get(name) == runs or runs == DISABLED for name, runs in entries.items())
 
 
 def _entries(project: Project) -> dict[str, str] | None:

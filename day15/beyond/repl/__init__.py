@@ -7,4 +7,9 @@
   unattended.py  -p and --json: one prompt to its end, nobody asked
   tasks.py       /tasks: the folder's tasks not seen to their end (a crash, Ctrl-C, taskTimeout)
   tutorial.py    --tutorial: index.py's own program, behind the folder's trust question
+  manage.py      `index.py mcp list/get/add/remove/enable/disable`: the mcp.json files edited, nothing started
+  validate.py    `mcp validate`: each server started, its lists counted, everything stopped; exit 1 if any fails
+  imports.py     `mcp import`: the servers of Claude Desktop, Claude Code, Cursor, VS Code, Gemini or Codex
+  verbs.py       what the verbs share: their failures and the reading of their command lines
+  reload.py      /mcp reload, /mcp enable and disable: a running session follows the files
 """

@@ -13,7 +13,7 @@ import time
 import chat
 from beyond.agent import Agent, shown, style
 from beyond.model.hints import missing_key_hint
-from beyond.repl import commands, resources, unattended
+from beyond.repl import commands, manage, reload, resources, unattended
 from beyond.repl import tutorial as tutorial_mode
 from beyond.repl.options import USAGE, VERSION, UsageError, parse
 from beyond.servers import toolset
@@ -39,6 +39,10 @@ class Session:
         self.activity = agent.console.activity
         # The tutorial's commands are /help, /mcp and /exit; (beyond the tutorial) the agent's come between.
         self.commands = {"/help": cmd_help, "/mcp": cmd_mcp, **commands.for_client(), "/exit": cmd_exit}
+        self.watch = reload.Watch()  # the mcp.json files as applied: the prompt says when they change
+
+    def status_line(self, status: McpStatus) -> str:
+        return status_lines(status, False)[0]
 
     def chat(self, text: str, typed: bool = True) -> None:
         """A chat turn, for a command that sends a message (a server's prompt)."""
@@ -47,8 +51,11 @@ class Session:
 
 def main(argv: list[str] | None = None, tutorial=None) -> int:
     """The full agent; with --tutorial, `tutorial` (index.py's program) behind the folder's trust question."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:  # Beyond the tutorial: the servers managed without a session (manage.py)
+        return manage.main(argv[1:])
     try:  # Beyond the tutorial: flags, -p, --help
-        options = parse(sys.argv[1:] if argv is None else argv)
+        options = parse(argv)
     except UsageError as e:
         print(f"{e}\n{USAGE}", file=sys.stderr)
         return 2
@@ -138,8 +145,13 @@ def status_lines(status: McpStatus, with_tools: bool, most: int | None = None) -
 def cmd_mcp(session: Session, arg: str) -> None:
     """the MCP servers and their tools (/mcp <server>: that one)"""
     statuses = session.servers.mcp_statuses()
-    if arg.partition(" ")[0] in ("login", "logout"):  # Beyond the tutorial: a remote server's login
+    verb, _, rest = arg.partition(" ")
+    if verb in ("login", "logout"):  # Beyond the tutorial: a remote server's login
         return commands.mcp_account(session, arg)
+    if arg == "reload":  # Beyond the tutorial: the servers follow the files (reload.py)
+        return reload.reload(session)
+    if verb in ("enable", "disable") and rest.strip():
+        return reload.switch(session, rest.strip(), verb == "enable")
     if arg:  # Beyond the tutorial: one server of many
         chosen = [status for status in statuses if status.server == arg]
         print("\n".join(status_lines(chosen[0], with_tools=True)) if chosen else
@@ -183,6 +195,8 @@ def repl(session: Session) -> None:
                                           lambda: resources.mentions(session)))
     try:
         while session.running:
+            if session.watch.changed():  # Beyond the tutorial: said once, until /mcp reload applies it
+                print("mcp.json changed: /mcp reload applies it")
             message = console.read_message()
             if message is None or message.strip() in LEAVE_WORDS:
                 return
@@ -243,6 +257,7 @@ def cmd_help(session: Session, arg: str) -> None:
             print(f"  {name:<9} {function.__doc__}")
         if function is cmd_mcp:  # beyond the tutorial: logins
             print(f"  {'':<9} /mcp login <server>, /mcp logout <server>: a remote server's login")
+            print(f"  {'':<9} /mcp reload: follow the mcp.json files; /mcp enable|disable <server>: and write it")
     print("  Enter sends; a line ending in \\ goes on; Ctrl-C clears the line; Ctrl-D, /exit or exit leave.")
 
 

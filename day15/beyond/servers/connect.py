@@ -215,6 +215,21 @@ class Servers:
         if status and status.client:
             status.client.stop()
 
+    def configs(self) -> dict[str, ServerConfig]:
+        """The entries as connected, by name (what /mcp reload compares the files with)."""
+        with self._lock:
+            return dict(self._configs)
+
+    def drop(self, name: str) -> None:
+        """Stop one server and forget it: its tools, its status, its entry (/mcp reload, /mcp disable)."""
+        self._forget(name)
+        with self._lock:
+            self._statuses.pop(name, None)
+            self._configs.pop(name, None)
+            starting = self._starting.pop(name, None)
+        if starting is not None:
+            starting.stop()
+
     def server_of(self, tool: str) -> str:
         """The server a registered MCP tool comes from, or "" for a tool of the agent itself."""
         with self._lock:

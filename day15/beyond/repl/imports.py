@@ -1,0 +1,209 @@
+"""Beyond the tutorial: `index.py mcp import SOURCE [--user] [--yes]`, the servers another client has.
+
+SOURCE names a client (its project file in this folder and its user file where it keeps it) or a file.
+Each entry becomes this agent's: VS Code's `servers` and `type`, Gemini's `httpUrl`, Codex's TOML tables
+and `bearer_token_env_var` (as `Authorization: Bearer ${VAR}`); `${env:VAR}` becomes `${VAR}`. What this
+agent cannot honour is skipped with the reason: the old HTTP+SSE transport, VS Code's `${input:...}`
+prompts, a tool filter it would not apply. The plan is shown, one line an entry, and asked (--yes: not).
+No name is overwritten. Entries from a project file (committed by whoever wrote it) go into this folder's
+mcp.json, behind its trust question; into --user (every folder, no trust) only after a question that
+shows what each would run, which --yes does not skip.
+"""
+import json
+import os
+import re
+import sys
+
+from beyond.client.config import parse_server_config
+from beyond.console import Console
+from beyond.dirs import VARIABLE, FolderError, read_inside
+from beyond.folder.mcp_files import project_file, user_file
+from beyond.folder.question import what_runs
+from beyond.repl.verbs import NAME, Refused, Usage, flag, no_more, secret_literal
+from beyond.text import clean
+from mcp import McpError
+from permissions import decode_json
+
+# A variable as VS Code and Cursor write it, and what no other form may be: ${input:...}, ${workspaceFolder}...
+VS_CODE_VARIABLE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+ANY_VARIABLE = re.compile(r"\$\{[^}]*\}")
+# Keys another client's entry may carry that change nothing here, or only make this agent ask more often.
+HARMLESS = {"type", "description", "autoApprove", "alwaysAllow", "trust", "disabled", "enabled", "name", "transport"}
+# Keys taken over as this agent's own (Gemini's timeout is in milliseconds, Codex's in seconds).
+TAKEN = {"command", "args", "env", "cwd", "url", "httpUrl", "headers", "http_headers", "env_http_headers",
+         "bearer_token_env_var", "timeout", "startup_timeout_sec", "tool_timeout_sec"}
+
+
+def sources(folder: str) -> dict[str, tuple[list[str], list[str]]]:
+    """Each client's (project files in `folder`, the user's files), where that client keeps them."""
+    home = os.path.expanduser("~")
+    if sys.platform == "darwin":
+        app = os.path.join(home, "Library", "Application Support")
+    elif sys.platform == "win32":
+        app = os.environ.get("APPDATA") or os.path.join(home, "AppData", "Roaming")
+    else:
+        app = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    codex = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
+    inside = lambda *paths: [os.path.join(folder, path) for path in paths]  # noqa: E731
+    return {"claude-desktop": ([], [os.path.join(app, "Claude", "claude_desktop_config.json")]),
+            "claude-code": (inside(".mcp.json"), [os.path.join(home, ".claude.json")]),
+            "cursor": (inside(".cursor/mcp.json"), [os.path.join(home, ".cursor", "mcp.json")]),
+            "vscode": (inside(".vscode/mcp.json"), [os.path.join(app, "Code", "User", "mcp.json")]),
+            "gemini": (inside(".gemini/settings.json"), [os.path.join(home, ".gemini", "settings.json")]),
+            "codex": (inside(".codex/config.toml"), [os.path.join(codex, "config.toml")])}
+
+
+def import_servers(args: list[str]) -> int:
+    user, yes = flag(args, "--user"), flag(args, "--yes")
+    if len(args) != 1 or args[0].startswith("-"):
+        raise Usage("import takes one SOURCE: " + ", ".join(sources(".")) + ", or a file")
+    source = args.pop()
+    no_more(args)
+    target = user_file() if user else project_file()
+    folder = os.path.dirname(project_file().folder)
+    found = found_entries(source, folder)
+    taken = set(target.entries())
+    plan, lines = {}, []
+    for path, from_project, name, raw in found:
+        entry, why = converted(raw, path)
+        where = clean(path.replace(os.path.expanduser("~"), "~", 1), one_line=True)
+        if why is None and (name in taken or name in plan):
+            why = f"exists in {target.path}" if name in taken else "named twice"
+        if why is None and not NAME.fullmatch(name):
+            why = "its name is not one this agent takes (letters, digits, '_', '.' and '-')"
+        secret = [key for part in ("env", "headers") for key, value in (entry or {}).get(part, {}).items()
+                  if secret_literal(key, value)]
+        if why is None and secret and target.scope == "project":
+            why = f"its {secret[0]} is written out, and this folder's mcp.json is shared: import it with --user"
+        lines.append(f"  skipped {clean(name, one_line=True)} ({where}): {why}" if why else
+                     f"  + {clean(name, one_line=True)} ({where}): {shown(name, entry)}")
+        if why is None:
+            plan[name] = (entry, from_project)
+    print(f"{source}: {len(plan)} to import into {target.path}" + ("" if found else " (no servers found)"))
+    print("\n".join(lines))
+    if not plan:
+        return 0 if found else 1
+    console = Console()
+    if not yes and not (console.terminal and console.confirm(f"Import {len(plan)} into {target.path}?", always=False)):
+        raise Refused("nothing imported" + ("" if console.terminal else ": no terminal to ask; --yes imports"))
+    shared = [name for name, (_, from_project) in plan.items() if from_project]
+    if user and shared and not (console.terminal and console.confirm(
+            f"{', '.join(shared)} came from a project file, which anyone may have written, and your own mcp.json "
+            "runs them in every folder without a trust question. Run them as shown above?", always=False)):
+        raise Refused("nothing imported: entries from a project file go into --user only when you say so at a "
+                      "terminal (without --user they go into this folder's mcp.json, behind its trust question)")
+    added = []
+
+    def add(servers: dict) -> None:
+        for name, (entry, _) in plan.items():
+            if name not in servers:  # one written meanwhile is kept
+                servers[name] = entry
+                added.append(name)
+    target.edit(add)
+    print(f"imported {len(added)} into {target.path}" + ("; the folder's trust question asks at the next start"
+                                                        if target.scope == "project" and added else ""))
+    return 0
+
+
+def found_entries(source: str, folder: str) -> list[tuple[str, bool, str, object]]:
+    """(file, whether it is a project's, name, entry as written) of every server the source's files hold."""
+    known = sources(folder)
+    if source in known:
+        files = [(path, True) for path in known[source][0]] + [(path, False) for path in known[source][1]]
+    elif os.path.exists(source):
+        files = [(os.path.abspath(source), os.path.commonpath([os.path.abspath(source), folder]) == folder)]
+    else:
+        raise Usage(f"{source!r} is no client this agent knows ({', '.join(known)}) and no file")
+    found = []
+    for path, from_project in files:
+        data = read(path, folder if from_project else None)
+        for name, entry in servers_in(data, folder).items():
+            found.append((path, from_project, str(name), entry))
+    return found
+
+
+def read(path: str, root: str | None) -> object:
+    """A client's file: JSON, or TOML (Codex); None when it is not there."""
+    try:
+        raw = read_inside(os.path.relpath(path, root) if root else path, root=root)
+    except FolderError as e:
+        raise Refused(str(e)) from None
+    if raw is None:
+        return None
+    if path.endswith(".toml"):
+        try:
+            import tomllib
+        except ImportError:
+            raise Refused(f"{path} is TOML, which Python reads from 3.11 on; this is "
+                          f"{sys.version_info.major}.{sys.version_info.minor}") from None
+        try:
+            return tomllib.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise Refused(f"{path}: cannot read it as TOML: {e}") from None
+    try:
+        return decode_json(path, raw)
+    except ValueError as e:
+        raise Refused(str(e)) from None
+
+
+def servers_in(data: object, folder: str) -> dict:
+    """The server entries of a client's file, whatever its shape: mcpServers, VS Code's servers (or its
+    settings' mcp.servers), Codex's mcp_servers, and Claude Code's entries for this folder."""
+    if not isinstance(data, dict):
+        return {}
+    found = {}
+    for holder in (data, data.get("mcp") if isinstance(data.get("mcp"), dict) else {}):
+        for key in ("mcpServers", "servers", "mcp_servers"):
+            if isinstance(holder.get(key), dict):
+                found.update(holder[key])
+    projects = data.get("projects") if isinstance(data.get("projects"), dict) else {}
+    mine = projects.get(folder) if isinstance(projects.get(folder), dict) else {}
+    found.update(mine.get("mcpServers") if isinstance(mine.get("mcpServers"), dict) else {})
+    return found
+
+
+def converted(raw: object, path: str) -> tuple[dict | None, str | None]:
+    """(this agent's entry, None), or (None, why it is skipped)."""
+    if not isinstance(raw, dict):
+        return None, "not an entry object"
+    unknown = sorted(str(key) for key in raw if key not in HARMLESS and key not in TAKEN)
+    if unknown:
+        return None, f"its {unknown[0]!r} is not something this agent does"
+    if raw.get("type") == "sse" or raw.get("transport") == "sse" or ("url" in raw and path.endswith("settings.json")
+                                                                       and "httpUrl" not in raw):
+        return None, "the old HTTP+SSE transport, which this agent does not speak"
+    url = raw.get("httpUrl") or raw.get("url")
+    if url:
+        headers = dict(raw.get("headers") or raw.get("http_headers") or {})
+        headers.update({key: f"${{{var}}}" for key, var in (raw.get("env_http_headers") or {}).items()})
+        if raw.get("bearer_token_env_var"):
+            headers["Authorization"] = f"Bearer ${{{raw['bearer_token_env_var']}}}"
+        entry = {"url": url, **({"headers": headers} if headers else {})}
+    else:
+        entry = {"command": raw.get("command"), "args": raw.get("args", []),
+                 **({"env": raw["env"]} if raw.get("env") else {}), **({"cwd": raw["cwd"]} if raw.get("cwd") else {})}
+    timeout = raw.get("tool_timeout_sec") or (raw["timeout"] / 1000 if path.endswith("settings.json")
+                                              and isinstance(raw.get("timeout"), (int, float)) else None)
+    entry.update({"timeout": timeout} if timeout else {})
+    entry.update({"startupTimeout": raw["startup_timeout_sec"]} if raw.get("startup_timeout_sec") else {})
+    entry.update({"disabled": True} if raw.get("disabled") is True or raw.get("enabled") is False else {})
+    text = json.dumps(entry)
+    if "${input:" in text:
+        return None, "it asks for ${input:...} values when it starts, which this agent does not"
+    editor = any(part in path.replace("\\", "/") for part in ("/.vscode/", "/Code/User/", "/.cursor/"))
+    # VS Code and Cursor read ${name} as their own (${workspaceFolder}) and the environment's as ${env:NAME}.
+    strange = [m.group(0) for m in ANY_VARIABLE.finditer(text) if editor and not VS_CODE_VARIABLE.fullmatch(m.group(0))]
+    entry = json.loads(VS_CODE_VARIABLE.sub(r"${\1}", text))
+    strange += [m.group(0) for m in ANY_VARIABLE.finditer(json.dumps(entry)) if not VARIABLE.fullmatch(m.group(0))]
+    if strange:
+        return None, f"it uses {strange[0]}, which this agent does not expand"
+    try:
+        parse_server_config("imported entry", entry)
+    except McpError as e:
+        return None, str(e).removeprefix("imported entry: ")
+    return entry, None
+
+
+def shown(name: str, entry: dict) -> str:
+    """What the entry runs, as the trust question shows it."""
+    return what_runs(parse_server_config(name, entry))

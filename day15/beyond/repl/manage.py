@@ -1,0 +1,213 @@
+"""Beyond the tutorial: `index.py mcp <verb>`, the servers managed without editing JSON and without a session.
+
+list, get, add, remove, enable and disable read and write the two mcp.json files (folder/mcp_files.py)
+and start nothing; validate (validate.py) starts the servers to check them; import (imports.py) copies
+another client's. A project file is committed and shared, so a literal secret is never written into it
+(a ${VAR} is). What a write does to the folder's trust follows from the trust question's own rule: fewer
+servers (remove, disable) ask nothing at the next start, a new or changed one (add, enable) asks again.
+Exit status: 0 done, 1 refused or failed (the message says what to change), 2 a usage error.
+"""
+import json
+import os
+import sys
+
+from beyond.folder.mcp_files import ConfigFileError, McpFile, project_file, user_file
+from beyond.repl.imports import import_servers
+from beyond.repl.validate import validate
+from beyond.repl.verbs import Refused, Usage, flag, name_of, no_more, pairs, secret_literal, value
+from beyond.folder.trust import Project, trusted
+from beyond.text import clean, mask_secrets
+
+USAGE = """usage: python3 day15/index.py mcp <verb> ...
+  list [--json]                               every server of both files, none started
+  get NAME [--json]                           one entry as written, with its scope
+  add NAME [--user] [--env K=V]... [--sandbox] [--force] -- COMMAND [ARG...]     a local server
+  add NAME [--user] [--force] --url URL [--header K=V]...                         a remote server
+  remove NAME [--user]                        take an entry out
+  enable NAME [--user] / disable NAME [--user]   start it again / leave it configured and not started
+  validate [NAME...] [--json] [--trust] [--sandbox]   start them, list what they offer, stop them; exit 1 if any fails
+  import SOURCE [--user] [--yes]              copy another client's servers: claude-desktop, claude-code, cursor,
+                                              vscode, gemini, codex, or a file
+  A project entry goes to the nearest .geekagent/mcp.json upward; --user: $XDG_CONFIG_HOME/geekagent/mcp.json."""
+
+
+def main(argv: list[str]) -> int:
+    verb, args = (argv[0], argv[1:]) if argv else ("--help", [])
+    if verb in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    try:
+        if verb == "validate":
+            return validate(args)
+        if verb == "import":
+            return import_servers(args)
+        if verb not in VERBS:
+            raise Usage(f"unknown verb {verb!r}")
+        return VERBS[verb](args)
+    except Usage as e:
+        print(f"{clean(str(e), one_line=True)}\n{USAGE}", file=sys.stderr)
+        return 2
+    except (Refused, ConfigFileError) as e:
+        print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
+        return 1
+
+
+# --- reading ----------------------------------------------------------------------------------------
+
+def cmd_list(args: list[str]) -> int:
+    as_json = flag(args, "--json")
+    no_more(args)
+    rows = listed()
+    if as_json:
+        print(json.dumps([{key: row[key] for key in ("name", "scope", "transport", "command", "args", "url", "enabled",
+                                                      "sandbox", "trusted")} for row in rows], indent=1))
+        return 0
+    if not rows:
+        print("no servers: `mcp add NAME -- COMMAND ...` adds one")
+    for row in rows:
+        state = "enabled" if row["enabled"] else "disabled"
+        note = "  (shadowed by the project's entry of that name)" if row["shadowed"] else ""
+        note += "" if row["trusted"] else "  (the folder is not trusted: it does not start)"
+        print(f"{clean(row['name'], one_line=True):<20} {row['scope']:<7} {row['transport']:<5} {state:<8} "
+              f"{'sandbox' if row['sandbox'] else '-':<7} {row['shown']}{note}")
+    return 0
+
+
+def listed() -> list[dict]:
+    """Every entry of both files, the project's first; a file that cannot be read is said and skipped."""
+    rows, seen = [], set()
+    for file in (project_file(), user_file()):
+        try:
+            entries = file.entries()
+        except ConfigFileError as e:
+            print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
+            continue
+        trust = trusted(Project.read(os.path.dirname(file.folder))) if file.scope == "project" else True
+        for name, entry in entries.items():
+            rows.append({"name": name, "scope": file.scope, "shadowed": name in seen, "trusted": trust,
+                         **described(entry)})
+        seen |= set(entries)
+    return rows
+
+
+def described(entry: object) -> dict:
+    """What list shows of an entry as written: its transport, command line or URL, and switches."""
+    entry = entry if isinstance(entry, dict) else {}
+    remote = "url" in entry or entry.get("type") in ("http", "sse", "streamable-http")
+    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    command, url = entry.get("command"), entry.get("url")
+    shown = url if remote else " ".join(str(part) for part in [command or "?", *args])
+    return {"transport": "http" if remote else "stdio", "command": None if remote else command,
+            "args": [] if remote else args, "url": url if remote else None,
+            "enabled": entry.get("disabled") is not True, "sandbox": bool(entry.get("sandbox")),
+            "shown": clean(mask_secrets(str(shown)), one_line=True)}
+
+
+def cmd_get(args: list[str]) -> int:
+    as_json = flag(args, "--json")
+    name = name_of(args)
+    no_more(args)
+    for file in (project_file(), user_file()):
+        entries = file.entries()
+        if name in entries:
+            shown = masked(entries[name])
+            if as_json:
+                print(json.dumps({"name": name, "scope": file.scope, "file": file.path, "entry": shown}, indent=1))
+            else:
+                print(f"{clean(name, one_line=True)} ({file.scope}: {clean(file.path, one_line=True)})")
+                print(clean(json.dumps(shown, indent=2, ensure_ascii=False)))
+            return 0
+    raise Refused(f"no server named {name!r}; {_names_there()}")
+
+
+def masked(entry: object) -> object:
+    """An entry as written, each literal secret-looking value of its env and headers masked, ${VAR} kept."""
+    if not isinstance(entry, dict):
+        return entry
+    shown = dict(entry)
+    for part in ("env", "headers"):
+        if isinstance(entry.get(part), dict):
+            shown[part] = {key: "[masked]" if secret_literal(key, value) else value
+                           for key, value in entry[part].items()}
+    return json.loads(mask_secrets(json.dumps(shown, ensure_ascii=False)))
+
+
+def _names_there() -> str:
+    names = sorted({row["name"] for row in listed()})
+    return f"there are: {', '.join(names)}" if names else "there are none (`mcp list`)"
+
+
+# --- writing ----------------------------------------------------------------------------------------
+
+def cmd_add(args: list[str]) -> int:
+    command = args[args.index("--") + 1:] if "--" in args else []
+    args = args[:args.index("--")] if "--" in args else args
+    user, sandbox, force = flag(args, "--user"), flag(args, "--sandbox"), flag(args, "--force")
+    env, headers, url = pairs(args, "--env"), pairs(args, "--header"), value(args, "--url")
+    name = name_of(args)
+    no_more(args)
+    if bool(url) == bool(command):
+        raise Usage("add needs either -- COMMAND [ARG...] (a local server) or --url URL (a remote one)")
+    if url and (env or sandbox):
+        raise Usage("--env and --sandbox are for a local server; a remote one takes --header")
+    if command and headers:
+        raise Usage("--header is for a remote server (--url)")
+    file = user_file() if user else project_file()
+    secrets = [key for key, value in {**env, **headers}.items() if secret_literal(key, value)]
+    if secrets and file.scope == "project":
+        raise Refused(f"{secrets[0]} looks like a secret, and {file.path} is the project's, which is shared: write "
+                      f"{secrets[0]}='${{VAR}}' (quoted, so the shell leaves it) to take it from the environment, "
+                      "or add the server with --user")
+    entry = {"url": url, **({"headers": headers} if headers else {})} if url else \
+        {"command": command[0], "args": command[1:], **({"env": env} if env else {})}
+    entry.update({"sandbox": True} if sandbox else {})
+    if file.read()[1] == "servers":  # VS Code's file says which transport
+        entry = {"type": "http" if url else "stdio", **entry}
+
+    def add(servers: dict) -> None:
+        if name in servers and not force:
+            raise Refused(f"{file.path} has a server named {name!r} already; --force replaces it")
+        servers[name] = entry
+    file.edit(add)
+    print(f"added {name} to {file.path}" + ("; the folder's trust question asks at the next start"
+                                           if file.scope == "project" else ""))
+    return 0
+
+
+def cmd_remove(args: list[str]) -> int:
+    file, name = _entry_file(args)
+    file.edit(lambda servers: servers.pop(name, None))
+    print(f"removed {name} from {file.path}")
+    return 0
+
+
+def cmd_enable(args: list[str], disabled: bool = False) -> int:
+    file, name = _entry_file(args)
+
+    def switch(servers: dict) -> None:
+        if not isinstance(servers.get(name), dict):
+            raise Refused(f"{file.path}: {name} is not an entry object; fix it by hand")
+        if disabled:
+            servers[name]["disabled"] = True
+        else:
+            servers[name].pop("disabled", None)
+    file.edit(switch)
+    print(f"{name} is {'disabled' if disabled else 'enabled'} in {file.path}"
+          + ("; the folder's trust question asks at the next start" if not disabled and file.scope == "project"
+             else ""))
+    return 0
+
+
+def _entry_file(args: list[str]) -> tuple[McpFile, str]:
+    """The file that holds the named entry: --user's, else the project's, else the user's."""
+    user = flag(args, "--user")
+    name = name_of(args)
+    no_more(args)
+    for file in [user_file()] if user else [project_file(), user_file()]:
+        if name in file.entries():
+            return file, name
+    raise Refused(f"no server named {name!r}{' in ' + user_file().path if user else ''}; {_names_there()}")
+
+
+VERBS = {"list": cmd_list, "get": cmd_get, "add": cmd_add, "remove": cmd_remove, "enable": cmd_enable,
+         "disable": lambda args: cmd_enable(args, disabled=True)}

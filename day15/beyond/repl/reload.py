@@ -1,0 +1,119 @@
+"""Beyond the tutorial: the servers follow the two mcp.json files in a running session.
+
+/mcp reload reads both files again and reconciles: an entry added starts (behind the folder's trust question
+when the folder's file changed), one removed stops, leaving no process, one changed restarts, one unchanged
+keeps its session. /mcp enable NAME and /mcp disable NAME start or stop one server and write "disabled"
+into its file (folder/mcp_files.py); enabling a project entry asks the trust question first. When either
+file changes on disk, the next prompt says so, once.
+"""
+import os
+
+from beyond.folder.mcp_files import ConfigFileError, project_file, user_file
+from beyond.folder.trust import Project, decide, servers_to_start
+from beyond.terminal import shown
+
+
+class Watch:
+    """The two files as last applied: changed() is True once after either changes on disk."""
+
+    def __init__(self) -> None:
+        self.paths = [project_file_path(), user_file().path]
+        self.seen = self._now()
+        self.said = False
+
+    def _now(self) -> list:
+        found = []
+        for path in self.paths:
+            try:
+                info = os.stat(path)
+                found.append((info.st_mtime_ns, info.st_size, info.st_ino))
+            except OSError:
+                found.append(None)
+        return found
+
+    def changed(self) -> bool:
+        if self.said or self._now() == self.seen:
+            return False
+        self.said = True
+        return True
+
+    def applied(self) -> None:
+        self.seen, self.said = self._now(), False
+
+
+def project_file_path() -> str:
+    """The folder's mcp.json: the session runs in the project folder (or where it began, without one)."""
+    return os.path.abspath(os.path.join(".geekagent", "mcp.json"))
+
+
+def reload(session) -> None:
+    """/mcp reload"""
+    agent, servers = session.agent, session.servers
+    configs, trusted = _configs(session)
+    running = servers.configs()
+    if not trusted:  # the folder's new entries are not run; what was trusted of it before keeps running
+        configs = {**{name: config for name, config in running.items() if config.folder_entry}, **configs}
+    added = [name for name in configs if name not in running]
+    removed = [name for name in running if name not in configs]
+    changed = [name for name in configs if name in running and configs[name] != running[name]]
+    for name in removed + changed:
+        servers.drop(name)
+    if added or changed:
+        servers.connect_mcp_servers(configs={name: configs[name] for name in added + changed},
+                                    echo=agent.options.verbose,
+                                    on_ready=lambda status: print("  " + session.status_line(status)))
+    session.watch.applied()
+    said = [f"{what} {', '.join(shown(name, one_line=True) for name in names)}" for what, names in
+            (("added", added), ("removed", removed), ("restarted", changed)) if names]
+    print("mcp.json reloaded: " + ("; ".join(said) if said else "nothing changed")
+          + (f"; {len(configs) - len(added) - len(changed)} unchanged" if configs else ""))
+
+
+def _configs(session) -> tuple[dict, bool]:
+    """The entries to run now, both files read again; whether the folder's may run (asked if it changed)."""
+    agent = session.agent
+    project = Project.read(".", sandbox=agent.options.sandbox)
+    console = session.console
+    ask = (lambda question: console.confirm(question, always=False)) if console.terminal else None
+    trusted = decide(project, agent.options.trust, ask)
+    configs, _ = servers_to_start(project if trusted else None, sandbox=agent.options.sandbox)
+    return configs, trusted
+
+
+def switch(session, name: str, enable: bool) -> None:
+    """/mcp enable NAME, /mcp disable NAME: for this session, and in the file that holds the entry."""
+    files = [file for file in (project_file(), user_file()) if name in _entries(file)]
+    if not files:
+        print(f"no server named {shown(name, one_line=True)} in either mcp.json; /mcp lists them")
+        return
+    file = files[0]
+
+    def flip(servers: dict) -> None:
+        if isinstance(servers.get(name), dict):
+            if enable:
+                servers[name].pop("disabled", None)
+            else:
+                servers[name]["disabled"] = True
+    file.edit(flip)
+    if not enable:
+        session.servers.drop(name)
+        session.watch.applied()
+        print(f"{shown(name, one_line=True)} stopped, and disabled in {shown(file.path, one_line=True)}")
+        return
+    configs, trusted = _configs(session)
+    session.watch.applied()
+    if name not in configs:
+        print(f"{shown(name, one_line=True)} is enabled in {shown(file.path, one_line=True)}, and not started: "
+              + ("the folder is not trusted" if not trusted else "its entry has a problem (/mcp lists it)"))
+        return
+    session.servers.drop(name)
+    session.servers.connect_mcp_servers(configs={name: configs[name]}, echo=session.agent.options.verbose,
+                                        on_ready=lambda status: print("  " + session.status_line(status)))
+
+
+def _entries(file) -> dict:
+    try:
+        return file.entries()
+    except ConfigFileError as e:
+        print(f"error: {shown(str(e), one_line=True)}")
+        return {}

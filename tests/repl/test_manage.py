@@ -1,0 +1,174 @@
+"""`index.py mcp <verb>` (beyond/repl/manage.py, validate.py, imports.py), each run as a subprocess in a folder
+and a home of the test's own."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import INDEX, Asked, agent_env, assert_no_process_left, demo, fake, processes_in
+from fakes.http_server import FakeHttpMcp
+
+
+def verb(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, INDEX, "mcp", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env or agent_env(trust=False), timeout=60)
+
+
+def user_file() -> Path:
+    return Path(os.environ["XDG_CONFIG_HOME"]) / "geekagent" / "mcp.json"
+
+
+def test_add_in_both_scopes_then_list_and_get(tmp_path):
+    added = verb(tmp_path, "add", "files", "--env", "ROOT=${HOME}", "--sandbox", "--", "npx", "-y", "srv", "/x")
+    assert added.returncode == 0, added.stderr
+    done = verb(tmp_path, "add", "remote", "--user", "--url", "https://mcp.example.com/mcp",
+                "--header", "Authorization=Bearer abc123", "--header", "X-Team=blue")
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / ".geekagent" / "mcp.json").read_text())
+    assert written == {"mcpServers": {"files": {"command": "npx", "args": ["-y", "srv", "/x"],
+                                                "env": {"ROOT": "${HOME}"}, "sandbox": True}}}
+    rows = json.loads(verb(tmp_path, "list", "--json").stdout)
+    assert [(r["name"], r["scope"], r["transport"], r["command"], r["args"], r["url"], r["enabled"], r["sandbox"])
+            for r in rows] == [("files", "project", "stdio", "npx", ["-y", "srv", "/x"], None, True, True),
+                               ("remote", "user", "http", None, [], "https://mcp.example.com/mcp", True, False)]
+    assert [r["trusted"] for r in rows] == [False, True]  # the folder's entries wait for its trust question
+    got = json.loads(verb(tmp_path, "get", "remote", "--json").stdout)
+    assert got["scope"] == "user" and got["entry"]["headers"] == {"Authorization": "[masked]", "X-Team": "blue"}
+    assert "abc123" not in verb(tmp_path, "get", "remote").stdout
+    assert json.loads(verb(tmp_path, "get", "files", "--json").stdout)["entry"]["env"] == {"ROOT": "${HOME}"}
+
+
+def test_a_shadowed_entry_and_a_taken_name(tmp_path):
+    assert verb(tmp_path, "add", "same", "--user", "--", "echo", "user").returncode == 0
+    assert verb(tmp_path, "add", "same", "--", "echo", "project").returncode == 0
+    lines = verb(tmp_path, "list").stdout.splitlines()
+    assert [line.split()[:2] for line in lines] == [["same", "project"], ["same", "user"]]
+    assert "shadowed" in lines[1] and "shadowed" not in lines[0]
+    taken = verb(tmp_path, "add", "same", "--", "echo", "again")
+    assert taken.returncode == 1 and "already" in taken.stderr and "--force" in taken.stderr
+    assert verb(tmp_path, "add", "same", "--force", "--", "echo", "again").returncode == 0
+    assert json.loads(verb(tmp_path, "get", "same", "--json").stdout)["entry"]["args"] == ["again"]
+
+
+def test_a_secret_is_not_written_into_the_project_and_a_broken_file_is_left_alone(tmp_path):
+    secret = verb(tmp_path, "add", "gh", "--env", "GITHUB_TOKEN=ghp_abcdef123456", "--", "npx", "gh")
+    assert secret.returncode == 1 and "GITHUB_TOKEN='${VAR}'" in secret.stderr and "--user" in secret.stderr
+    assert not (tmp_path / ".geekagent" / "mcp.json").exists()
+    assert verb(tmp_path, "add", "gh", "--user", "--env", "GITHUB_TOKEN=ghp_abcdef123456", "--", "npx", "gh"
+                ).returncode == 0
+    broken = b'{"mcpServers": {"a": {"command": "x"},}}\n'
+    (tmp_path / ".geekagent").mkdir(exist_ok=True)
+    (tmp_path / ".geekagent" / "mcp.json").write_bytes(broken)
+    for args in (("add", "b", "--", "y"), ("remove", "a"), ("disable", "a")):
+        done = verb(tmp_path, *args)
+        assert done.returncode == 1 and "mcp.json" in done.stderr and "line 1" in done.stderr, done.stderr
+    assert (tmp_path / ".geekagent" / "mcp.json").read_bytes() == broken
+    assert sorted(p.name for p in (tmp_path / ".geekagent").iterdir()) == ["mcp.json"]  # no lock, no temporary
+
+
+def test_remove_disable_enable_and_what_they_do_to_trust(tmp_path):
+    from beyond.folder.trust import Project, decide
+    for name in ("a", "b"):
+        assert verb(tmp_path, "add", name, "--", sys.executable, "-c", "pass").returncode == 0
+    asked = Asked()
+    assert decide(Project.read(tmp_path), False, asked) and len(asked) == 1  # the user trusts the folder
+    assert verb(tmp_path, "disable", "a").returncode == 0
+    assert json.loads((tmp_path / ".geekagent" / "mcp.json").read_text())["mcpServers"]["a"]["disabled"] is True
+    assert decide(Project.read(tmp_path), False, asked) and len(asked) == 1  # fewer servers: nothing asked
+    assert verb(tmp_path, "enable", "a").returncode == 0
+    assert "disabled" not in json.loads((tmp_path / ".geekagent" / "mcp.json").read_text())["mcpServers"]["a"]
+    assert not decide(Project.read(tmp_path), False, None)  # started again: the question comes back
+    assert decide(Project.read(tmp_path), False, asked) and len(asked) == 2
+    assert verb(tmp_path, "remove", "b").returncode == 0
+    assert decide(Project.read(tmp_path), False, None)
+    unknown = verb(tmp_path, "remove", "zzz")
+    assert unknown.returncode == 1 and "there are: a" in unknown.stderr
+
+
+def test_validate_a_good_and_a_failing_server(tmp_path):
+    failing = {"command": sys.executable, "args": ["-c", "import sys; print('cannot open the database', "
+                                                         "file=sys.stderr); sys.exit(3)"]}
+    (tmp_path / ".geekagent").mkdir()
+    (tmp_path / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "good": demo(), "bad": failing, "off": {**demo(), "disabled": True}}}))
+    done = verb(tmp_path, "validate", "--json", "--trust")
+    assert done.returncode == 1, done.stderr
+    results = {r["name"]: r for r in json.loads(done.stdout)}
+    assert list(results) == ["good", "bad"]  # every enabled one
+    assert (results["good"]["status"], results["good"]["tools"], results["good"]["prompts"]) == ("ok", 2, 0)
+    assert results["bad"]["status"] == "failed" and "cannot open the database" in results["bad"]["stderr"]
+    assert_no_process_left(tmp_path)
+    assert verb(tmp_path, "validate", "good", "--trust").stdout.startswith("good: ok (2 tools")
+    assert json.loads(verb(tmp_path, "validate", "off", "--json", "--trust").stdout)[0]["status"] == "disabled"
+    untrusted = verb(tmp_path, "validate", "--json")  # no terminal to ask, no --trust
+    assert untrusted.returncode == 1 and {r["status"] for r in json.loads(untrusted.stdout)} == {"not_trusted"}
+    assert processes_in(tmp_path) == []
+
+
+def test_validate_says_a_server_needs_a_login(tmp_path):
+    with FakeHttpMcp("unauthorized") as server:
+        assert verb(tmp_path, "add", "remote", "--user", "--url", server.url).returncode == 0
+        done = verb(tmp_path, "validate", "remote", "--json")
+    assert done.returncode == 1 and json.loads(done.stdout)[0]["status"] == "needs_login"
+
+
+def home_env(home: Path) -> dict:
+    env = agent_env(trust=False)
+    env["HOME"] = str(home)
+    return env
+
+
+def test_import_from_claude_desktop_and_a_vscode_folder(tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    desktop = Path(os.environ["XDG_CONFIG_HOME"]) / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir(parents=True)
+    desktop.write_text(json.dumps({"mcpServers": {"fs": {"command": "npx", "args": ["-y", "fs", "/tmp"]},
+                                                  "taken": {"command": "other"},
+                                                  "old": {"type": "sse", "url": "https://x.example/sse"}}}))
+    (work / ".vscode").mkdir(parents=True)
+    (work / ".vscode" / "mcp.json").write_text(json.dumps({"inputs": [], "servers": {
+        "time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "${env:TZ}"}},
+        "asks": {"type": "http", "url": "https://api.example.com", "headers": {"Authorization": "${input:tok}"}},
+        "here": {"command": "node", "args": ["${workspaceFolder}/s.js"]}}}))
+    assert verb(work, "add", "taken", "--", "mine").returncode == 0
+    done = verb(work, "import", "claude-desktop", "--yes", env=home_env(home))
+    assert done.returncode == 0, done.stderr
+    assert "skipped taken" in done.stdout and "exists" in done.stdout and "skipped old" in done.stdout
+    done = verb(work, "import", "vscode", "--yes", env=home_env(home))
+    assert done.returncode == 0 and "skipped asks" in done.stdout and "skipped here" in done.stdout
+    servers = json.loads((work / ".geekagent" / "mcp.json").read_text())["mcpServers"]
+    assert servers == {"taken": {"command": "mine", "args": []}, "fs": {"command": "npx", "args": ["-y", "fs", "/tmp"]},
+                       "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "${TZ}"}}}
+    shared = verb(work, "import", str(work / ".vscode" / "mcp.json"), "--user", "--yes", env=home_env(home))
+    assert shared.returncode == 1 and not user_file().exists()  # a project's entries into --user: asked, always
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Codex's TOML is read with tomllib (3.11)")
+def test_import_from_codex_and_cursor(tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        'model = "o3"\n[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs"]\nstartup_timeout_sec = 20\n'
+        '[mcp_servers.remote]\nurl = "https://mcp.example.com/mcp"\nbearer_token_env_var = "REMOTE_TOKEN"\n'
+        '[mcp_servers.picky]\ncommand = "x"\nenabled_tools = ["a"]\n')
+    (home / ".cursor").mkdir()
+    (home / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {"cur": {
+        "command": "node", "args": ["s.js"], "env": {"TOKEN": "${env:MY_TOKEN}"}}}}))
+    work.mkdir()
+    done = verb(work, "import", "codex", "--user", "--yes", env=home_env(home))
+    assert done.returncode == 0 and "skipped picky" in done.stdout, done.stdout + done.stderr
+    assert verb(work, "import", "cursor", "--user", "--yes", env=home_env(home)).returncode == 0
+    assert json.loads(user_file().read_text())["mcpServers"] == {
+        "docs": {"command": "npx", "args": ["-y", "docs"], "startupTimeout": 20},
+        "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}},
+        "cur": {"command": "node", "args": ["s.js"], "env": {"TOKEN": "${MY_TOKEN}"}}}
+
+
+def test_usage_errors_exit_2(tmp_path):
+    for args in (("frobnicate",), ("add",), ("add", "x"), ("add", "bad name!", "--", "x"), ("list", "--nope")):
+        done = verb(tmp_path, *args)
+        assert done.returncode == 2 and "usage:" in done.stderr, args
+    assert verb(tmp_path, "--help").returncode == 0

@@ -1,0 +1,74 @@
+"""The servers follow the mcp.json files in a running session (beyond/repl/reload.py): /mcp reload, /mcp enable
+and /mcp disable, and the prompt's note that a file changed; driven on a pipe, the servers' processes watched."""
+import json
+from pathlib import Path
+
+from conftest import DAY15, agent_env, pid_alive, processes_in, wait_for_output, wait_until
+
+
+def server(marker: str) -> dict:
+    """The demo server, its command line marked so its process can be told from the others'."""
+    import sys
+    return {"command": sys.executable, "args": [str(DAY15 / "demo_server.py"), marker]}
+
+
+def pid_of(cwd: Path, marker: str) -> int | None:
+    found = []
+    for pid in processes_in(cwd):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
+                found.append(pid)
+        except OSError:
+            continue
+    return found[0] if len(found) == 1 else None
+
+
+def write(cwd: Path, servers: dict) -> None:
+    (cwd / ".geekagent").mkdir(exist_ok=True)
+    (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+def test_reload_adds_removes_restarts_and_keeps(tmp_path, start_agent):
+    write(tmp_path, {"keep": server("keep"), "gone": server("gone"), "changed": server("changed-1")})
+    agent = start_agent(tmp_path, agent_env())
+    wait_for_output(agent, "Type a message")
+    assert wait_until(lambda: all(pid_of(tmp_path, m) for m in ("keep", "gone", "changed-1")))
+    keep, gone = pid_of(tmp_path, "keep"), pid_of(tmp_path, "gone")
+    write(tmp_path, {"keep": server("keep"), "changed": server("changed-2"), "new": server("new")})
+    agent.stdin.write("\n")  # the next prompt says so
+    agent.stdin.flush()
+    wait_for_output(agent, "mcp.json changed: /mcp reload applies it")
+    agent.stdin.write("\n/mcp reload\n")
+    agent.stdin.flush()
+    said = wait_for_output(agent, "unchanged", timeout=30)
+    assert "mcp.json changed" not in said  # once
+    assert "added new; removed gone; restarted changed; 1 unchanged" in said
+    assert pid_of(tmp_path, "keep") == keep and not pid_alive(gone)
+    assert pid_of(tmp_path, "changed-2") and pid_of(tmp_path, "changed-1") is None and pid_of(tmp_path, "new")
+    agent.stdin.write("/mcp disable keep\n/mcp\n")
+    agent.stdin.flush()
+    said = wait_for_output(agent, "MCP  ", timeout=30)
+    assert "keep stopped, and disabled" in said and not pid_alive(keep)
+    assert json.loads((tmp_path / ".geekagent" / "mcp.json").read_text())["mcpServers"]["keep"]["disabled"] is True
+    agent.stdin.write("/mcp enable keep\n")
+    agent.stdin.flush()
+    wait_for_output(agent, "keep (2 tools)", timeout=30)
+    assert pid_of(tmp_path, "keep")
+    agent.stdin.close()
+    agent.wait(20)
+    assert processes_in(tmp_path) == []
+
+
+def test_reload_in_an_untrusted_folder_starts_none_of_its_entries(tmp_path, start_agent):
+    write(tmp_path, {})
+    agent = start_agent(tmp_path, agent_env(trust=False))  # no terminal to ask, no --trust
+    wait_for_output(agent, "Type a message")
+    write(tmp_path, {"new": server("new")})
+    agent.stdin.write("/mcp reload\n")
+    agent.stdin.flush()
+    wait_for_output(agent, "mcp.json reloaded: nothing changed", timeout=30)
+    assert pid_of(tmp_path, "new") is None
+    assert "not trusted" in wait_for_output(agent, "not trusted", stream="stderr")
+    agent.stdin.close()
+    agent.wait(20)
+    assert processes_in(tmp_path) == []
