@@ -172,3 +172,22 @@ def test_usage_errors_exit_2(tmp_path):
         done = verb(tmp_path, *args)
         assert done.returncode == 2 and "usage:" in done.stderr, args
     assert verb(tmp_path, "--help").returncode == 0
+
+
+def test_edits_at_once_are_all_kept_and_a_link_is_never_written_through(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    adds = [subprocess.Popen([sys.executable, INDEX, "mcp", "add", f"s{i}", "--", "echo", str(i)], cwd=work,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=agent_env(trust=False))
+            for i in range(6)]
+    assert [add.wait(60) for add in adds] == [0] * 6
+    assert sorted(json.loads((work / ".geekagent" / "mcp.json").read_text())["mcpServers"]) == \
+        [f"s{i}" for i in range(6)]
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"mcpServers": {}}')
+    (work / ".geekagent" / "mcp.json").unlink()
+    (work / ".geekagent" / "mcp.json").symlink_to(outside)
+    done = verb(work, "add", "x", "--", "echo")
+    assert done.returncode == 1 and "outside the folder" in done.stderr
+    assert outside.read_text() == '{"mcpServers": {}}' and (work / ".geekagent" / "mcp.json").is_symlink()
+    assert verb(work, "list").returncode == 1

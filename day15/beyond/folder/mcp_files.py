@@ -26,16 +26,17 @@ class ConfigFileError(ValueError):
 
 
 class McpFile:
-    """One mcp.json: `scope` is "project" or "user"; `folder` the folder it may not lead out of."""
+    """One mcp.json: `scope` is "project" or "user"; `folder` is the one it is in, `root` the one it may not
+    lead out of (a project's .geekagent/ may not be a link elsewhere either)."""
 
-    def __init__(self, scope: str, folder: str) -> None:
-        self.scope, self.folder = scope, folder
+    def __init__(self, scope: str, folder: str, root: str | None = None) -> None:
+        self.scope, self.folder, self.root = scope, folder, root or folder
         self.path = os.path.join(folder, MCP_JSON)
 
     def read(self) -> tuple[dict, str]:
         """(the whole file's object, the key its servers are under); a missing file is an empty one."""
         try:
-            raw = read_inside(MCP_JSON, MAX_CONFIG_BYTES, root=self.folder)
+            raw = read_inside(os.path.relpath(self.path, self.root), MAX_CONFIG_BYTES, root=self.root)
         except FolderError as e:
             raise ConfigFileError(f"{self.path}: {e}") from None
         if raw is None:
@@ -69,7 +70,10 @@ class McpFile:
     def _write(self, text: str) -> None:
         """The file replaced whole inside its folder (made if missing, never a link), its mode kept."""
         os.makedirs(self.folder, mode=0o700 if self.scope == "user" else 0o755, exist_ok=True)
-        dir_fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | NOFOLLOW)
+        try:
+            dir_fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | NOFOLLOW)
+        except OSError as e:
+            raise ConfigFileError(f"{self.folder} is a link or no folder ({e.strerror}); nothing is written") from None
         temporary = f".{MCP_JSON}.{os.getpid()}.tmp"
         try:
             try:
@@ -100,7 +104,7 @@ def _lock_path(path: str) -> str:
 def project_file() -> McpFile:
     """The folder's file: in the nearest .geekagent/ upward that is the user's own, else made here."""
     folder = find_project() or os.getcwd()
-    return McpFile("project", os.path.join(folder, FOLDER))
+    return McpFile("project", os.path.join(folder, FOLDER), root=folder)
 
 
 def user_file() -> McpFile:

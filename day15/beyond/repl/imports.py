@@ -27,6 +27,8 @@ from permissions import decode_json
 # A variable as VS Code and Cursor write it, and what no other form may be: ${input:...}, ${workspaceFolder}...
 VS_CODE_VARIABLE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 ANY_VARIABLE = re.compile(r"\$\{[^}]*\}")
+# Another client's file is read up to this size (Claude Code keeps its history in ~/.claude.json too).
+MAX_CLIENT_FILE_BYTES = 32 << 20
 # Keys another client's entry may carry that change nothing here, or only make this agent ask more often.
 HARMLESS = {"type", "description", "autoApprove", "alwaysAllow", "trust", "disabled", "enabled", "name", "transport"}
 # Keys taken over as this agent's own (Gemini's timeout is in milliseconds, Codex's in seconds).
@@ -60,7 +62,7 @@ def import_servers(args: list[str]) -> int:
     source = args.pop()
     no_more(args)
     target = user_file() if user else project_file()
-    folder = os.path.dirname(project_file().folder)
+    folder = project_file().root
     found = found_entries(source, folder)
     taken = set(target.entries())
     plan, lines = {}, []
@@ -75,7 +77,7 @@ def import_servers(args: list[str]) -> int:
                   if secret_literal(key, value)]
         if why is None and secret and target.scope == "project":
             why = f"its {secret[0]} is written out, and this folder's mcp.json is shared: import it with --user"
-        lines.append(f"  skipped {clean(name, one_line=True)} ({where}): {why}" if why else
+        lines.append(f"  skipped {clean(name, one_line=True)} ({where}): {clean(why, one_line=True)}" if why else
                      f"  + {clean(name, one_line=True)} ({where}): {shown(name, entry)}")
         if why is None:
             plan[name] = (entry, from_project)
@@ -125,7 +127,7 @@ def found_entries(source: str, folder: str) -> list[tuple[str, bool, str, object
 def read(path: str, root: str | None) -> object:
     """A client's file: JSON, or TOML (Codex); None when it is not there."""
     try:
-        raw = read_inside(os.path.relpath(path, root) if root else path, root=root)
+        raw = read_inside(os.path.relpath(path, root) if root else path, MAX_CLIENT_FILE_BYTES, root=root)
     except FolderError as e:
         raise Refused(str(e)) from None
     if raw is None:

@@ -8,7 +8,6 @@ servers (remove, disable) ask nothing at the next start, a new or changed one (a
 Exit status: 0 done, 1 refused or failed (the message says what to change), 2 a usage error.
 """
 import json
-import os
 import sys
 
 from beyond.folder.mcp_files import ConfigFileError, McpFile, project_file, user_file
@@ -57,11 +56,12 @@ def main(argv: list[str]) -> int:
 def cmd_list(args: list[str]) -> int:
     as_json = flag(args, "--json")
     no_more(args)
-    rows = listed()
+    problems: list[str] = []
+    rows = listed(problems)
     if as_json:
         print(json.dumps([{key: row[key] for key in ("name", "scope", "transport", "command", "args", "url", "enabled",
                                                       "sandbox", "trusted")} for row in rows], indent=1))
-        return 0
+        return 1 if problems else 0
     if not rows:
         print("no servers: `mcp add NAME -- COMMAND ...` adds one")
     for row in rows:
@@ -70,19 +70,21 @@ def cmd_list(args: list[str]) -> int:
         note += "" if row["trusted"] else "  (the folder is not trusted: it does not start)"
         print(f"{clean(row['name'], one_line=True):<20} {row['scope']:<7} {row['transport']:<5} {state:<8} "
               f"{'sandbox' if row['sandbox'] else '-':<7} {row['shown']}{note}")
-    return 0
+    return 1 if problems else 0
 
 
-def listed() -> list[dict]:
-    """Every entry of both files, the project's first; a file that cannot be read is said and skipped."""
+def listed(problems: list[str] | None = None) -> list[dict]:
+    """Every entry of both files, the project's first; a file that cannot be read is said (and put in
+    `problems`) and skipped."""
     rows, seen = [], set()
     for file in (project_file(), user_file()):
         try:
             entries = file.entries()
         except ConfigFileError as e:
             print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
+            (problems if problems is not None else []).append(str(e))
             continue
-        trust = trusted(Project.read(os.path.dirname(file.folder))) if file.scope == "project" else True
+        trust = trusted(Project.read(file.root)) if file.scope == "project" else True
         for name, entry in entries.items():
             rows.append({"name": name, "scope": file.scope, "shadowed": name in seen, "trusted": trust,
                          **described(entry)})

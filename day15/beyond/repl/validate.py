@@ -49,7 +49,7 @@ def checked(names: list[str], trust: bool, sandbox: bool) -> list[dict]:
     """One result a server: the named ones, or every enabled one."""
     stop_on_signals()  # SIGTERM and SIGHUP leave through the finally below: no server is left
     console = Console()
-    folder = os.path.dirname(project_file().folder)
+    folder = project_file().root
     project = Project.read(folder, sandbox=sandbox)
     ask = (lambda question: console.confirm(question, always=False)) if console.terminal else None
     trusted = decide(project, trust, ask)
