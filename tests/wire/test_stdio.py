@@ -73,29 +73,6 @@ def test_big_call_to_a_server_that_stopped_reading_fails_by_its_deadline(started
     assert client.link.transport.proc.poll() is not None, f"server {pid} still runs"
 
 
-def test_calls_queued_behind_a_stuck_write_fail_too(started):
-    """Eight threads send 300 KB each to a server that no longer reads: one writes, the others queue behind
-    it; every call fails by the deadline, saying the server does not read, and none waits longer."""
-    import threading
-    client = started(fake("normal", timeout=1))
-    client.call_tool("stop_reading", {})
-    errors: list[str] = []
-
-    def call() -> None:
-        try:
-            client.call_tool("echo", {"text": "x" * 300_000})
-        except McpError as e:
-            errors.append(str(e))
-    callers = [threading.Thread(target=call, daemon=True) for _ in range(8)]
-    for caller in callers:
-        caller.start()
-    for caller in callers:
-        caller.join(20)
-    assert not any(caller.is_alive() for caller in callers) and len(errors) == 8, errors
-    assert all("reading its input" in error for error in errors), errors
-    client.stop()
-
-
 class Inbox:
     """What a transport reports, kept (beyond/wire/base.py: Inbox)."""
 
@@ -141,7 +118,7 @@ def test_a_request_queued_behind_a_write_that_fails_is_failed_at_once():
         def send(request_id: int) -> None:
             barrier.wait()
             try:
-                transport.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"}, time.monotonic() + 1, About())
+                transport.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"}, time.monotonic() + 0.5, About())
             except TransportError as e:
                 raised.append(str(e))
         senders = [threading.Thread(target=send, args=(i,), daemon=True) for i in range(8)]
