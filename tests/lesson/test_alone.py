@@ -74,11 +74,11 @@ def test_section_5s_deny_is_offered_and_refused_and_end_of_input_leaves(tmp_path
     assert "rolled" not in done.stdout and "[tool mcp_demo_dice -> Denied" in done.stdout, done.stdout
 
 
-@pytest.mark.parametrize("args", [(), ("--tutorial",)])
+@pytest.mark.parametrize("args", [(), ("--tutorial",), ("mcp", "validate", "--trust")])
 def test_the_whole_project_without_posix_calls_starts_nothing_and_says_why(tmp_path, args):
     """The repository's index.py on a Python without the product's calls, in an untrusted folder whose
     server would write a marker: it never falls back to the lesson (which would start it unasked), it exits 2
-    with one line, and the marker is not written; --help is no exception to it."""
+    with one line, and the marker is not written; --help and the mcp verbs are no exception to it."""
     marker = tmp_path / "marker"
     cwd = workdir(tmp_path / "clone", {"m": {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}})
     done = run(cwd, ["/exit"], agent_env(key=None, trust=False), True, tmp_path, index=str(DAY15 / "index.py"),
