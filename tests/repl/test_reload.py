@@ -72,3 +72,25 @@ def test_reload_in_an_untrusted_folder_starts_none_of_its_entries(tmp_path, star
     agent.stdin.close()
     agent.wait(20)
     assert processes_in(tmp_path) == []
+
+
+def test_on_a_terminal_reload_and_enable_ask_the_trust_question_first(tmp_path):
+    """A folder's new entry starts at /mcp reload only once the user trusts it; a disabled one, enabled again,
+    asks again; disabling asks nothing."""
+    from conftest import INDEX, run_in_pty
+    import sys
+    write(tmp_path, {})
+    env = {**agent_env(key=None, trust=False), "NO_COLOR": "1", "TERM": "xterm"}
+
+    def add_entry(shown: str) -> str:
+        write(tmp_path, {"demo": server("demo")})
+        return "/mcp reload\r"
+    screen = run_in_pty([sys.executable, INDEX], tmp_path, env, [
+        ("Type a message", add_entry),
+        ("Trust this folder", "y\r"),
+        ("mcp.json reloaded: added demo", "/mcp disable demo\r"),
+        ("disabled in", "/mcp enable demo\r"),
+        ("Trust this folder", "y\r"),
+        ("demo (2 tools)", "/exit\r")])
+    assert screen.count("Trust this folder") == 2 and "server demo: runs" in screen
+    assert processes_in(tmp_path) == []

@@ -66,7 +66,7 @@ def reload(session) -> None:
     said = [f"{what} {', '.join(shown(name, one_line=True) for name in names)}" for what, names in
             (("added", added), ("removed", removed), ("restarted", changed)) if names]
     print("mcp.json reloaded: " + ("; ".join(said) if said else "nothing changed")
-          + (f"; {len(configs) - len(added) - len(changed)} unchanged" if configs else ""))
+          + (f"; {kept} unchanged" if (kept := len(configs) - len(added) - len(changed)) else ""))
 
 
 def _configs(session) -> tuple[dict, bool]:
@@ -97,6 +97,7 @@ def switch(session, name: str, enable: bool) -> None:
     file.edit(flip)
     if not enable:
         session.servers.drop(name)
+        _configs(session)  # fewer servers: nothing is asked, and the trust kept says it is off
         session.watch.applied()
         print(f"{shown(name, one_line=True)} stopped, and disabled in {shown(file.path, one_line=True)}")
         return
