@@ -32,7 +32,7 @@ MAX_CLIENT_FILE_BYTES = 32 << 20
 # Keys another client's entry may carry that change nothing here, or only make this agent ask more often.
 HARMLESS = {"type", "description", "autoApprove", "alwaysAllow", "trust", "disabled", "enabled", "name", "transport"}
 # Keys taken over as this agent's own (Gemini's timeout is in milliseconds, Codex's in seconds).
-TAKEN = {"command", "args", "env", "cwd", "url", "httpUrl", "headers", "http_headers", "env_http_headers",
+TAKEN = {"command", "args", "env", "env_vars", "cwd", "url", "httpUrl", "headers", "http_headers", "env_http_headers",
          "bearer_token_env_var", "timeout", "startup_timeout_sec", "tool_timeout_sec"}
 
 
@@ -175,15 +175,18 @@ def converted(raw: object, path: str) -> tuple[dict | None, str | None]:
                                                                        and "httpUrl" not in raw):
         return None, "the old HTTP+SSE transport, which this agent does not speak"
     url = raw.get("httpUrl") or raw.get("url")
+    tables = [raw.get(key) or {} for key in ("headers", "http_headers", "env_http_headers", "env")]
+    if not all(isinstance(table, dict) for table in tables) or not isinstance(raw.get("env_vars") or [], list):
+        return None, "its headers, env or env_vars are not written as that client writes them"
     if url:
-        headers = dict(raw.get("headers") or raw.get("http_headers") or {})
-        headers.update({key: f"${{{var}}}" for key, var in (raw.get("env_http_headers") or {}).items()})
+        headers = {**tables[0], **tables[1], **{key: f"${{{var}}}" for key, var in tables[2].items()}}
         if raw.get("bearer_token_env_var"):
             headers["Authorization"] = f"Bearer ${{{raw['bearer_token_env_var']}}}"
         entry = {"url": url, **({"headers": headers} if headers else {})}
     else:
+        env = {**{str(name): f"${{{name}}}" for name in raw.get("env_vars") or []}, **tables[3]}  # Codex passes these
         entry = {"command": raw.get("command"), "args": raw.get("args", []),
-                 **({"env": raw["env"]} if raw.get("env") else {}), **({"cwd": raw["cwd"]} if raw.get("cwd") else {})}
+                 **({"env": env} if env else {}), **({"cwd": raw["cwd"]} if raw.get("cwd") else {})}
     timeout = raw.get("tool_timeout_sec") or (raw["timeout"] / 1000 if path.endswith("settings.json")
                                               and isinstance(raw.get("timeout"), (int, float)) else None)
     entry.update({"timeout": timeout} if timeout else {})

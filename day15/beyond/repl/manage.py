@@ -10,11 +10,12 @@ Exit status: 0 done, 1 refused or failed (the message says what to change), 2 a 
 import json
 import sys
 
+from beyond.dirs import StateError
 from beyond.folder.mcp_files import ConfigFileError, McpFile, project_file, user_file
+from beyond.folder.trust import Project, trusted
 from beyond.repl.imports import import_servers
 from beyond.repl.validate import validate
 from beyond.repl.verbs import Refused, Usage, flag, name_of, no_more, pairs, secret_literal, value
-from beyond.folder.trust import Project, trusted
 from beyond.text import clean, mask_secrets
 
 USAGE = """usage: python3 day15/index.py mcp <verb> ...
@@ -46,9 +47,15 @@ def main(argv: list[str]) -> int:
     except Usage as e:
         print(f"{clean(str(e), one_line=True)}\n{USAGE}", file=sys.stderr)
         return 2
-    except (Refused, ConfigFileError) as e:
+    except (Refused, ConfigFileError, StateError) as e:
         print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
         return 1
+    except OSError as e:  # a folder that cannot be written, a full disk
+        print(f"error: {clean(f'{e.filename or verb}: {e.strerror or e}', one_line=True)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C at a question or while servers start: they are stopped on the way out
+        print(file=sys.stderr)
+        return 130
 
 
 # --- reading ----------------------------------------------------------------------------------------
