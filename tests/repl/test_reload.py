@@ -45,6 +45,13 @@ def test_reload_adds_removes_restarts_and_keeps(tmp_path, start_agent):
     assert "added new; removed gone; restarted changed; 1 unchanged" in said
     assert pid_of(tmp_path, "keep") == keep and not pid_alive(gone)
     assert pid_of(tmp_path, "changed-2") and pid_of(tmp_path, "changed-1") is None and pid_of(tmp_path, "new")
+    good = (tmp_path / ".geekagent" / "mcp.json").read_bytes()
+    (tmp_path / ".geekagent" / "mcp.json").write_text('{"mcpServers": {"keep": ')  # a typo mid-edit
+    agent.stdin.write("/mcp reload\n")
+    agent.stdin.flush()
+    wait_for_output(agent, "mcp.json reloaded: nothing changed; 3 unchanged", timeout=30)
+    assert pid_of(tmp_path, "keep") == keep and pid_of(tmp_path, "new")  # nothing of it stopped
+    (tmp_path / ".geekagent" / "mcp.json").write_bytes(good)
     agent.stdin.write("/mcp disable keep\n/mcp\n")
     agent.stdin.flush()
     said = wait_for_output(agent, "MCP  ", timeout=30)

@@ -8,9 +8,11 @@ file changes on disk, the next prompt says so, once.
 """
 import os
 
+from beyond.client.config import load_mcp_config
 from beyond.folder.mcp_files import ConfigFileError, project_file, user_file
-from beyond.folder.trust import Project, decide, servers_to_start
+from beyond.folder.trust import Project, decide, servers_to_start, user_config_path
 from beyond.terminal import shown
+from mcp import McpError
 
 
 class Watch:
@@ -49,10 +51,11 @@ def project_file_path() -> str:
 def reload(session) -> None:
     """/mcp reload"""
     agent, servers = session.agent, session.servers
-    configs, trusted = _configs(session)
+    configs, frozen = _configs(session)
     running = servers.configs()
-    if not trusted:  # the folder's new entries are not run; what was trusted of it before keeps running
-        configs = {**{name: config for name, config in running.items() if config.folder_entry}, **configs}
+    # A folder not trusted, or a file that cannot be read (a typo mid-edit): what runs of it keeps running.
+    configs = {**{name: config for name, config in running.items()
+                  if ("project" if config.folder_entry else "user") in frozen}, **configs}
     added = [name for name in configs if name not in running]
     removed = [name for name in running if name not in configs]
     changed = [name for name in configs if name in running and configs[name] != running[name]]
@@ -69,15 +72,22 @@ def reload(session) -> None:
           + (f"; {kept} unchanged" if (kept := len(configs) - len(added) - len(changed)) else ""))
 
 
-def _configs(session) -> tuple[dict, bool]:
-    """The entries to run now, both files read again; whether the folder's may run (asked if it changed)."""
+def _configs(session) -> tuple[dict, set[str]]:
+    """The entries to run now, both files read again (the folder's only when it is trusted: asked if it changed),
+    and the scopes whose entries cannot be taken from their file now: "project", "user"."""
     agent = session.agent
     project = Project.read(".", sandbox=agent.options.sandbox)
     console = session.console
     ask = (lambda question: console.confirm(question, always=False)) if console.terminal else None
     trusted = decide(project, agent.options.trust, ask)
     configs, _ = servers_to_start(project if trusted else None, sandbox=agent.options.sandbox)
-    return configs, trusted
+    frozen = set()
+    for scope, load in (("project", project.servers), ("user", lambda: load_mcp_config(user_config_path()))):
+        try:
+            load()
+        except McpError:
+            frozen.add(scope)
+    return configs, frozen | ({"project"} if not trusted else set())
 
 
 def switch(session, name: str, enable: bool) -> None:
@@ -101,11 +111,11 @@ def switch(session, name: str, enable: bool) -> None:
         session.watch.applied()
         print(f"{shown(name, one_line=True)} stopped, and disabled in {shown(file.path, one_line=True)}")
         return
-    configs, trusted = _configs(session)
+    configs, frozen = _configs(session)
     session.watch.applied()
     if name not in configs:
         print(f"{shown(name, one_line=True)} is enabled in {shown(file.path, one_line=True)}, and not started: "
-              + ("the folder is not trusted" if not trusted else "its entry has a problem (/mcp lists it)"))
+              + ("the folder is not trusted" if file.scope in frozen else "its entry has a problem (/mcp lists it)"))
         return
     session.servers.drop(name)
     session.servers.connect_mcp_servers(configs={name: configs[name]}, echo=session.agent.options.verbose,
