@@ -9,10 +9,12 @@ Exit status: 0 done, 1 refused or failed (the message says what to change), 2 a 
 """
 import json
 import sys
+import urllib.parse
 
 from beyond.dirs import StateError
 from beyond.folder.mcp_files import ConfigFileError, McpFile, project_file, user_file
 from beyond.folder.trust import Project, trusted
+from beyond.net import is_this_machine
 from beyond.repl.imports import import_servers
 from beyond.repl.validate import validate
 from beyond.repl.verbs import Refused, Usage, flag, name_of, no_more, pairs, secret_literal, value
@@ -161,6 +163,13 @@ def cmd_add(args: list[str]) -> int:
         raise Usage("--env and --sandbox are for a local server; a remote one takes --header")
     if command and headers:
         raise Usage("--header is for a remote server (--url)")
+    if url:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("https", "http") or not parts.hostname:
+            raise Refused(f"--url {url!r} is no http(s) URL of a server")
+        if parts.scheme == "http" and not is_this_machine(parts.hostname) and "${" not in url:
+            raise Refused(f"plain http to {parts.hostname} would send everything unencrypted: use https (the agent "
+                          "starts a plain http entry for another host only when it says \"allowInsecure\": true)")
     file = user_file() if user else project_file()
     secrets = [key for key, value in {**env, **headers}.items() if secret_literal(key, value)]
     if secrets and file.scope == "project":
