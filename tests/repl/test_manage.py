@@ -164,10 +164,18 @@ def test_import_from_codex_and_cursor(tmp_path):
     done = verb(work, "import", "codex", "--user", "--yes", env=home_env(home))
     assert done.returncode == 0 and "skipped picky" in done.stdout, done.stdout + done.stderr
     assert verb(work, "import", "cursor", "--user", "--yes", env=home_env(home)).returncode == 0
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"theme": "x", "mcpServers": {
+        "gem": {"httpUrl": "https://g.example.com/mcp", "headers": {"X-Key": "$API_KEY"}, "timeout": 30000},
+        "old": {"url": "https://g.example.com/sse"}}}))
+    gemini = verb(work, "import", "gemini", "--yes", env=home_env(home))
+    assert gemini.returncode == 0 and "skipped old" in gemini.stdout and "HTTP+SSE" in gemini.stdout
     assert json.loads(user_file().read_text())["mcpServers"] == {
         "docs": {"command": "npx", "args": ["-y", "docs"], "startupTimeout": 20},
         "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}},
         "cur": {"command": "node", "args": ["s.js"], "env": {"TOKEN": "${MY_TOKEN}"}}}
+    assert json.loads((work / ".geekagent" / "mcp.json").read_text())["mcpServers"] == {
+        "gem": {"url": "https://g.example.com/mcp", "headers": {"X-Key": "${API_KEY}"}, "timeout": 30.0}}
 
 
 def test_usage_errors_exit_2(tmp_path):

@@ -27,6 +27,7 @@ from permissions import decode_json
 # A variable as VS Code and Cursor write it, and what no other form may be: ${input:...}, ${workspaceFolder}...
 VS_CODE_VARIABLE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 ANY_VARIABLE = re.compile(r"\$\{[^}]*\}")
+BARE_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 # Another client's file is read up to this size (Claude Code keeps its history in ~/.claude.json too).
 MAX_CLIENT_FILE_BYTES = 32 << 20
 # Keys another client's entry may carry that change nothing here, or only make this agent ask more often.
@@ -193,6 +194,8 @@ def converted(raw: object, path: str) -> tuple[dict | None, str | None]:
     entry.update({"startupTimeout": raw["startup_timeout_sec"]} if raw.get("startup_timeout_sec") else {})
     entry.update({"disabled": True} if raw.get("disabled") is True or raw.get("enabled") is False else {})
     text = json.dumps(entry)
+    if path.endswith(os.path.join(".gemini", "settings.json")):  # Gemini reads $VAR as ${VAR}
+        text = BARE_VARIABLE.sub(r"${\1}", text)
     if "${input:" in text:
         return None, "it asks for ${input:...} values when it starts, which this agent does not"
     editor = any(part in path.replace("\\", "/") for part in ("/.vscode/", "/Code/User/", "/.cursor/"))

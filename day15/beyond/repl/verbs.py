@@ -8,8 +8,9 @@ from beyond.text import SECRET_NAME
 
 # A server's name: what tool names are made of, so it reads the same in every message.
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-# Headers that carry a credential whatever their name says.
+# Headers that carry a credential whatever their name says, and the scheme words that come before one.
 SECRET_HEADERS = ("authorization", "proxy-authorization", "cookie")
+AUTH_SCHEME = re.compile(r"^\s*(Bearer|Basic|Token|DPoP)\b", re.IGNORECASE)
 
 
 class Refused(Exception):
@@ -68,6 +69,7 @@ def no_more(args: list[str]) -> None:
 
 
 def secret_literal(key: object, value: object) -> bool:
-    """A value written out that its name says is a secret (a ${VAR} is no secret: the environment holds it)."""
+    """A value written out that its name says is a secret; what a ${VAR} brings is no secret of the file's (the
+    environment holds it), and neither is the scheme before it (`Bearer ${TOKEN}`)."""
     named = isinstance(key, str) and (SECRET_NAME.search(key) or key.lower() in SECRET_HEADERS)
-    return bool(named) and isinstance(value, str) and bool(value) and VARIABLE.fullmatch(value.strip()) is None
+    return bool(named) and isinstance(value, str) and bool(AUTH_SCHEME.sub("", VARIABLE.sub("", value)).strip())
