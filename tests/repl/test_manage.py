@@ -50,7 +50,8 @@ def test_a_shadowed_entry_and_a_taken_name(tmp_path):
     taken = verb(tmp_path, "add", "same", "--", "echo", "again")
     assert taken.returncode == 1 and "already" in taken.stderr and "--force" in taken.stderr
     assert verb(tmp_path, "add", "same", "--force", "--", "echo", "again").returncode == 0
-    assert json.loads(verb(tmp_path, "get", "same", "--json").stdout)["entry"]["args"] == ["again"]
+    got = json.loads(verb(tmp_path, "get", "same", "--json").stdout)
+    assert got["entry"]["args"] == ["again"] and got["scope"] == "project" and got["shadows"] is True
 
 
 def test_a_secret_is_not_written_into_the_project_and_a_broken_file_is_left_alone(tmp_path):

@@ -122,10 +122,13 @@ def cmd_get(args: list[str]) -> int:
         entries = file.entries()
         if name in entries:
             shown = masked(entries[name])
+            shadows = file.scope == "project" and name in user_file().entries()
             if as_json:
-                print(json.dumps({"name": name, "scope": file.scope, "file": file.path, "entry": shown}, indent=1))
+                print(json.dumps({"name": name, "scope": file.scope, "file": file.path, "shadows": shadows,
+                                  "entry": shown}, indent=1))
             else:
-                print(f"{clean(name, one_line=True)} ({file.scope}: {clean(file.path, one_line=True)})")
+                print(f"{clean(name, one_line=True)} ({file.scope}: {clean(file.path, one_line=True)})"
+                      + ("; your own file's entry of that name does not run here" if shadows else ""))
                 print(clean(json.dumps(shown, indent=2, ensure_ascii=False)))
             return 0
     raise Refused(f"no server named {name!r}; {_names_there()}")
