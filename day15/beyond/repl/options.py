@@ -21,7 +21,9 @@ USAGE = """usage: python3 day15/index.py [--tutorial] [-p PROMPT [--json]] [--tr
   --verbose     print what servers write on stderr as it comes (/logs shows it anyway)
   --no-browser  /mcp login shows the URL to open elsewhere, even where a browser is (GEEKAGENT_NO_BROWSER=1)
   --help        this text
-  --version     the agent's name and version"""
+  --version     the agent's name and version
+       python3 day15/index.py mcp list|get|add|remove|enable|disable|validate|import ...
+                manage the servers without a session (`mcp --help` says how)"""
 FLAGS = ("--tutorial", "--trust", "--sandbox", "--verbose", "--no-browser", "--help", "--version")
 # A prompt from stdin is read up to this many characters (more is a usage error, not a cut prompt).
 MAX_PROMPT_CHARS = 1_000_000
