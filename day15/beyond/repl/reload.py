@@ -3,7 +3,7 @@
 /mcp reload reads both files again and reconciles: an entry added starts (behind the folder's trust question
 when the folder's file changed), one removed stops, leaving no process, one changed restarts, one unchanged
 keeps its session. /mcp enable NAME and /mcp disable NAME start or stop one server and write "disabled"
-into its file (folder/mcp_files.py); enabling a project entry asks the trust question first. When either
+into its file (folder/mcp_files.py); a project entry enabled asks the trust question before it starts. When either
 file changes on disk, the next prompt says so, once.
 """
 import os
