@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from beyond.dirs import MAX_CONFIG_BYTES, NOFOLLOW, FolderError, config_dir, exclusive, read_inside, state_dir
 from beyond.folder.project import FOLDER, find_project
+from beyond.text import clean
 from permissions import decode_json
 
 MCP_JSON = "mcp.json"
@@ -32,6 +33,7 @@ class McpFile:
     def __init__(self, scope: str, folder: str, root: str | None = None) -> None:
         self.scope, self.folder, self.root = scope, folder, root or folder
         self.path = os.path.join(folder, MCP_JSON)
+        self.shown = clean(self.path, one_line=True)  # a folder's name may hold any character: shown made visible
 
     def read(self) -> tuple[dict, str]:
         """(the whole file's object, the key its servers are under); a missing file is an empty one."""

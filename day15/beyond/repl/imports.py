@@ -71,7 +71,7 @@ def import_servers(args: list[str]) -> int:
         entry, why = converted(raw, path)
         where = clean(path.replace(os.path.expanduser("~"), "~", 1), one_line=True)
         if why is None and (name in taken or name in plan):
-            why = f"exists in {target.path}" if name in taken else "named twice"
+            why = f"exists in {target.shown}" if name in taken else "named twice"
         if why is None and not NAME.fullmatch(name):
             why = "its name is not one this agent takes (letters, digits, '_', '.' and '-')"
         secret = [key for part in ("env", "headers") for key, value in (entry or {}).get(part, {}).items()
@@ -82,12 +82,12 @@ def import_servers(args: list[str]) -> int:
                      f"  + {clean(name, one_line=True)} ({where}): {shown(name, entry)}")
         if why is None:
             plan[name] = (entry, from_project)
-    print(f"{source}: {len(plan)} to import into {target.path}" + ("" if found else " (no servers found)"))
+    print(f"{clean(source, one_line=True)}: {len(plan)} to import into {target.shown}" + ("" if found else " (no servers found)"))
     print("\n".join(lines))
     if not plan:
         return 0 if found else 1
     console = Console()
-    if not yes and not (console.terminal and console.confirm(f"Import {len(plan)} into {target.path}?", always=False)):
+    if not yes and not (console.terminal and console.confirm(f"Import {len(plan)} into {target.shown}?", always=False)):
         raise Refused("nothing imported" + ("" if console.terminal else ": no terminal to ask; --yes imports"))
     shared = [name for name, (_, from_project) in plan.items() if from_project]
     if user and shared and not (console.terminal and console.confirm(
@@ -103,7 +103,7 @@ def import_servers(args: list[str]) -> int:
                 servers[name] = entry
                 added.append(name)
     target.edit(add)
-    print(f"imported {len(added)} into {target.path}" + ("; the folder's trust question asks at the next start"
+    print(f"imported {len(added)} into {target.shown}" + ("; the folder's trust question asks at the next start"
                                                         if target.scope == "project" and added else ""))
     return 0
 

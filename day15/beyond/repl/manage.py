@@ -127,7 +127,7 @@ def cmd_get(args: list[str]) -> int:
                 print(json.dumps({"name": name, "scope": file.scope, "file": file.path, "shadows": shadows,
                                   "entry": shown}, indent=1))
             else:
-                print(f"{clean(name, one_line=True)} ({file.scope}: {clean(file.path, one_line=True)})"
+                print(f"{clean(name, one_line=True)} ({file.scope}: {file.shown})"
                       + ("; your own file's entry of that name does not run here" if shadows else ""))
                 print(clean(json.dumps(shown, indent=2, ensure_ascii=False)))
             return 0
@@ -190,7 +190,7 @@ def cmd_add(args: list[str]) -> int:
             raise Refused(f"{file.path} has a server named {name!r} already; --force replaces it")
         servers[name] = entry
     file.edit(add)
-    print(f"added {name} to {file.path}" + ("; the folder's trust question asks at the next start"
+    print(f"added {name} to {file.shown}" + ("; the folder's trust question asks at the next start"
                                            if file.scope == "project" else ""))
     return 0
 
@@ -198,7 +198,7 @@ def cmd_add(args: list[str]) -> int:
 def cmd_remove(args: list[str]) -> int:
     file, name = _entry_file(args)
     file.edit(lambda servers: servers.pop(name, None))
-    print(f"removed {name} from {file.path}")
+    print(f"removed {name} from {file.shown}")
     return 0
 
 
@@ -213,7 +213,7 @@ def cmd_enable(args: list[str], disabled: bool = False) -> int:
         else:
             servers[name].pop("disabled", None)
     file.edit(switch)
-    print(f"{name} is {'disabled' if disabled else 'enabled'} in {file.path}"
+    print(f"{name} is {'disabled' if disabled else 'enabled'} in {file.shown}"
           + ("; the folder's trust question asks at the next start" if not disabled and file.scope == "project"
              else ""))
     return 0

@@ -109,12 +109,12 @@ def switch(session, name: str, enable: bool) -> None:
         session.servers.drop(name)
         _configs(session)  # fewer servers: nothing is asked, and the trust kept says it is off
         session.watch.applied()
-        print(f"{shown(name, one_line=True)} stopped, and disabled in {shown(file.path, one_line=True)}")
+        print(f"{shown(name, one_line=True)} stopped, and disabled in {file.shown}")
         return
     configs, frozen = _configs(session)
     session.watch.applied()
     if name not in configs:
-        print(f"{shown(name, one_line=True)} is enabled in {shown(file.path, one_line=True)}, and not started: "
+        print(f"{shown(name, one_line=True)} is enabled in {file.shown}, and not started: "
               + ("the folder is not trusted" if file.scope in frozen else "its entry has a problem (/mcp lists it)"))
         return
     session.servers.drop(name)
