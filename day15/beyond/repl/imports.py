@@ -82,7 +82,8 @@ def import_servers(args: list[str]) -> int:
                      f"  + {clean(name, one_line=True)} ({where}): {shown(name, entry)}")
         if why is None:
             plan[name] = (entry, from_project)
-    print(f"{clean(source, one_line=True)}: {len(plan)} to import into {target.shown}" + ("" if found else " (no servers found)"))
+    print(f"{clean(source, one_line=True)}: {len(plan)} to import into {target.shown}"
+          + ("" if found else " (no servers found)"))
     print("\n".join(lines))
     if not plan:
         return 0 if found else 1
