@@ -16,7 +16,7 @@ def bench():
 
 
 def test_every_client_of_the_bench_calls_the_echo_server(bench):
-    for make in (bench.ours, bench.twin, bench.Floor, bench.AskingProgress):
+    for make in (bench.ours, bench.twin, bench.Floor, bench.ReaderFloor, bench.AskingProgress):
         client = bench.started(make)
         try:
             assert client.call_tool("echo", {"text": "x"})

@@ -140,8 +140,9 @@ class Requests:
         try:
             self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, call)
             reply = self._wait(request_id, method, waiter)
-        finally:
-            self.pending.drop(request_id)
+        except BaseException:
+            self.pending.drop(request_id)  # given up on: a reply that comes later finds no waiter
+            raise
         if isinstance(reply, McpError):
             raise reply
         return reply
