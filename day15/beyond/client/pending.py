@@ -1,36 +1,13 @@
 """Beyond the tutorial: the requests of one server awaiting their replies (the twin's ids and reply queues,
-mcp.py), each with the deadline it waits by, and why none can come while the server is dead.
+mcp.py), and why none can come while the server is dead.
 
-The reader thread settles a reply into its waiter; the caller waits on it (requests.py). A reply to an
-id nobody waits for any more finds nothing, so a late reply is the reader's to report, never a crash.
+The reader thread settles a reply into its waiter, a queue.SimpleQueue the caller waits on (requests.py). A
+reply to an id nobody waits for any more finds nothing, so a late reply is the reader's to report, never a crash.
 """
 import queue
 import threading
-import time
 
-from beyond.waits import SIGNAL_CHECK_S, Call
 from mcp import McpError
-
-
-class Waiter(queue.SimpleQueue):
-    """The reply slot of one request, with its Call: the deadline it is written and waited by, and where
-    its progress goes."""
-
-    __slots__ = ("call",)
-
-    def __init__(self, call: Call) -> None:
-        super().__init__()
-        self.call = call
-
-    def wait(self) -> object:
-        """The reply the reader thread puts here, by the call's deadline (queue.Empty then), which progress
-        may push out meanwhile; in steps short enough to notice signals."""
-        while True:
-            try:
-                return self.get(timeout=max(0.0, min(SIGNAL_CHECK_S, self.call.deadline - time.monotonic())))
-            except queue.Empty:
-                if time.monotonic() >= self.call.deadline:
-                    raise
 
 
 class Pending:
@@ -42,10 +19,10 @@ class Pending:
         # only for those updates, never across a write or a wait. dead is read without it: one reference.
         self._lock = threading.Lock()
         self._next_id = 1
-        self._waiting: dict[int, Waiter] = {}
+        self._waiting: dict[int, queue.SimpleQueue] = {}
         self.dead: str | None = None
 
-    def add(self, method: str, waiter: Waiter) -> int:
+    def add(self, method: str, waiter: queue.SimpleQueue) -> int:
         """A new request's id, its waiter kept; McpError at once when the server is dead."""
         with self._lock:
             if self.dead:

@@ -1,7 +1,7 @@
 """Beyond the tutorial: the request path of the full client, its own (the twin's, mcp.py, waits 10 s for all).
 
-Every request has an id and a Waiter with its Call (the deadline, which progress pushes out); the reader thread
-puts the reply in the waiter. Per-server timeouts, the cancellation of what is given up on; for 2026-07-28 _meta,
+Every request has an id, a Call (the deadline, which progress pushes out) and a waiter, the queue the reader
+thread puts the reply in. Per-server timeouts, the cancellation of what is given up on; for 2026-07-28 _meta,
 one retry in a version both speak, input_required's rounds; a failed transport is this server's McpError, a
 forgotten session is initialized again; every message read is routed (a reply to its waiter, the rest to FromServer).
 """
@@ -16,10 +16,10 @@ from beyond.client.content import parse_message
 from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError
 from beyond.client.from_server import FromServer
 from beyond.client.link import Link, kind_for
-from beyond.client.pending import Pending, Waiter
+from beyond.client.pending import Pending
 from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
 from beyond.text import clean, mask_secrets, shorten
-from beyond.waits import Call
+from beyond.waits import SIGNAL_CHECK_S, Call
 from beyond.wire.base import About, Deadline, Dropped, Rejected, SessionExpired, TransportError
 from mcp import McpError
 
@@ -129,7 +129,7 @@ class Requests:
 
     def _request(self, method: str, params: dict, call: Call) -> dict:
         """Send a request with a new id and wait for the reply its waiter gets, by the call's deadline."""
-        waiter, link = Waiter(call), self.link
+        waiter, link = queue.SimpleQueue(), self.link
         while True:  # nothing reaches a restarted server before its handshake is complete
             if link.restarting and link.restarter != threading.get_ident():
                 link.wait_if_restarting()
@@ -139,7 +139,7 @@ class Requests:
             self.pending.drop(request_id)
         try:
             self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, call)
-            reply = self._wait(request_id, method, waiter)
+            reply = self._wait(request_id, method, waiter, call)
         except BaseException:
             self.pending.drop(request_id)  # given up on: a reply that comes later finds no waiter
             raise
@@ -192,12 +192,17 @@ class Requests:
             raise McpError(f"{message.get('method', 'reply')} failed: {why}", self.name)
         transport.send(message, deadline, about)
 
-    def _wait(self, request_id: int, method: str, waiter: Waiter) -> object:
-        """Until the call's deadline, which progress may push out; what we give up on (the deadline,
-        Ctrl-C) is cancelled; an error reply is named by its request."""
-        call = waiter.call
+    def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue, call: Call) -> object:
+        """Until the call's deadline, which progress may push out meanwhile, in steps short enough to notice
+        signals; what we give up on (the deadline, Ctrl-C) is cancelled; an error reply is named by its request."""
         try:
-            reply = waiter.wait()
+            while True:
+                try:
+                    reply = waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, call.deadline - time.monotonic())))
+                    break
+                except queue.Empty:
+                    if time.monotonic() >= call.deadline:
+                        raise
         except queue.Empty:
             self.pending.drop(request_id)  # from now on a late reply finds no waiter and is _reply's to handle
             try:

@@ -16,7 +16,6 @@ from beyond.client.capabilities import Asks
 from beyond.client.config import ServerConfig, parse_server_config
 from beyond.client.content import call_text, gathered, prompt_messages, resource_text
 from beyond.client.errors import Refused, ReplyError
-from beyond.client.pending import Waiter
 from beyond.client.requests import Requests
 from beyond.client.tasks import NoTasks, Task
 from beyond.text import shorten
@@ -24,7 +23,7 @@ from beyond.waits import Call
 from beyond.wire.sandbox import refused_in
 from mcp import McpError, McpToolInfo
 
-__all__ = ["Session", "Refused", "ReplyError", "Waiter"]
+__all__ = ["Session", "Refused", "ReplyError"]
 
 # Progress reported by the server pushes a call's deadline out by its timeout, up to this many timeouts.
 PROGRESS_CAP = 10
