@@ -1,6 +1,8 @@
 """chat.py against the scripted OpenAI-compatible server: the tool loop, errors, history, .env."""
 import json
+import signal
 import socket
+import sys
 import threading
 
 import pytest
@@ -225,3 +227,51 @@ def test_the_calls_of_one_reply_that_ask_nobody_run_at_once(tmp_path):
         done = run_agent(cwd, ["go", "y", "/exit"], agent_env(model.base_url))
     assert "Results: paired | asked | pair" in done.stdout, done.stdout
     assert done.stdout.count("Allow?") == 1
+
+
+def test_ctrl_c_cancels_the_calls_of_a_reply_that_run_at_once(started, remote, tmp_path):
+    """Ctrl-C (it reaches the main thread only) while three calls of one reply wait on threads of their own: on
+    a stdio server, over HTTP, and a task: each server is told its call was cancelled (the task by tasks/cancel),
+    and the turn's KeyboardInterrupt comes once the calls have ended."""
+    import _thread
+    from conftest import FAKES, fake, wait_until
+    log = tmp_path / "tasks.jsonl"
+
+    def received(method: str) -> bool:  # what the tasks server logged (a line may be half written yet)
+        return log.exists() and f'"method": "{method}"' in log.read_text()
+    stdio = started(fake("named", '["hang", "cancellations"]', timeout=60))
+    server, http = remote("hang", timeout=60)
+    tasks = started({"command": sys.executable, "args": [str(FAKES / "tasks_server.py")], "protocol": "2026-07-28",
+                     "env": {"TASKS_LOG": str(log)}})
+    calls = {"stdio": lambda: stdio.call_tool("hang", {}), "http": lambda: http.call_tool("echo", {"text": "x"}),
+             "task": lambda: tasks.call_tool("forever", {})}
+    running, ended = [], []
+
+    def run_tool(name: str, arguments: str) -> str:
+        running.append(name)
+        try:
+            return calls[name]()
+        finally:
+            ended.append(name)
+
+    def ctrl_c_once_all_run() -> None:
+        seen.append(server.wait_for(lambda: any(m.get("method") == "tools/call" for _, m in server.posts), 30))
+        seen.append(wait_until(lambda: received("tools/call") and len(running) == 3, 30))
+        if all(seen):
+            _thread.interrupt_main()
+    seen = []  # whether each call was seen running, before the Ctrl-C
+    chat_ = model_module.ModelChat(run_tool=run_tool, asks=lambda name: False)
+    threading.Thread(target=ctrl_c_once_all_run, daemon=True).start()
+    default = signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell may start the tests ignoring it
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            chat_.run_calls([{"id": f"c{i}", "function": {"name": name, "arguments": "{}"}}
+                             for i, name in enumerate(calls)], lambda name, result: None)
+    finally:
+        signal.signal(signal.SIGINT, default)
+    assert seen == [True, True] and sorted(ended) == ["http", "stdio", "task"], (seen, running, ended)
+    assert server.wait_for(lambda: server.cancelled, 10), "the HTTP server was not told"
+    assert server.cancelled[0]["reason"] == "cancelled by the user"
+    told = json.loads(stdio.call_tool("cancellations", {}))
+    assert [c["reason"] for c in told] == ["cancelled by the user"]
+    assert wait_until(lambda: received("tasks/cancel")), "the task was not cancelled"

@@ -19,7 +19,7 @@ from beyond.client.link import Link, kind_for
 from beyond.client.pending import Pending
 from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
 from beyond.text import clean, mask_secrets, shorten
-from beyond.waits import SIGNAL_CHECK_S, Call
+from beyond.waits import SIGNAL_CHECK_S, Call, cancelled
 from beyond.wire.base import About, Deadline, Dropped, Rejected, SessionExpired, TransportError
 from mcp import McpError
 
@@ -167,6 +167,9 @@ class Requests:
             except Deadline as e:
                 if call is None:
                     raise McpError(str(e), self.name) from None
+                if cancelled():  # its answer was cut by the main thread's Ctrl-C (waits.py)
+                    self._cancel(message["id"], message["method"], "cancelled by the user")
+                    raise KeyboardInterrupt from None
                 self._cancel(message["id"], message["method"], f"no reply within {call.timeout:g} s")
                 raise NoReply(f"no reply to {message['method']} within {call.timeout:g} s", self.name) from None
             except Rejected as e:
@@ -201,6 +204,8 @@ class Requests:
                     reply = waiter.get(timeout=max(0.0, min(SIGNAL_CHECK_S, call.deadline - time.monotonic())))
                     break
                 except queue.Empty:
+                    if cancelled():  # the main thread's Ctrl-C, for a call on a thread of its own (waits.py)
+                        raise KeyboardInterrupt from None
                     if time.monotonic() >= call.deadline:
                         raise
         except queue.Empty:

@@ -17,7 +17,7 @@ import time
 
 from beyond.client.errors import ReplyError
 from beyond.text import clean, shorten
-from beyond.waits import SIGNAL_CHECK_S
+from beyond.waits import SIGNAL_CHECK_S, cancelled
 from mcp import McpError
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -144,6 +144,8 @@ class Task:
         while (left := end - time.monotonic()) > 0:
             if time.monotonic() >= deadline:
                 break
+            if cancelled():  # the main thread's Ctrl-C, for a call on a thread of its own (waits.py)
+                raise KeyboardInterrupt
             time.sleep(min(left, SIGNAL_CHECK_S))
         if time.monotonic() >= deadline:
             self.cancel("taskTimeout")

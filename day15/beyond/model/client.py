@@ -23,7 +23,7 @@ from beyond.net import (ERROR_BODY_CHARS, RETRY_STATUSES, Cutoff, Retryable, Too
 from beyond.model.reply import StreamedReply, closed, stored, text_of
 from beyond.servers import toolset
 from beyond.servers.calls import Calls
-from beyond.waits import SIGNAL_CHECK_S
+from beyond.waits import SIGNAL_CHECK_S, Cancel
 from chat import ChatError
 
 # A reply bigger than this is refused, not held in memory (real replies are KBs).
@@ -32,6 +32,8 @@ MAX_REPLY_BYTES = 64 << 20
 # at most this many characters (about 100,000 tokens) to the conversation, the rest cut with a note:
 # one reply cannot make this and every later request megabytes long.
 MAX_CALLS_PER_REPLY = 32
+# After a Ctrl-C, the calls still running on their threads get this long to tell their servers and end.
+CANCEL_WAIT_S = 2.0
 MAX_REPLY_RESULT_CHARS = 400_000
 NOT_RUN = ("not run: too many calls in one reply (at most {limit}); make this call again in your next reply "
            "if it is still needed")
@@ -122,29 +124,45 @@ class ModelChat(chat.Chat):
         """As the lesson's, through run_tool: the first MAX_CALLS_PER_REPLY calls, their results within
         MAX_REPLY_RESULT_CHARS together; every call gets its message, run or not. Calls that ask no question
         run at once, each within its own deadline (one may wait for another, as a server's may); those that
-        ask run here one at a time; results go back, and are shown, in the model's order."""
+        ask run here one at a time; results go back, and are shown, in the model's order. Ctrl-C cancels
+        those still running too (their servers are told) before it ends the turn."""
         taken = calls[:MAX_CALLS_PER_REPLY]
         results: list[str | None] = [None] * len(taken)
         done = [threading.Event() for _ in taken]
+        cancel = Cancel()
 
         def run(i: int) -> None:
             try:
                 results[i] = self.run_tool(taken[i]["function"]["name"], taken[i]["function"]["arguments"] or "{}")
             finally:
                 done[i].set()
-        apart = {i for i, call in enumerate(taken) if len(taken) > 1 and not self.asks(call["function"]["name"])}
-        for i in apart:
-            threading.Thread(target=run, args=(i,), name=f"tool-call-{i}", daemon=True).start()
-        ran, room = [], MAX_REPLY_RESULT_CHARS
-        for i, call in enumerate(taken):
-            if i not in apart:
-                run(i)
-            while not done[i].wait(SIGNAL_CHECK_S):  # Ctrl-C is seen while the others run
+
+        def run_apart(i: int) -> None:
+            try:
+                cancel.run(lambda: run(i))
+            except KeyboardInterrupt:  # cancelled with the turn: it has told its server, and the turn ends
                 pass
-            name, result = call["function"]["name"], results[i] or ""
-            on_tool(name, result)
-            ran.append({"role": "tool", "tool_call_id": call["id"], "content": _within(result, room)})
-            room = max(0, room - len(result))
+        apart = {i for i, call in enumerate(taken) if len(taken) > 1 and not self.asks(call["function"]["name"])}
+        ran, room, started = [], MAX_REPLY_RESULT_CHARS, []
+        try:
+            for i in apart:
+                started.append(i)  # first: a Ctrl-C inside start() may land once the thread runs
+                threading.Thread(target=run_apart, args=(i,), name=f"tool-call-{i}", daemon=True).start()
+            for i, call in enumerate(taken):
+                if i not in apart:
+                    run(i)
+                while not done[i].wait(SIGNAL_CHECK_S):  # Ctrl-C is seen while the others run
+                    pass
+                name, result = call["function"]["name"], results[i] or ""
+                on_tool(name, result)
+                ran.append({"role": "tool", "tool_call_id": call["id"], "content": _within(result, room)})
+                room = max(0, room - len(result))
+        except KeyboardInterrupt:
+            cancel.set()
+            until = time.monotonic() + CANCEL_WAIT_S
+            for i in started:
+                done[i].wait(max(0.0, until - time.monotonic()))
+            raise
         return ran + [{"role": "tool", "tool_call_id": call["id"], "content": NOT_RUN.format(limit=MAX_CALLS_PER_REPLY)}
                       for call in calls[MAX_CALLS_PER_REPLY:]]
 

@@ -11,6 +11,7 @@ are built here from what the client says of each message (base.About): the versi
 2026-07-28 the method, its target and the arguments a tool asks to see. Logins are auth/'s.
 """
 import base64
+import contextlib
 import http.client
 import os
 import time
@@ -21,6 +22,7 @@ from beyond.auth.screen import Screen
 from beyond.auth.provider import MAX_STEP_UPS, OAuth
 from beyond.dirs import UnsetVariable, expand
 from beyond.text import shorten
+from beyond.waits import cut_on_cancel
 from beyond.wire.base import (METHOD_NOT_FOUND, About, Deadline, Inbox, Rejected, SessionExpired,
                               Transport, TransportError, encode)
 from beyond.wire.headers import about_headers
@@ -217,8 +219,10 @@ class HttpTransport(Transport):
         body = self.body(message)
         connection, reused = self._take(deadline, fresh)
         guard, kept = Cutoff(connection, deadline), False
+        # The main thread's Ctrl-C cuts a request's wait on another thread too (not what says it was cancelled).
+        cancel = cut_on_cancel(guard.cut) if "id" in message and "method" in message else contextlib.nullcontext()
         try:
-            with guard:
+            with guard, cancel:
                 sent = self.request_headers(session, about)
                 try:
                     connection.request("POST", self.path(), body, sent)
