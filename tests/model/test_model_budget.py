@@ -6,7 +6,7 @@ import threading
 import pytest
 
 import chat
-from beyond.model import client as model_module
+from beyond.model import reply_calls
 import tools
 from beyond.servers import registry, toolset
 from fakes.openai_server import answer, check_request, tool_calls
@@ -29,7 +29,7 @@ def test_one_reply_runs_a_bounded_number_of_calls_adding_a_bounded_amount(model,
     results = [m["content"] for m in fake_model.requests[1]["messages"] if m["role"] == "tool"]
     assert len(results) == 40 and sum("not run: too many calls in one reply" in r for r in results) == 8
     notes = sum(len(r) - len(r.split("\n[... ")[0]) for r in results[:32])
-    assert sum(len(r) for r in results[:32]) - notes == model_module.MAX_REPLY_RESULT_CHARS
+    assert sum(len(r) for r in results[:32]) - notes == reply_calls.MAX_REPLY_RESULT_CHARS
     assert "call again in a later reply for the rest" in results[31] and results[0].startswith("y" * 1999)
 
 

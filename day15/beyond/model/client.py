@@ -4,7 +4,7 @@ The lesson's Chat posts each round with urllib and reads the JSON answer. ModelC
 request (complete) and keeps its loop: replies stream as chat.ts streams them (until an endpoint
 refuses that), 429s, passing 5xx and resets are tried again while no text has shown, the whole
 exchange has one deadline and a size limit, a redirect is never followed with the key, the tools
-offered are those tool search chooses, one reply's calls and results are bounded, and whatever ends
+offered are those tool search chooses, one reply's calls are run as reply_calls.py says, and whatever ends
 a turn leaves the history valid. Beside it: the model a server's sampling request gets, and what the
 banner says of the endpoint (no key; plain http to another machine).
 """
@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable
 
@@ -20,23 +19,14 @@ import chat
 from beyond import sse
 from beyond.net import (ERROR_BODY_CHARS, RETRY_STATUSES, Cutoff, Retryable, TooBig, connection_for, error_detail,
                         read_limited, retry_after, retrying, transport_error)
+from beyond.model.reply_calls import run_reply
 from beyond.model.reply import StreamedReply, closed, stored, text_of
 from beyond.servers import toolset
 from beyond.servers.calls import Calls
-from beyond.waits import SIGNAL_CHECK_S, Cancel
 from chat import ChatError
 
 # A reply bigger than this is refused, not held in memory (real replies are KBs).
 MAX_REPLY_BYTES = 64 << 20
-# One reply runs at most this many tool calls (the rest are answered "not run"), and its results add
-# at most this many characters (about 100,000 tokens) to the conversation, the rest cut with a note:
-# one reply cannot make this and every later request megabytes long.
-MAX_CALLS_PER_REPLY = 32
-# After a Ctrl-C, the calls still running on their threads get this long to tell their servers and end.
-CANCEL_WAIT_S = 2.0
-MAX_REPLY_RESULT_CHARS = 400_000
-NOT_RUN = ("not run: too many calls in one reply (at most {limit}); make this call again in your next reply "
-           "if it is still needed")
 # What to check for the statuses a user can fix.
 HTTP_HINTS = {401: "check OPENAI_API_KEY", 403: "check OPENAI_API_KEY and its permissions",
               404: "check OPENAI_MODEL and OPENAI_BASE_URL", 429: "rate limit or quota; wait and retry"}
@@ -121,50 +111,8 @@ class ModelChat(chat.Chat):
         return self.choose(toolset.specs(), messages)
 
     def run_calls(self, calls: list[dict], on_tool: Callable[[str, str], None]) -> list[dict]:
-        """As the lesson's, through run_tool: the first MAX_CALLS_PER_REPLY calls, their results within
-        MAX_REPLY_RESULT_CHARS together; every call gets its message, run or not. Calls that ask no question
-        run at once, each within its own deadline (one may wait for another, as a server's may); those that
-        ask run here one at a time; results go back, and are shown, in the model's order. Ctrl-C cancels
-        those still running too (their servers are told) before it ends the turn."""
-        taken = calls[:MAX_CALLS_PER_REPLY]
-        results: list[str | None] = [None] * len(taken)
-        done = [threading.Event() for _ in taken]
-        cancel = Cancel()
-
-        def run(i: int) -> None:
-            try:
-                results[i] = self.run_tool(taken[i]["function"]["name"], taken[i]["function"]["arguments"] or "{}")
-            finally:
-                done[i].set()
-
-        def run_apart(i: int) -> None:
-            try:
-                cancel.run(lambda: run(i))
-            except KeyboardInterrupt:  # cancelled with the turn: it has told its server, and the turn ends
-                pass
-        apart = {i for i, call in enumerate(taken) if len(taken) > 1 and not self.asks(call["function"]["name"])}
-        ran, room, started = [], MAX_REPLY_RESULT_CHARS, []
-        try:
-            for i in apart:
-                started.append(i)  # first: a Ctrl-C inside start() may land once the thread runs
-                threading.Thread(target=run_apart, args=(i,), name=f"tool-call-{i}", daemon=True).start()
-            for i, call in enumerate(taken):
-                if i not in apart:
-                    run(i)
-                while not done[i].wait(SIGNAL_CHECK_S):  # Ctrl-C is seen while the others run
-                    pass
-                name, result = call["function"]["name"], results[i] or ""
-                on_tool(name, result)
-                ran.append({"role": "tool", "tool_call_id": call["id"], "content": _within(result, room)})
-                room = max(0, room - len(result))
-        except KeyboardInterrupt:
-            cancel.set()
-            until = time.monotonic() + CANCEL_WAIT_S
-            for i in started:
-                done[i].wait(max(0.0, until - time.monotonic()))
-            raise
-        return ran + [{"role": "tool", "tool_call_id": call["id"], "content": NOT_RUN.format(limit=MAX_CALLS_PER_REPLY)}
-                      for call in calls[MAX_CALLS_PER_REPLY:]]
+        """As the lesson's, through run_tool, bounded, those that ask nobody at once (reply_calls.py)."""
+        return run_reply(calls, self.run_tool, self.asks, on_tool)
 
     def sample(self, history: list[dict], max_tokens: int) -> tuple[str, str]:
         """The configured model, without tools, for a server's sampling request: (its text, its name)."""
@@ -198,15 +146,6 @@ class ModelChat(chat.Chat):
                 self.streaming = False
                 print("note: the endpoint does not stream; replies come whole from now on", file=sys.stderr)
         return _retrying(url, json.dumps(body).encode("utf-8"), headers, on_text, on_usage, on_retry, deadline)
-
-
-def _within(result: str, room: int) -> str:
-    """A result cut to what is left of the reply's room, with a note saying how to get the rest."""
-    if len(result) <= room:
-        return result
-    note = (f"\n[... {len(result) - room:,} more characters cut: the results of one reply may add "
-            f"{MAX_REPLY_RESULT_CHARS:,} characters; call again in a later reply for the rest (read: with an offset)]")
-    return result[:room] + note
 
 
 def _retrying(url: str, data: bytes, headers: dict, on_text, on_usage, on_retry, deadline: float) -> dict:
