@@ -4,9 +4,9 @@ The lesson's Chat posts each round with urllib and reads the JSON answer. ModelC
 request (complete) and keeps its loop: replies stream as chat.ts streams them (until an endpoint
 refuses that), 429s, passing 5xx and resets are tried again while no text has shown, the whole
 exchange has one deadline and a size limit, a redirect is never followed with the key, the tools
-offered are those tool search chooses, one reply's calls are run as reply_calls.py says, and whatever ends
-a turn leaves the history valid. Beside it: the model a server's sampling request gets, and what the
-banner says of the endpoint (no key; plain http to another machine).
+offered are those tool search chooses, one reply's calls run as reply_calls.py says, and whatever
+ends a turn leaves the history valid. Beside it: the model a server's sampling request gets, and
+what the banner says of the endpoint (no key; plain http to another machine).
 """
 import contextlib
 import json
