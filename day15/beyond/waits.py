@@ -55,10 +55,10 @@ def run_all(jobs: list[tuple[str, Callable[[], None]]]) -> None:
 
 
 class Cancel:
-    """Ctrl-C for calls that run on threads of their own (the calls of one model reply, model/client.py): a
-    Ctrl-C reaches only the main thread, which then set()s this. Each such thread runs its job through
-    run(); its waits ask cancelled() as they wake and end as a Ctrl-C would end them (KeyboardInterrupt),
-    and a read it blocks in is cut at once (cut_on_cancel)."""
+    """Ctrl-C for calls that run on threads of their own (the calls of one model reply, model/reply_calls.py):
+    a Ctrl-C reaches only the main thread, which then set()s this. Each such thread runs its job through
+    run(); a call's waits there (for its reply, between a task's polls) ask cancelled() as they wake and end
+    as a Ctrl-C would end them (KeyboardInterrupt), and an HTTP answer it reads is cut at once (cut_on_cancel)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # guards is_set and _cuts: set() and the threads' reads share them
