@@ -323,9 +323,10 @@ def start_agent():
     """Start index.py with pipes; whatever a test leaves running gets SIGTERM, then SIGKILL."""
     agents = []
 
-    def start(cwd: Path, env: dict) -> subprocess.Popen:
-        agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, env=env, preexec_fn=_default_sigint)
+    def start(cwd: Path, env: dict, args: tuple[str, ...] = ()) -> subprocess.Popen:
+        agent = subprocess.Popen([sys.executable, INDEX, *args], cwd=cwd, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                 preexec_fn=_default_sigint)
         agents.append(agent)
         AGENTS[agent.pid] = str(cwd)
         return agent

@@ -1,12 +1,13 @@
 """index.py -p: one prompt run to its end without a terminal; the answer on stdout, its exit status."""
 import json
 import re
+import signal
 import subprocess
 import sys
 
 import pytest
 
-from conftest import INDEX, agent_env, assert_no_process_left, demo, fake, workdir
+from conftest import INDEX, agent_env, assert_no_process_left, demo, fake, wait_until, workdir
 from fakes.openai_server import FakeOpenAI, HttpError, answer, answer_from_tools, tool_calls
 
 ROLL_AND_COUNT = [tool_calls(("mcp_demo_dice", {}), ("mcp_demo_word_count", {"text": "a b c"})), answer_from_tools]
@@ -152,3 +153,26 @@ def test_p_waits_for_every_server_however_slow(tmp_path):
         done = run_p(cwd, ["-p", "hi"], agent_env(model.base_url))
     assert done.returncode == 0, done.stderr
     assert "mcp_late_echo" in {t["function"]["name"] for t in model.requests[0]["tools"]}
+
+
+@pytest.mark.parametrize("sent, status, said", [(signal.SIGINT, 130, "cancelled (Ctrl-C)"),
+                                                (signal.SIGTERM, 143, "stopped by SIGTERM")])
+def test_ctrl_c_or_a_signal_cancels_the_calls_and_json_still_says_what_ran(tmp_path, start_agent, sent, status, said):
+    """Ctrl-C (or SIGTERM, as `timeout` sends) while two allowed calls of one reply hang: the server hears both
+    cancelled, and --json still prints its object, the calls cancelled and why the run ended."""
+    log = tmp_path / "methods.log"
+    cwd = workdir(tmp_path / "work", {"fake": fake("named", '["hang"]', env={"METHODS_LOG": str(log)})},
+                  {"mcp_fake_hang": "allow"})
+
+    def methods(name: str) -> int:
+        return log.read_text().split().count(name) if log.exists() else 0
+    with FakeOpenAI([tool_calls(("mcp_fake_hang", {}), ("mcp_fake_hang", {})), answer("never")]) as model:
+        agent = start_agent(cwd, agent_env(model.base_url), ("--json", "-p", "wait"))
+        assert wait_until(lambda: methods("tools/call") == 2, 30), agent.stderr.read() if agent.poll() else ""
+        agent.send_signal(sent)
+        out, err = agent.communicate(timeout=30)
+    assert agent.returncode == status, err
+    result = json.loads(out)
+    assert result["error"] == said and result["answer"] is None
+    assert [call["outcome"] for call in result["tool_calls"]] == ["cancelled", "cancelled"]
+    assert methods("notifications/cancelled") == 2

@@ -60,7 +60,7 @@ def run_reply(calls: list[dict], run_tool: Callable[[str, str], str], asks: Call
             on_tool(name, result)
             ran.append({"role": "tool", "tool_call_id": call["id"], "content": _within(result, room)})
             room = max(0, room - len(result))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or SIGTERM and SIGHUP as servers/exits.py leaves on them
         cancel.set()
         until = time.monotonic() + CANCEL_WAIT_S
         for i in started:

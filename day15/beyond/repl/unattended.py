@@ -5,11 +5,12 @@ trust included: without --trust an untrusted folder's servers do not start), the
 conversation and leaves. Nobody is asked anything: a tool runs only if GeekAgent.json (or an
 earlier `a`) allows it; an `ask` tool is refused with a note the model reads, and what servers ask
 is declined (asks/handlers.py). The answer alone goes to stdout, everything else to stderr; with
-`--json`, one object: {"answer", "tool_calls": [{"name", "arguments", "outcome"}], "usage"}.
-An @server:uri in the prompt is attached as in the REPL. Exit status: 0 answered, 1 the model or
-the run failed, 2 a usage error (index.py), 130 Ctrl-C.
+`--json`, one object: {"answer", "tool_calls": [{"name", "arguments", "outcome"}], "usage"}, also
+when Ctrl-C or a signal ends the run. An @server:uri in the prompt is attached as in the REPL. Exit
+status: 0 answered, 1 the model or the run failed, 2 a usage error (index.py), 130 Ctrl-C, 128+N signal N.
 """
 import json
+import signal
 import sys
 
 import chat
@@ -47,7 +48,7 @@ def run(session, prompt: str, as_json: bool, out) -> int:
         for key in usage:
             usage[key] += reply_usage.get(key) if type(reply_usage.get(key)) is int else 0
     session.agent.calls.reports.append(record)  # beside the audit log's
-    output, answer, error = session.console.output(TOOL_LINE_CHARS), None, None  # tool lines, on stderr
+    output, answer, error, status = session.console.output(TOOL_LINE_CHARS), None, None, 1  # tool lines: stderr
     try:
         prompt = attach_mentions(session, prompt)  # @server:uri, as in the REPL
         answer = session.agent.chat.run_turn(session.history, prompt, on_tool=output.tool, on_usage=count)
@@ -55,6 +56,10 @@ def run(session, prompt: str, as_json: bool, out) -> int:
             answer, error = None, chat.STOPPED.format(rounds=chat.MAX_ROUNDS)
     except chat.ChatError as e:
         error = str(e)
+    except KeyboardInterrupt:  # its calls were cancelled (their servers told): what ran is still reported
+        error, status = "cancelled (Ctrl-C)", 130
+    except SystemExit as e:  # SIGTERM or SIGHUP (servers/exits.py exits with 128 + its number): reported alike
+        error, status = f"stopped by {_signal_name(e.code)}", e.code
     answer = None if answer is None else mask_secrets(answer)  # a key the model repeats is never printed
     if error:
         print(f"error: {shown(error, one_line=True)}", file=sys.stderr)
@@ -65,4 +70,12 @@ def run(session, prompt: str, as_json: bool, out) -> int:
     elif answer is not None:
         out.write((shown(answer) if out.isatty() else answer) + "\n")  # a terminal gets no escapes from the model
     out.flush()
-    return 1 if error else 0
+    return status if error else 0
+
+
+def _signal_name(status: object) -> str:
+    """SIGTERM for 143: the signal an exit status of 128 + N says ended the run."""
+    try:
+        return signal.Signals(status - 128).name
+    except (TypeError, ValueError):
+        return f"a signal (exit status {status})"
