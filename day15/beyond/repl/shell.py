@@ -31,7 +31,7 @@ LEAVE_WORDS = ("exit", "quit")
 class Session:
     """The REPL's state: the agent (its servers, console and commands), the conversation, the last tool result."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, watch: reload.Watch) -> None:
         self.agent, self.servers, self.console, self.audit = agent, agent.servers, agent.console, agent.audit
         self.history = chat.new_history()
         self.last_result = ""
@@ -39,7 +39,7 @@ class Session:
         self.activity = agent.console.activity
         # The tutorial's commands are /help, /mcp and /exit; (beyond the tutorial) the agent's come between.
         self.commands = {"/help": cmd_help, "/mcp": cmd_mcp, **commands.for_client(), "/exit": cmd_exit}
-        self.watch = reload.Watch()  # the mcp.json files as applied: the prompt says when they change
+        self.watch = watch  # the mcp.json files as applied: the prompt says when they change
 
     def status_line(self, status: McpStatus) -> str:
         return status_lines(status, False)[0]
@@ -72,13 +72,14 @@ def main(argv: list[str] | None = None, tutorial=None) -> int:
     try:
         if not agent.prepare():  # Beyond the tutorial: the folder's trust, its .env and policies; built-in tools
             return 1
+        watch = reload.Watch()  # the files as prepare() read them, not as they are once the servers are up
         print(style("GeekAgent Day 15 (Python): MCP tools", "1") + f"  model {chat.model()} at {chat.base_url()}")
         for line in agent.intro():
             print(style(line, "2") if line.startswith("client:") else line)
         if not connect(agent):
             return 1
         print_banner(agent, interactive=agent.prompt is None)
-        session = Session(agent)
+        session = Session(agent, watch)
         if agent.prompt is not None:  # Beyond the tutorial: one prompt, unattended
             return unattended.run(session, agent.prompt, options.as_json, agent.out)
         repl(session)
