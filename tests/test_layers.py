@@ -21,7 +21,7 @@ LADDER = [
     {"client"},
     {"wire"},                                          # wire/http.py logs in: auth is below it
     {"auth", "console"},                               # what auth shares with wire comes from below
-    {"bottom"},                                        # text.py, waits.py, dirs.py, net.py, sse.py: nothing of ours
+    {"bottom"},                                        # text, waits, dirs, net, sse, secrets: nothing of ours
 ]
 RUNG = {part: level for level, parts in enumerate(LADDER) for part in parts}
 # Forbidden though the ladder would allow it: the client is handed its asks, log and folder.
@@ -41,7 +41,7 @@ def part_of(module: str) -> str | None:
         return None
     if len(names) == 1:
         return "face"
-    if names[1] in ("text", "waits", "dirs", "net", "sse"):
+    if names[1] in ("text", "waits", "dirs", "net", "sse", "secrets"):
         return "bottom"
     if names[1] in ("console", "terminal", "turn"):  # terminal.py and turn.py are the console's drawing
         return "console"
@@ -116,6 +116,14 @@ def wrong_way(root: Path) -> list[str]:
 
 def test_every_import_points_the_way_the_design_draws():
     assert wrong_way(ROOT / "day15") == []
+
+
+def test_the_owner_of_secrets_imports_nothing_of_ours():
+    """Every part asks beyond/secrets/ what is secret; it asks none (the standard library and itself only)."""
+    day15 = ROOT / "day15"
+    for path in (day15 / "beyond" / "secrets").glob("*.py"):
+        theirs = [target for _, target in imports_of(path, day15) if part_of(target) is not None]
+        assert [target for target in theirs if not target.startswith("beyond.secrets")] == [], path.name
 
 
 def test_every_module_of_ours_has_a_part():

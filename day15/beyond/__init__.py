@@ -15,7 +15,8 @@ holds the arrows):
   console.py  the one owner of the terminal (turn.py draws the activity line and the answer; terminal.py
               what comes above the prompt, held output, typeahead)
   text.py, waits.py, dirs.py   the bottom: text made safe to show, deadlines and waits, the XDG folders;
-  net.py, sse.py               one HTTP exchange with a deadline and a size limit; Server-Sent Events
+  net.py, sse.py               one HTTP exchange with a deadline and a size limit; Server-Sent Events;
+  secrets/                     the one owner of what is secret, and its masking, which every part asks
 
 The public face, for scripts: McpClient(name, entry).start(login=...), call_tool, stop, McpError,
 connect_mcp_servers, mcp_statuses, stop_mcp_servers.

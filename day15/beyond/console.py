@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from beyond.dirs import NOFOLLOW, exclusive, state_dir
+from beyond.secrets import mask
 from beyond.terminal import held_output, isatty, lines_above, shown, taken_typeahead
 from beyond.turn import Activity, Output
 
@@ -109,9 +110,15 @@ class Console:
             readline.set_pre_input_hook(self._prompt_started)
 
     def save_history(self) -> None:
-        """The lines typed in this session, appended under the history's lock (exclusive): another agent's,
-        saved meanwhile, stay; the file keeps the last HISTORY_LINES."""
-        added = self.readline.get_current_history_length() - self._history_read if self.readline else 0
+        """The lines typed in this session, masked (a key pasted into a message is sent as typed, but never
+        kept), appended under the history's lock (exclusive): another agent's, saved meanwhile, stay; the file
+        keeps the last HISTORY_LINES."""
+        length = self.readline.get_current_history_length() if self.readline else 0
+        added = length - self._history_read
+        for at in range(max(self._history_read, 0), length):  # get_history_item counts from 1, replace from 0
+            typed = self.readline.get_history_item(at + 1)
+            if typed and mask(typed) != typed:
+                self.readline.replace_history_item(at, mask(typed))
         if added > 0:
             with contextlib.suppress(OSError), exclusive(history_path()):
                 os.close(os.open(history_path(), os.O_WRONLY | os.O_CREAT | NOFOLLOW, 0o600))  # append needs one

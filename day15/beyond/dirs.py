@@ -74,6 +74,11 @@ def expand(text: str, where: str) -> str:
     return VARIABLE.sub(value, text)
 
 
+def only_variables(text: str) -> bool:
+    """Whether a value holds nothing but ${VAR}s (and white space): all it brings is the environment's."""
+    return not VARIABLE.sub("", text).strip()
+
+
 def read_inside(path: str, limit: int = MAX_CONFIG_BYTES, root: str | None = ".") -> bytes | None:
     """The bytes of a file of the folder `root`, read once; None when there is none. FolderError when
     it leads outside `root` (through a link, or named so), into the kernel's folders, is no regular

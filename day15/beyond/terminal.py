@@ -1,7 +1,7 @@
 """Beyond the tutorial: what the console (console.py) does with the terminal besides asking and drawing a
 turn (turn.py): what servers write while the prompt waits, drawn above it; what other threads print while
 a question holds the terminal, held until it is answered; typeahead taken back for the prompt; text from a
-server or a model, masked and made visible (shown).
+server or a model, masked and made visible (shown, and quoted under a question's header).
 """
 import contextlib
 import os
@@ -13,7 +13,8 @@ try:
 except ImportError:  # Windows
     termios = None
 
-from beyond.text import clean, mask_secrets
+from beyond.secrets import mask
+from beyond.text import clean, shorten
 
 # What other threads print while a question holds the terminal is kept up to this much, then written.
 MAX_HELD_CHARS = 1 << 20
@@ -143,7 +144,21 @@ def taken_typeahead(stdin) -> tuple[list[str], str]:
 
 def shown(text: str, one_line: bool = False) -> str:
     """What a server or model wrote, as the terminal shows it: masked, its control characters visible."""
-    return clean(mask_secrets(text), one_line)
+    return clean(mask(text), one_line)
+
+
+# A server's text in a question is shown up to this many lines, each marked as the server's.
+MAX_QUOTED_LINES = 40
+QUOTE = "  | "
+
+
+def quoted(text: object, limit: int) -> str:
+    """A server's words under the header that names it: masked, at most `limit` characters and
+    MAX_QUOTED_LINES lines, each indented and marked (a newline cannot draw a line of ours),
+    controls, bidi and invisible characters made visible."""
+    lines = shorten(mask(str(text)), limit).split("\n")
+    more = [f"{QUOTE}... ({len(lines) - MAX_QUOTED_LINES} more lines)"] if len(lines) > MAX_QUOTED_LINES else []
+    return "\n".join([QUOTE + clean(line, one_line=True) for line in lines[:MAX_QUOTED_LINES]] + more)
 
 
 def style(text: str, code: str) -> str:

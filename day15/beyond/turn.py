@@ -9,8 +9,9 @@ import sys
 import threading
 import time
 
+from beyond.secrets import MaskedStream, mask
 from beyond.terminal import shown, style
-from beyond.text import MaskedStream, clean, fit
+from beyond.text import clean, fit
 
 # The activity line is redrawn this often: often enough to look alive, rarely enough to cost nothing.
 REDRAW_S = 0.1
@@ -78,6 +79,7 @@ class Activity:
         self._lines = True
 
     def progress(self, text: str) -> None:
+        text = mask(text)  # what a server reports of its work is the server's words
         with self._lock:
             if self._text is not None:
                 self._text = f"{self._text.split(' (', 1)[0]} ({text})"

@@ -29,6 +29,7 @@ def test_the_figures_of_the_full_client_alone_run(bench):
     assert bench.import_ms("beyond_mcp") > 0
     assert bench.listing_mb() >= 0
     assert 0 < bench.es256_ms() < 1000
+    assert bench.mask_us() > 0
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["JSON answers", "SSE answers"])

@@ -27,7 +27,8 @@ TOOL_NAMES = ["echo", "child_pid", "hang", "cancellations", "crash", "change_too
               "flood_list_changed", "list_count", "bool_id", "bad_result", "bad_content", "string_is_error",
               "escapes", "redescribe", "progress", "more_context", "ping_storm", "requests_seen", "needs_input",
               "say_later", "ask_roots", "ask_form", "ask_url", "capabilities", "pattern", "typed", "terminal",
-              "ask_later", "replies", "busy_pinged", "long_ids", "lone_surrogate", "log_flood", "methods_seen"]
+              "ask_later", "replies", "busy_pinged", "long_ids", "lone_surrogate", "log_flood", "methods_seen",
+              "leak", "leak_error"]
 if MODE == "long_names":
     TOOL_NAMES = ["echo", "a" * 70, "a" * 69 + "b", "read.file", "read_file"]
 if MODE == "named":  # ARG: a JSON list of tool names (hostile ones included), or @file holding one
@@ -334,6 +335,40 @@ def busy_pinged(request: dict, args: dict) -> None:
     reply(request, text_result(f"{sum(i in client_replies for i in ids)} of {len(ids)} answered"))
 
 
+def held_secret() -> str:
+    """The secret this server was started with, as a server may repeat it: its GITHUB_PERSONAL_ACCESS_TOKEN,
+    else the value after --api-key, else the password of a URL among its arguments."""
+    if os.environ.get("GITHUB_PERSONAL_ACCESS_TOKEN"):
+        return os.environ["GITHUB_PERSONAL_ACCESS_TOKEN"]
+    if "--api-key" in sys.argv:
+        return sys.argv[sys.argv.index("--api-key") + 1]
+    from urllib.parse import urlsplit
+    return next((urlsplit(arg).password for arg in sys.argv if "://" in arg), None) or "none"
+
+
+def leak(request: dict, as_error: bool = False) -> None:
+    """The held secret (and the proxy the server was given) repeated every way a server speaks: a stderr line,
+    a log notification, and the result (or a JSON-RPC error), bare and glued to letters."""
+    secret, proxy = held_secret(), os.environ.get("HTTPS_PROXY", "")
+    sys.stderr.write(f"stderr says {secret} and x{secret}y\n")
+    sys.stderr.flush()
+    send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info",
+                                                                          "data": f"log says {secret}"}})
+    said = f"the secret {secret}, glued x{secret}y, the proxy {proxy}"
+    if as_error:
+        return send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32000, "message": f"failed: {said}"}})
+    reply(request, text_result(said))
+
+
+def kept(path: str | None, text: str) -> str:
+    """`text`, written to `path` too when one is given: what the server got, as the agent cannot show it
+    (the agent masks a secret-named value in every result it prints)."""
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+    return text
+
+
 def long_ids(request: dict, args: dict) -> None:
     """A ping whose id is 2,000 characters long, then one with a short id; which were answered."""
     long_id, short_id = "l" * 2000, "short"
@@ -385,8 +420,10 @@ TOOL_BEHAVIOURS = {
     "busy_pinged": busy_pinged,
     "lone_surrogate": lambda r, a: reply(r, text_result("half \ud800 a pair")),  # JSON carries it as \ud800
     "long_ids": long_ids,
-    "replies": lambda r, a: reply(r, text_result(json.dumps({str(k): v.get("result", v.get("error"))
-                                                              for k, v in client_replies.items()}))),
+    "leak": lambda r, a: leak(r),
+    "leak_error": lambda r, a: leak(r, as_error=True),
+    "replies": lambda r, a: reply(r, text_result(kept(a.get("file"), json.dumps(
+        {str(k): v.get("result", v.get("error")) for k, v in client_replies.items()})))),
     "big_line": big_line,
     "long_stderr": lambda r, a: (sys.stderr.write("e" * int(a.get("size", 1000000)) + " end\n"), sys.stderr.flush(),
                                  reply(r, text_result("written"))),

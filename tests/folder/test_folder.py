@@ -141,7 +141,7 @@ def test_the_question_shows_a_servers_environment(tmp_path):
     cwd = workdir(tmp_path, {"s": {"command": "python3", "args": ["server.py"], "cwd": "sub",
                                    "env": {"LD_PRELOAD": "./evil.so", "API_TOKEN": "ghp_literal"}}})
     (line,) = [l for l in beyond_trust.summary(beyond_trust.Project.read(str(cwd))) if "server s:" in l]
-    assert line == "  server s: runs python3 server.py in sub with env LD_PRELOAD=./evil.so, API_TOKEN=[a secret]"
+    assert line == "  server s: runs python3 server.py in sub with env LD_PRELOAD=./evil.so, API_TOKEN=[masked]"
 
 
 def test_the_question_lists_every_key_the_env_sets(tmp_path, monkeypatch):
@@ -156,7 +156,7 @@ def test_the_question_lists_every_key_the_env_sets(tmp_path, monkeypatch):
     assert sorted(line.split(": ", 1)[1].split("=")[0] for line in runtime) == ["HTTPS_PROXY", "TMPDIR"]
     assert any("may not set SSL_CERT_FILE" in line and "refused" in line for line in lines)
     assert "  .env sets OPENAI_BASE_URL=http://model.example/v1" in lines and "  .env sets PLAIN=1" in lines
-    assert "  .env sets DB_PASSWORD=[a secret]" in lines and "hunter2" not in "\n".join(lines)
+    assert "  .env sets DB_PASSWORD=[masked]" in lines and "hunter2" not in "\n".join(lines)
 
 
 def test_what_was_shown_is_what_runs_when_the_file_changes_during_the_question(tmp_path):

@@ -10,13 +10,12 @@ from beyond.folder.approvals import Approvals
 from beyond.folder.secret_files import read_question
 from beyond.servers import toolset
 from beyond.servers.calls import Calls
-from beyond.text import mask_secrets
 from conftest import answer_every_question, set_tool_policy
 from tools import Tool
 
 
 def test_secrets_are_masked_in_results_and_prompts(monkeypatch):
-    """Values of *KEY*/*TOKEN* variables are replaced in tool results and in prompts."""
+    """Values of *KEY*/*TOKEN* variables are replaced in tool results and in prompts (by value; by place too)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-1234567890")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_abcdefgh")
     tools.register_tool(Tool("leak", "", {"type": "object"}, lambda args: "key=sk-test-1234567890 ghp_abcdefgh"))
@@ -26,19 +25,6 @@ def test_secrets_are_masked_in_results_and_prompts(monkeypatch):
     result = Calls(Approvals()).run("leak", json.dumps({"token": "ghp_abcdefgh"}))
     assert result == "key=[REDACTED:OPENAI_API_KEY] [REDACTED:GITHUB_TOKEN]"
     assert "ghp_abcdefgh" not in asked[0] and "[REDACTED:GITHUB_TOKEN]" in asked[0]
-
-
-@pytest.mark.parametrize("placeholder", ["ollama", "none", "EMPTY", "test", "lm-studio", "sk-no-key-required"])
-def test_a_local_models_placeholder_key_masks_no_words(monkeypatch, placeholder):
-    """OPENAI_API_KEY=ollama (or another placeholder a local endpoint takes) is no secret: what tools say
-    stays as it is. A real key is still masked: one of 12 characters or more wherever it stands, glued to
-    letters too; a shorter one only as a whole token, never inside another word."""
-    monkeypatch.setenv("OPENAI_API_KEY", placeholder)
-    monkeypatch.setenv("MY_TOKEN", "tok-1234567")
-    monkeypatch.setenv("GH_TOKEN", "ghp_0123456789abcdef")
-    text = f"timezone: none, model {placeholder}, empty test; tok-1234567; xtok-1234567y; yyyyghp_0123456789abcdefzz"
-    assert mask_secrets(text) == (f"timezone: none, model {placeholder}, empty test; [REDACTED:MY_TOKEN]; "
-                                  "xtok-1234567y; yyyy[REDACTED:GH_TOKEN]zz")
 
 
 SECRETS = (".env", ".env.local", "deploy/server.pem", "id_ed25519", ".ssh/config", ".aws/credentials",

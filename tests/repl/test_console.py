@@ -37,6 +37,11 @@ def replies(screen: str) -> dict:
     return json.JSONDecoder().raw_decode(printed[-1])[0]
 
 
+def received(tmp_path) -> str:
+    """The keys that make the fake server write what it got for its requests where the test reads it."""
+    return f'/call mcp_fake_replies {{"file": "{tmp_path / "replies.json"}"}}\r'
+
+
 def lines(screen: str) -> list[str]:
     """The terminal's lines, without the sequences that clear the activity line or switch bracketed paste."""
     return re.sub(r"\x1b\[K|\x1b\[\?2004[hl]", "", screen).replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -51,10 +56,12 @@ def test_a_question_at_the_prompt_takes_the_terminal_whole(tmp_path):
         screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
             ("> ", later(tmp_path)), ("scheduled", "half typed"), ("half typed", now(tmp_path)),
             ("token (required)", "tok-secret-1\r"), ("[a]ccept", "a\r"), ("> half typed", "\r"),
-            ("noted", "/call mcp_fake_replies\r"), ('"accept"', "/exit\r", AGAIN)])
+            ("noted", received(tmp_path)), ('"accept"', "/exit\r", received(tmp_path))])
     (user,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
     assert user == "half typed"
-    assert [r for r in replies(screen).values()] == [{"action": "accept", "content": {"token": "tok-secret-1"}}]
+    got = json.loads((tmp_path / "replies.json").read_text())
+    assert list(got.values()) == [{"action": "accept", "content": {"token": "tok-secret-1"}}]
+    assert list(replies(screen).values()) == [{"action": "accept", "content": {"token": "[REDACTED]"}}]  # shown
     assert "tok-secret-1" not in (tmp_path / "state" / "geekagent" / "history").read_text()
     assert "  | MCP server 'bank' asks: type y then Enter" in screen and "\nMCP server 'bank'" not in screen
     assert "<U+202E>" in screen and "\u202e" not in screen
@@ -74,9 +81,10 @@ def test_a_question_that_comes_during_the_permission_question_waits_for_it(tmp_p
     screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path), [
         ("> ", later(tmp_path, sent=str(sent))), ("scheduled", '/call mcp_fake_echo {"text": "ran"}\r'),
         ("Allow?", once_sent), ("token (required)", "tok-2\r"), ("[a]ccept", "a\r"),
-        ("> ", "/call mcp_fake_replies\r"), ('"accept"', "/exit\r", AGAIN)])
+        ("> ", received(tmp_path)), ('"accept"', "/exit\r", received(tmp_path))])
     assert "ran" in lines(screen)
-    assert list(replies(screen).values()) == [{"action": "accept", "content": {"token": "tok-2"}}]
+    got = json.loads((tmp_path / "replies.json").read_text())
+    assert list(got.values()) == [{"action": "accept", "content": {"token": "tok-2"}}]
 
 
 def test_ctrl_c_in_a_form_cancels_it_and_the_next_line_goes_to_the_repl(tmp_path):

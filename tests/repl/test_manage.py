@@ -36,7 +36,7 @@ def test_add_in_both_scopes_then_list_and_get(tmp_path):
                                ("remote", "user", "http", None, [], "https://mcp.example.com/mcp", True, False)]
     assert [r["trusted"] for r in rows] == [False, True]  # the folder's entries wait for its trust question
     got = json.loads(verb(tmp_path, "get", "remote", "--json").stdout)
-    assert got["scope"] == "user" and got["entry"]["headers"] == {"Authorization": "[masked]", "X-Team": "blue"}
+    assert got["scope"] == "user" and got["entry"]["headers"] == {"Authorization": "Bearer [masked]", "X-Team": "blue"}
     assert "abc123" not in verb(tmp_path, "get", "remote").stdout
     assert json.loads(verb(tmp_path, "get", "files", "--json").stdout)["entry"]["env"] == {"ROOT": "${HOME}"}
 
@@ -56,7 +56,8 @@ def test_a_shadowed_entry_and_a_taken_name(tmp_path):
 
 def test_a_secret_is_not_written_into_the_project_and_a_broken_file_is_left_alone(tmp_path):
     secret = verb(tmp_path, "add", "gh", "--env", "GITHUB_TOKEN=ghp_abcdef123456", "--", "npx", "gh")
-    assert secret.returncode == 1 and "GITHUB_TOKEN='${VAR}'" in secret.stderr and "--user" in secret.stderr
+    assert secret.returncode == 1 and "--env GITHUB_TOKEN='${GITHUB_TOKEN}'" in secret.stderr
+    assert "env GITHUB_TOKEN is a secret written out" in secret.stderr and "--user" in secret.stderr
     plain = verb(tmp_path, "add", "w", "--url", "http://mcp.example.com/mcp")
     assert plain.returncode == 1 and "unencrypted" in plain.stderr
     assert not (tmp_path / ".geekagent" / "mcp.json").exists()

@@ -208,6 +208,18 @@ def test_a_server_refused_at_start_says_what_would_grant_it(tmp_path, place):
 
 
 @needs_landlock
+def test_a_proxy_reaches_only_a_server_with_network(started, place, monkeypatch):
+    """A proxy's address (its password in it) is of no use without network: such a server gets no proxy or CA
+    variable at all; one with network gets them, as an unsandboxed one does."""
+    monkeypatch.setenv("HTTPS_PROXY", "http://u:p@proxy:3128")
+    monkeypatch.setenv("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt")
+    offline, online = started(entry(sandbox=True)), started(entry(sandbox={"network": True}))
+    assert [probe(offline, "env", path=name) for name in ("HTTPS_PROXY", "SSL_CERT_FILE")] == ["ok ", "ok "]
+    assert probe(online, "env", path="HTTPS_PROXY") == "ok http://u:p@proxy:3128"
+    assert probe(online, "env", path="SSL_CERT_FILE") == "ok /etc/ssl/certs/ca-certificates.crt"
+
+
+@needs_landlock
 def test_network_true_keeps_its_meaning(started, place):
     client = started(entry(sandbox={"network": True}))
     assert probe(client, "connect", port=place.tcp) == "ok connected"

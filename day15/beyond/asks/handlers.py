@@ -9,7 +9,7 @@ answer, in both eras: a server's own request (up to 2025-11-25) or an input requ
 
 Every question goes through the console (beyond/console.py), one at a time, waiting for the
 terminal at most the entry's timeout; the server's words are shown under a header naming it,
-each line marked as its own (beyond/text.py: quoted).
+each line marked as its own and masked (beyond/terminal.py: quoted).
 - elicitation, form: in a terminal, the form of form.py (Ctrl-C cancels). Without a terminal, the
   entry's "elicitation" decides: "decline" (the default) or "defaults" (accept with the schema's
   defaults when every required field has one). URL: the whole URL, and apart the host a browser
@@ -32,7 +32,9 @@ from beyond.client.roots import roots_now
 from beyond.auth.outbound import page_host
 from beyond.client.capabilities import METHOD_NOT_FOUND, AskRefused
 from beyond.console import Busy, Console
-from beyond.text import clean, quoted, shorten
+from beyond.secrets import mask
+from beyond.terminal import quoted
+from beyond.text import clean, shorten
 
 # Shown of a server's message, of each sampling message, of a system prompt.
 MESSAGE_CHARS = 2000
@@ -196,9 +198,11 @@ class Handlers:
         """Ask before the model is asked, and again before its answer goes back: (its text, its name)."""
         if not self.console.confirm("Ask the model?", always=False):  # Ctrl-D is no, as at every y/N
             raise AskRefused(USER_REJECTED, REJECTED)
-        history = ([{"role": "system", "content": str(params["systemPrompt"])}] if params.get("systemPrompt") else [])
+        # What the server wrote goes to the model: masked, as all of a server's words the model reads.
+        history = ([{"role": "system", "content": mask(str(params["systemPrompt"]))}] if params.get("systemPrompt")
+                   else [])
         history += [{"role": "assistant" if m.get("role") == "assistant" else "user",
-                     "content": _text(m.get("content"))} for m in messages]
+                     "content": mask(_text(m.get("content")))} for m in messages]
         try:
             text, model = self.model(history, limit)
         except Exception as e:  # the endpoint's error, whatever it is: the server is told the model could not

@@ -14,6 +14,7 @@ import re
 import time
 import urllib.parse
 
+from beyond import secrets
 from beyond.auth.errors import AuthError
 from beyond.auth.outbound import Refused
 from beyond.text import clean
@@ -25,6 +26,9 @@ CHALLENGE_PARAM = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\
 # Every exchange with an authorization server or a metadata URL ends by this.
 FETCH_TIMEOUT_S = 15.0
 MAX_DOCUMENT_BYTES = 1 << 20
+# What a form to an authorization server may hold that proves the client or the user (RFC 6749, 7523, 8693).
+FORM_SECRETS = ("client_secret", "client_assertion", "assertion", "subject_token", "actor_token", "refresh_token",
+                "code", "code_verifier", "token")
 
 
 class Answered(AuthError):
@@ -130,6 +134,8 @@ def post_form(outbound, field: str, url: str, client: dict, form: dict, expect_j
     form alone (the Python SDK's) need it."""
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json", **(extra or {})}
     form = {**form, "client_id": client["client_id"]}
+    for key in FORM_SECRETS:  # masked from now on; each assertion is new and replaces the last of its kind
+        secrets.add(form.get(key) or client.get(key), key, rotating=f"{client['client_id']} {key}")
     if client["method"] == "client_secret_basic" and client.get("client_secret"):
         pair = ":".join(urllib.parse.quote(client[key], safe="") for key in ("client_id", "client_secret"))
         headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()

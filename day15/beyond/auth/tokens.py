@@ -10,6 +10,7 @@ import contextlib
 import os
 import time
 
+from beyond import secrets
 from beyond.dirs import StateError, StateFile, state_dir
 from beyond.auth.errors import AuthError
 
@@ -47,6 +48,23 @@ class TokenStore:
     def locked(self):
         try:
             with self._file.locked() as data:
+                hand_in(data)  # a login another agent made is masked too
                 yield data
+                hand_in(data)  # and what this block keeps (a login, a refresh, a registration)
         except StateError as e:  # a link, another user's file, one others may read, or one too big
             raise AuthError(str(e)) from None
+
+
+# The fields of the logins file that hold a secret: a server's tokens, a registration's secret.
+SECRET_FIELDS = ("access_token", "refresh_token", "client_secret")
+
+
+def hand_in(data: object, where: tuple = ()) -> None:
+    """Every token and client secret in the logins file's data (nested a few levels), to the secrets: a
+    server's tokens as what is replaced at each refresh (each kind of each server apart)."""
+    if isinstance(data, dict) and len(where) < 4:
+        for key, value in data.items():
+            if key in SECRET_FIELDS:
+                secrets.add(value, key, rotating=None if key == "client_secret" else "/".join((*where, key)))
+            else:
+                hand_in(value, (*where, str(key)))

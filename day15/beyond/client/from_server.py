@@ -16,8 +16,9 @@ import time
 from collections import deque
 
 from beyond.client.capabilities import AskRefused
+from beyond.secrets import mask
 from beyond.wire.base import METHOD_NOT_FOUND
-from beyond.text import clean, mask_secrets, shorten
+from beyond.text import clean, shorten
 from mcp import McpError
 
 # A server that announces list changes over and over is re-listed at most once per this
@@ -249,12 +250,12 @@ class FromServer:
         if self._skipped_lines == 1 or self.echo:
             self.client.log(complaint + ("" if self.echo else " (more such lines go to /logs)"))
         else:
-            self.tail.append(clean(complaint, one_line=True))
+            self.tail.append(clean(mask(complaint), one_line=True))
 
     def said(self, line: str, loud: bool = False) -> None:
         """A line of the server's own (stderr, or a log notification): kept, and shown when echoing or `loud`,
         within PRINTED_PER_S; past it the first held back line says so, the next one printed how many were."""
-        self.tail.append(clean(mask_secrets(line), one_line=True))
+        self.tail.append(clean(mask(line), one_line=True))
         if not (self.echo or loud):
             return
         now = time.monotonic()

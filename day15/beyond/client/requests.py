@@ -18,7 +18,8 @@ from beyond.client.from_server import FromServer
 from beyond.client.link import Link, kind_for
 from beyond.client.pending import Pending
 from beyond.client.revisions import MAX_INPUT_ROUNDS, Revisions
-from beyond.text import clean, mask_secrets, shorten
+from beyond.secrets import mask
+from beyond.text import clean, shorten
 from beyond.waits import SIGNAL_CHECK_S, Call, cancelled
 from beyond.wire.base import About, Deadline, Dropped, Rejected, SessionExpired, TransportError
 from mcp import McpError
@@ -308,6 +309,6 @@ class Requests:
         forged line of another's, or prompt); on a terminal its row cleared first (no activity line glued)."""
         try:
             start = "\r\x1b[K" if sys.stderr.isatty() else ""
-            print(f"{start}[mcp:{self.name}] {clean(mask_secrets(text), one_line=True)}", file=sys.stderr, flush=True)
+            print(f"{start}[mcp:{self.name}] {clean(mask(text), one_line=True)}", file=sys.stderr, flush=True)
         except (OSError, ValueError):
             pass  # our own stderr is closed: there is nowhere left to report to

@@ -19,7 +19,7 @@ import permissions
 import tools
 from beyond.dirs import UnsetVariable, expand, state_dir
 from beyond.folder.project import JsonStore
-from beyond.text import mask_secrets
+from beyond.secrets import mask
 from beyond.wire.sandbox import what_it_may
 
 
@@ -107,7 +107,7 @@ class Approvals:
         policy = self.policy_for(name)
         if policy == "deny" or (policy == "allow" and not whatever_the_policy):
             return policy
-        answer = self.confirm(mask_secrets(prompt), always=not whatever_the_policy)
+        answer = self.confirm(mask(prompt), always=not whatever_the_policy)
         if answer == "always":
             self._set(name, "allow")
             print(f"{name} is now allowed without asking ({self.remember(name)}).")

@@ -12,7 +12,8 @@ import sys
 import time
 
 from beyond.folder.project import NOFOLLOW, FolderError, append_inside
-from beyond.text import clean, mask_secrets, shorten
+from beyond.secrets import mask
+from beyond.text import clean, shorten
 
 AUDIT_PATH = ".geekagent/audit.jsonl"
 # Arguments are recorded up to this many characters: enough to see what ran, not a copy of a payload.
@@ -34,7 +35,7 @@ class AuditLog:
     def record(self, name: str, arguments: str, decision: str | None, outcome: str, seconds: float,
                size: int) -> None:
         self.write({"server": self.server_of(name), "tool": shorten(name, AUDIT_NAME_CHARS),
-                    "arguments": shorten(mask_secrets(arguments or "{}"), AUDIT_ARGS_CHARS),
+                    "arguments": shorten(mask(arguments or "{}"), AUDIT_ARGS_CHARS),  # masked before it is cut
                     "decision": decision or "none", "duration_ms": round(seconds * 1000),
                     "outcome": outcome, "result_chars": size}
                    | ({"sandbox": self.confined(name)} if self.confined(name) else {}))
@@ -48,7 +49,7 @@ class AuditLog:
     def write(self, entry: dict) -> None:
         entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **entry}
         try:
-            append_inside(self.path, json.dumps(entry, ensure_ascii=False) + "\n")
+            append_inside(self.path, mask(json.dumps(entry, ensure_ascii=False)) + "\n")
         except (OSError, FolderError) as e:
             if not self._warned:  # once: the REPL stays readable when the folder is read-only
                 self._warned = True
@@ -78,4 +79,4 @@ def _readable(line: str) -> str:
                 f"{e['duration_ms']} ms, {e['result_chars']} chars  {shorten(e['arguments'], 120)}")
     except (ValueError, KeyError, TypeError):
         text = shorten(line, 200)
-    return clean(text, one_line=True)
+    return clean(mask(text), one_line=True)  # a line written before its secret was known

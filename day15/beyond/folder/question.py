@@ -9,8 +9,9 @@ import shlex
 
 from beyond.client.config import ServerConfig, expanded
 from beyond.client.roots import outside
-from beyond.dirs import VARIABLE
-from beyond.text import SECRET_NAME, clean, mask_secrets, shorten
+from beyond.dirs import VARIABLE, only_variables
+from beyond.secrets import is_secret_name, mask, masked_entry
+from beyond.text import clean, shorten
 from beyond.wire.sandbox import what_it_may
 from mcp import McpServerConfig
 
@@ -21,7 +22,7 @@ DISABLED = "disabled (not started)"
 
 def shown_value(key: str, value: str, limit: int) -> str:
     """A setting's value as the question shows it: a secret-named one never."""
-    return "[a secret]" if SECRET_NAME.search(key) else shorten(value, limit)
+    return "[masked]" if is_secret_name(key) else shorten(value, limit)
 
 
 def what_runs(config: ServerConfig, folder: str | None = None) -> str:
@@ -37,16 +38,17 @@ def what_runs(config: ServerConfig, folder: str | None = None) -> str:
     sends = f"; from your environment: {', '.join(sends)}" if sends else ""
     wider = outside(config, folder) if folder else []
     sends += f"; given folders outside this one: {', '.join(wider)}" if wider else ""
+    shown = masked_entry({"args": config.args, "url": config.url}, keep=only_variables)
     if config.kind != "stdio":
         headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
-        return clean(mask_secrets(f"connects to {config.url}{headers}{sends}{_logs_in(config.oauth)}"),
-                     one_line=True)
+        return clean(mask(f"connects to {shown['url']}{headers}{sends}{_logs_in(config.oauth)}"), one_line=True)
     where = f" in {config.cwd}" if config.cwd else ""
     env = ", ".join(f"{key}={shown_value(key, value, 80)}" for key, value in config.env.items()
                     if not VARIABLE.search(value))
     env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
     confined = f"; {what_it_may(config)}" if config.sandbox is not None else ""
-    return clean(f"runs {shlex.join([config.command, *config.args])}{where}{env}{sends}{confined}", one_line=True)
+    return clean(mask(f"runs {shlex.join([config.command, *shown['args']])}{where}{env}{sends}{confined}"),
+                 one_line=True)
 
 
 def what_the_twin_runs(cfg: McpServerConfig) -> str:

@@ -1,26 +1,13 @@
-"""Beyond the tutorial: the built-in `read` asks before it opens a file that usually holds secrets,
-even when GeekAgent.json allows `read`: by its name, by where it leads, or as another name (a hard
-link) of such a file in the project or the home folder. read_question() is the question it asks.
+"""Beyond the tutorial: the built-in `read` asks before it opens a file that usually holds secrets (by the
+names secrets/names.py lists), even when GeekAgent.json allows `read`: by its name, by where it leads, or as
+another name (a hard link) of such a file in the project or the home folder. read_question() is its question.
 """
-import fnmatch
 import json
 import os
 from collections.abc import Callable
 
 import tools
-
-SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", ".netrc", ".git-credentials",
-                ".npmrc", ".pypirc", ".pgpass", "credentials.json", "*_history")
-SECRET_FOLDERS = (".ssh", ".aws", ".kube", ".gnupg")
-SECRET_PATHS = (".docker/config.json", ".git/config")
-
-
-def looks_secret(path: str) -> bool:
-    """True for a path whose file name matches SECRET_FILES, that lies under a SECRET_FOLDERS folder,
-    or that ends in one of SECRET_PATHS."""
-    parts = path.replace("\\", "/").split("/")
-    return (any(fnmatch.fnmatch(parts[-1], pattern) for pattern in SECRET_FILES)
-            or any(part in SECRET_FOLDERS for part in parts[:-1]) or "/".join(parts[-2:]) in SECRET_PATHS)
+from beyond.secrets import SECRET_FOLDERS, SECRET_PATHS, looks_secret
 
 
 def read_question(root: str = ".") -> Callable[[dict], tuple[str, bool]]:

@@ -26,6 +26,7 @@ from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond.dirs import FolderError, LinkOutside, config_dir, read_inside
 from beyond.folder.project import JsonStore
 from beyond.folder.question import DISABLED, shown_value, what_runs, what_the_twin_runs
+from beyond.secrets import mask
 from beyond.text import clean, shorten
 from beyond.wire.sandbox import insist
 from mcp import McpError, mcp_server_entries
@@ -266,7 +267,7 @@ def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
         what = "changes how programs run: " if RUNTIME_SETTING.fullmatch(key) else ""
         value = shown_value(key, value, 200)
         unused = " (not used: set in your environment)" if key in os.environ else ""
-        lines.append(f"  .env {what or 'sets '}{clean(f'{key}={value}', one_line=True)}{unused}")
+        lines.append(f"  .env {what or 'sets '}{clean(mask(f'{key}={value}'), one_line=True)}{unused}")
     if project.allows():
         lines.append(f"  {permissions.POLICY_PATH} lets these tools run without asking: " + _names(project.allows())
                      + (f" (new since you trusted it: {_names(new)})" if new else ""))

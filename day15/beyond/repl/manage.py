@@ -11,14 +11,16 @@ import json
 import sys
 import urllib.parse
 
-from beyond.dirs import StateError
+from beyond.dirs import StateError, only_variables
 from beyond.folder.mcp_files import ConfigFileError, McpFile, project_file, user_file
 from beyond.folder.trust import Project, trusted
 from beyond.net import is_this_machine
 from beyond.repl.imports import import_servers
 from beyond.repl.validate import validate
-from beyond.repl.verbs import Refused, Usage, flag, name_of, no_more, pairs, secret_literal, value
-from beyond.text import clean, mask_secrets
+from beyond.repl.verbs import (Refused, Usage, flag, literal_secrets, name_of, no_more, pairs, too_short, value,
+                                written_out)
+from beyond.secrets import mask, masked_entry
+from beyond.text import clean
 
 USAGE = """usage: python3 day15/index.py mcp <verb> ...
   list [--json]                               every server of both files, none started
@@ -47,10 +49,10 @@ def main(argv: list[str]) -> int:
             raise Usage(f"unknown verb {verb!r}")
         return VERBS[verb](args)
     except Usage as e:
-        print(f"{clean(str(e), one_line=True)}\n{USAGE}", file=sys.stderr)
+        print(f"{clean(mask(str(e)), one_line=True)}\n{USAGE}", file=sys.stderr)
         return 2
     except (Refused, ConfigFileError, StateError) as e:
-        print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
+        print(f"error: {clean(mask(str(e)), one_line=True)}", file=sys.stderr)
         return 1
     except OSError as e:  # a folder that cannot be written, a full disk
         print(f"error: {clean(f'{e.filename or verb}: {e.strerror or e}', one_line=True)}", file=sys.stderr)
@@ -90,7 +92,7 @@ def listed(problems: list[str] | None = None) -> list[dict]:
         try:
             entries = file.entries()
         except ConfigFileError as e:
-            print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
+            print(f"error: {clean(mask(str(e)), one_line=True)}", file=sys.stderr)
             (problems if problems is not None else []).append(str(e))
             continue
         trust = trusted(Project.read(file.root)) if file.scope == "project" else True
@@ -102,8 +104,9 @@ def listed(problems: list[str] | None = None) -> list[dict]:
 
 
 def described(entry: object) -> dict:
-    """What list shows of an entry as written: its transport, command line or URL, and switches."""
-    entry = entry if isinstance(entry, dict) else {}
+    """What list shows of an entry as written (its secrets masked): its transport, command line or URL, and
+    switches."""
+    entry = masked(entry if isinstance(entry, dict) else {})
     remote = "url" in entry or entry.get("type") in ("http", "sse", "streamable-http")
     args = entry.get("args") if isinstance(entry.get("args"), list) else []
     command, url = entry.get("command"), entry.get("url")
@@ -111,7 +114,7 @@ def described(entry: object) -> dict:
     return {"transport": "http" if remote else "stdio", "command": None if remote else command,
             "args": [] if remote else args, "url": url if remote else None,
             "enabled": entry.get("disabled") is not True, "sandbox": bool(entry.get("sandbox")),
-            "shown": clean(mask_secrets(str(shown)), one_line=True)}
+            "shown": clean(str(shown), one_line=True)}
 
 
 def cmd_get(args: list[str]) -> int:
@@ -122,6 +125,7 @@ def cmd_get(args: list[str]) -> int:
         entries = file.entries()
         if name in entries:
             shown = masked(entries[name])
+            too_short([entries[name]] if isinstance(entries[name], dict) else [])
             shadows = file.scope == "project" and name in user_file().entries()
             if as_json:
                 print(json.dumps({"name": name, "scope": file.scope, "file": file.path, "shadows": shadows,
@@ -135,15 +139,12 @@ def cmd_get(args: list[str]) -> int:
 
 
 def masked(entry: object) -> object:
-    """An entry as written, each literal secret-looking value of its env and headers masked, ${VAR} kept."""
+    """An entry as written, each literal at a secret place masked (a ${VAR} kept: it names a variable), then
+    every secret the agent knows masked by value."""
     if not isinstance(entry, dict):
         return entry
-    shown = dict(entry)
-    for part in ("env", "headers"):
-        if isinstance(entry.get(part), dict):
-            shown[part] = {key: "[masked]" if secret_literal(key, value) else value
-                           for key, value in entry[part].items()}
-    return json.loads(mask_secrets(json.dumps(shown, ensure_ascii=False)))
+    shown = masked_entry(entry, keep=only_variables)
+    return json.loads(mask(json.dumps(shown, ensure_ascii=False)))
 
 
 def _names_there() -> str:
@@ -174,13 +175,12 @@ def cmd_add(args: list[str]) -> int:
             raise Refused(f"plain http to {parts.hostname} would send everything unencrypted: use https (the agent "
                           "starts a plain http entry for another host only when it says \"allowInsecure\": true)")
     file = user_file() if user else project_file()
-    secrets = [key for key, value in {**env, **headers}.items() if secret_literal(key, value)]
-    if secrets and file.scope == "project":
-        raise Refused(f"{secrets[0]} looks like a secret, and {file.path} is the project's, which is shared: write "
-                      f"{secrets[0]}='${{VAR}}' (quoted, so the shell leaves it) to take it from the environment, "
-                      "or add the server with --user")
     entry = {"url": url, **({"headers": headers} if headers else {})} if url else \
         {"command": command[0], "args": command[1:], **({"env": env} if env else {})}
+    written = literal_secrets(entry)
+    if written and file.scope == "project":
+        raise Refused(written_out(written[0], entry, file.path))
+    too_short([entry])
     entry.update({"sandbox": True} if sandbox else {})
     if file.read()[1] == "servers":  # VS Code's file says which transport
         entry = {"type": "http" if url else "stdio", **entry}

@@ -7,6 +7,7 @@ model reads through mcp_<server>_read_resource (servers/registry.py), which asks
 """
 import re
 
+from beyond.secrets import mask
 from beyond.terminal import shown
 from mcp import McpError
 from tools import MAX_RESULT_CHARS, cut
@@ -71,7 +72,7 @@ def attach_mentions(session, text: str) -> str:
     for server, uri in MENTION.findall(text):
         if server in running:
             try:
-                content = running[server].read_resource(uri)
+                content = mask(running[server].read_resource(uri))  # the server's words, to the model
                 attached.append(f"\n\n[resource {server}:{uri}]\n{cut(content, MAX_RESULT_CHARS)}")
                 print(shown(f"(attached @{server}:{uri}, {len(content):,} characters)", one_line=True))
             except McpError as e:
@@ -111,7 +112,7 @@ def prompt_turn(session, arg: str) -> str | None:
     except McpError as e:
         print(shown(f"error: {e}", one_line=True))
         return None
-    return "\n\n".join(m["text"] for m in messages)
+    return mask("\n\n".join(m["text"] for m in messages))  # a server's words, sent to the model as the user's
 
 
 def cmd_prompt(session, arg: str) -> None:

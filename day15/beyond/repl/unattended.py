@@ -14,10 +14,10 @@ import signal
 import sys
 
 import chat
-from beyond.terminal import shown
 from beyond.model.hints import missing_key_hint
 from beyond.repl.resources import attach_mentions
-from beyond.text import mask_secrets
+from beyond.secrets import mask
+from beyond.terminal import shown
 
 # A tool line on stderr shows this much of the result, as the REPL's does.
 TOOL_LINE_CHARS = 80
@@ -35,9 +35,9 @@ def run(session, prompt: str, as_json: bool, out) -> int:
 
     def record(name, arguments_json, decision, outcome, seconds, size):
         try:
-            arguments = json.loads(mask_secrets(arguments_json or "{}"))
+            arguments = json.loads(mask(arguments_json or "{}"))
         except (ValueError, RecursionError):
-            arguments = mask_secrets(arguments_json)
+            arguments = mask(arguments_json)
         call = {"name": name, "arguments": arguments, "outcome": OUTCOMES.get(decision, outcome)}
         if decision == "allow" and outcome == "ok":  # GeekAgent.json, the user's own `a`, or the agent's default
             call["allowed_by"] = "GeekAgent.json" if session.agent.policies.get(name) == "allow" else \
@@ -60,12 +60,12 @@ def run(session, prompt: str, as_json: bool, out) -> int:
         error, status = "cancelled (Ctrl-C)", 130
     except SystemExit as e:  # SIGTERM or SIGHUP (servers/exits.py exits with 128 + its number): reported alike
         error, status = f"stopped by {_signal_name(e.code)}", e.code
-    answer = None if answer is None else mask_secrets(answer)  # a key the model repeats is never printed
+    answer = None if answer is None else mask(answer)  # a key the model repeats is never printed
     if error:
         print(f"error: {shown(error, one_line=True)}", file=sys.stderr)
     if as_json:
         result = {"answer": answer, "tool_calls": calls, "usage": usage}
-        result |= {"error": mask_secrets(error)} if error else {}
+        result |= {"error": mask(error)} if error else {}
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
     elif answer is not None:
         out.write((shown(answer) if out.isatty() else answer) + "\n")  # a terminal gets no escapes from the model

@@ -19,10 +19,11 @@ from beyond.console import Console
 from beyond.folder.dotenv import load_dotenv
 from beyond.folder.mcp_files import project_file
 from beyond.folder.trust import Project, decide, servers_to_start
-from beyond.repl.verbs import Refused, Usage, flag
+from beyond.repl.verbs import Refused, Usage, flag, too_short
+from beyond.secrets import mask
 from beyond.servers.connect import Servers
 from beyond.servers.exits import Orphans, stop_on_signals
-from beyond.text import clean, mask_secrets
+from beyond.text import clean
 from mcp import McpError
 
 # A failed server's report keeps this many of its last stderr lines.
@@ -70,6 +71,7 @@ def checked(names: list[str], trust: bool, sandbox: bool) -> list[dict]:
                for name in chosen if name not in configs}
     results.update({name: result(name, "disabled") for name in chosen if name in configs and configs[name].disabled})
     starting = {name: configs[name] for name in chosen if name not in results}
+    too_short([{"args": c.args, "env": c.env, "headers": c.headers, "url": c.url} for c in starting.values()])
     orphans = Orphans()
     orphans.adopt()  # a server's descendant that leaves its process group is still stopped
     servers = Servers(asks=Handlers(console, interactive=False), screen=Screen(browser=False, console=None))
@@ -100,8 +102,8 @@ def reported(status) -> dict:
 def result(name: str, status: str, error: str | None = None, said: list[str] = (), tools: int = 0,
            resources: int = 0, prompts: int = 0) -> dict:
     return {"name": name, "status": status, "tools": tools, "resources": resources, "prompts": prompts,
-            "error": None if error is None else clean(mask_secrets(str(error)), one_line=True),
-            "stderr": [clean(mask_secrets(line), one_line=True) for line in list(said)[-STDERR_LINES:]]}
+            "error": None if error is None else clean(mask(str(error)), one_line=True),
+            "stderr": [clean(mask(line), one_line=True) for line in list(said)[-STDERR_LINES:]]}
 
 
 def line_of(result: dict) -> str:

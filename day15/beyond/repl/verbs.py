@@ -1,16 +1,14 @@
-"""Beyond the tutorial: what the `mcp` verbs share (manage.py, validate.py, imports.py): their two failures
-and the reading of their command lines.
+"""Beyond the tutorial: what the `mcp` verbs share (manage.py, validate.py, imports.py): their two failures,
+the reading of their command lines, and what they say of the secrets an entry writes out.
 """
 import re
+import sys
 
-from beyond.dirs import VARIABLE
-from beyond.text import SECRET_NAME
+from beyond.dirs import only_variables
+from beyond.secrets import MIN_MASKED, Place, places
 
 # A server's name: what tool names are made of, so it reads the same in every message.
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-# Headers that carry a credential whatever their name says, and the scheme words that come before one.
-SECRET_HEADERS = ("authorization", "proxy-authorization", "cookie")
-AUTH_SCHEME = re.compile(r"^\s*(Bearer|Basic|Token|DPoP)\b", re.IGNORECASE)
 
 
 class Refused(Exception):
@@ -68,8 +66,33 @@ def no_more(args: list[str]) -> None:
         raise Usage(f"unexpected {args[0]!r}")
 
 
-def secret_literal(key: object, value: object) -> bool:
-    """A value written out that its name says is a secret; what a ${VAR} brings is no secret of the file's (the
-    environment holds it), and neither is the scheme before it (`Bearer ${TOKEN}`)."""
-    named = isinstance(key, str) and (SECRET_NAME.search(key) or key.lower() in SECRET_HEADERS)
-    return bool(named) and isinstance(value, str) and bool(AUTH_SCHEME.sub("", VARIABLE.sub("", value)).strip())
+def literal_secrets(entry: dict) -> list[Place]:
+    """The secrets an entry writes out: each value at a secret place (secrets.places) with more in it than
+    ${VAR}s, which bring the environment's values, not the file's."""
+    return [place for place in places(entry) if not only_variables(place.value)]
+
+
+def written_out(place: Place, entry: dict, shared: str) -> str:
+    """Why a literal secret of `entry` stays out of the `shared` file, and how to write it instead: the one
+    line the verbs say it with (a header keeps its scheme word: 'Authorization=Bearer ${TOKEN}')."""
+    variable = re.sub(r"[^A-Za-z0-9]+", "_", "TOKEN" if place.part == "headers" else place.name).strip("_").upper()
+    if place.part == "env" and place.within == "value":
+        fix = f"--env {place.name}='${{{variable}}}'"
+    elif place.part == "headers":
+        written = entry["headers"][place.key]
+        fix = f"--header '{place.key}={written[:len(written) - len(place.value)]}${{{variable}}}'"
+    elif place.within != "value":
+        fix = f"${{{variable}}} in its place in the URL"
+    else:
+        fix = f"'${{{variable}}}' in its place in the command"
+    return (f"{place.where} is a secret written out, and {shared} is the project's, which is shared: write {fix} "
+            "(quoted, so the shell leaves it) to take it from the environment, or put the server in your own file "
+            "with --user")
+
+
+def too_short(entries: list[dict]) -> None:
+    """Say once when an entry writes out a secret too short to be masked wherever a server repeats it."""
+    short = [place.where for entry in entries for place in literal_secrets(entry) if len(place.value) < MIN_MASKED]
+    if short:
+        print(f"note: {short[0]} is shorter than {MIN_MASKED} characters: too short to be masked wherever a server "
+              "repeats it", file=sys.stderr)

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import tools
 from beyond.folder.approvals import Approvals
+from beyond.secrets import mask
 from beyond.servers import toolset
-from beyond.text import mask_secrets
 
 DENIED = "Denied: the tool {name} is not allowed by the user's policy; do not retry it."
 
@@ -41,10 +41,10 @@ class Calls:
                     self.approvals.used(name)  # an allowed tool is pinned at its first use
                 result = tool.run(args)
             except Exception as e:  # any failure of any tool becomes text for the model
-                outcome, result = "error", mask_secrets(tools.cut(f"Error: {name} failed: {e}", tools.MAX_RESULT_CHARS))
+                outcome, result = "error", tools.cut(mask(f"Error: {name} failed: {e}"), tools.MAX_RESULT_CHARS)
                 return result
-            outcome, result = "ok", mask_secrets(self.keep(name, result) if len(result) > tools.MAX_RESULT_CHARS
-                                                 else result)
+            result = mask(result)  # before it is cut or kept: no part of a secret is left on either side of a cut
+            outcome, result = "ok", self.keep(name, result) if len(result) > tools.MAX_RESULT_CHARS else result
             return result
         finally:
             for report in self.reports:

@@ -18,8 +18,9 @@ from collections.abc import Callable
 
 import permissions
 from beyond.folder.approvals import Approvals, runs_of
+from beyond.secrets import mask
 from beyond.servers import toolset
-from beyond.text import clean, mask_secrets, shorten, shown_arguments, squeeze
+from beyond.text import clean, shorten, shown_arguments, squeeze
 from tools import Tool
 
 # The OpenAI API refuses longer function names.
@@ -56,18 +57,19 @@ def as_registry_tool(server: str, client, info: dict, name: str | None = None, a
 
     def question(args: dict) -> tuple[str, bool]:
         # Every key and the ends of every value, each masked before it is shortened.
-        shown = clean(shown_arguments(args, PROMPT_ARGS_CHARS, mask_secrets), one_line=True)
+        shown = clean(shown_arguments(args, PROMPT_ARGS_CHARS, mask), one_line=True)
         return f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?", False
 
     def run(args: dict) -> str:
         with activity(name) as progress:
             return client.call_tool(info["name"], args, on_progress=progress, output_schema=info.get("outputSchema"))
 
-    description = shorten(mask_secrets(f"[MCP:{server}] {info.get('description') or info['name']}"),
+    description = shorten(mask(f"[MCP:{server}] {info.get('description') or info['name']}"),
                           MAX_DESCRIPTION_CHARS)
-    return toolset.Asking(name=name, description=description,
-                          parameters=info.get("inputSchema") or {"type": "object", "properties": {}},
-                          run=run, question=question)
+    schema = info.get("inputSchema") or {"type": "object", "properties": {}}
+    return toolset.Asking(name=name, description=description,  # the schema's words go to the model too: masked
+                          parameters=json.loads(mask(json.dumps(schema, ensure_ascii=False))), run=run,
+                          question=question)
 
 
 def claim_names(clients: dict, contested: set[str]) -> set[str]:
@@ -128,7 +130,7 @@ def _register_resource_reader(server: str, client, contested: set[str], approval
     name = _reader_name(server, registry_name(server, "read_resource") in contested)
 
     def question(args: dict) -> tuple[str, bool]:
-        shown = clean(squeeze(mask_secrets(str(args.get("uri", ""))), PROMPT_ARGS_CHARS), one_line=True)
+        shown = clean(squeeze(mask(str(args.get("uri", ""))), PROMPT_ARGS_CHARS), one_line=True)
         return f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?", False
 
     schema = {"type": "object", "properties": {"uri": {"type": "string", "description": "the resource's URI"}},

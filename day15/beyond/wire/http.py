@@ -17,6 +17,7 @@ import os
 import time
 import urllib.parse
 
+from beyond import secrets
 from beyond.auth.errors import AuthError, LoginNeeded
 from beyond.auth.screen import Screen
 from beyond.auth.provider import MAX_STEP_UPS, OAuth
@@ -29,7 +30,6 @@ from beyond.wire.headers import about_headers
 from beyond.wire.stream import Stream, error_reply
 from beyond.net import (ERROR_BODY_BYTES, HEADER_BREAK, ConnectionPool, Cutoff, connection_to, error_detail, html_title,
                  is_this_machine, read_limited, reason_of)
-from beyond.text import URL_PASSWORD
 
 # stop() sends DELETE to end the session; a server that does not answer quickly is left alone.
 DELETE_TIMEOUT_S = 2.0
@@ -51,7 +51,7 @@ class HttpTransport(Transport):
     def __init__(self, name: str, config, inbox: Inbox) -> None:
         super().__init__(name, config, inbox)
         # As written in mcp.json (${VAR} unexpanded), a password in it masked: this is what messages show.
-        self.shown_url = URL_PASSWORD.sub(r"\1[REDACTED]@", config.url)
+        self.shown_url = secrets.mask(config.url)
         self.url: urllib.parse.SplitResult | None = None  # expanded and checked by start()
         self.headers: dict[str, str] = {}
         # session_id (Mcp-Session-Id) comes with the answer that opens a session, and is replaced whole by the next.
@@ -70,6 +70,8 @@ class HttpTransport(Transport):
         try:
             self.headers = {k: expand(v, f"headers.{k}") for k, v in self.config.headers.items()}
             self.url = urllib.parse.urlsplit(expand(self.config.url, "url"))
+            secrets.learn_entry({"headers": self.config.headers, "url": self.config.url},  # masked from now on
+                                {"headers": self.headers, "url": self.url.geturl()})
             self.url.port  # raises for a port that is no number or out of range
         except UnsetVariable as e:
             raise TransportError(str(e)) from None

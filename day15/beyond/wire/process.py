@@ -22,7 +22,7 @@ from beyond.dirs import expand
 SAFE_ENV_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 # And the network's settings, on every platform: behind a company's CA or proxy, `uvx` and `npx`
 # (and the servers they start) reach their registries only with these (a proxy's password is masked
-# wherever a URL is shown).
+# wherever text goes; a sandboxed server without network gets none of them, sandbox.py).
 NETWORK_ENV = tuple(name for names in ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
                                        "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY")
                     for name in (names, names.lower()))

@@ -17,7 +17,7 @@ import tempfile
 from beyond.dirs import UnsetVariable
 from beyond.wire.confine import CREATE_RULESET, NET_ABI, SYSCALLS
 from beyond.wire.grants import LAUNCHER_CACHES, SYSTEM, NotFound, Refused, allowed, cache_env, grants, shown
-from beyond.wire.process import server_command, server_env
+from beyond.wire.process import NETWORK_ENV, server_command, server_env
 
 __all__ = ["NotFound", "Refused", "abi", "insist", "what_it_may", "wrapped", "refused_in", "keep_to_itself"]
 
@@ -91,7 +91,9 @@ def wrapped(config, command: list[str], env: dict) -> tuple[list[str], dict, byt
     rules = {"abi": offered, "program": given.program, "network": given.network, "devices": list(DEVICES),
              "files": list(given.files), "read": [p for p in SYSTEM if allowed(p) is None] + list(given.read),
              "write": list(given.write) + list(given.cache[1:]) + [private]}
-    server_env = {**env, **cache, "TMPDIR": private}
+    # Without network a proxy is of no use to it, and its address may hold the proxy's password.
+    kept = env if given.network else {key: value for key, value in env.items() if key not in NETWORK_ENV}
+    server_env = {**kept, **cache, "TMPDIR": private}
     return [sys.executable, "-I", LAUNCHER, json.dumps(rules)], {}, json.dumps(server_env).encode(), private
 
 

@@ -18,8 +18,9 @@ import subprocess
 import threading
 import time
 
-from beyond.waits import SIGNAL_CHECK_S
+from beyond import secrets
 from beyond.dirs import UnsetVariable
+from beyond.waits import SIGNAL_CHECK_S
 from beyond.wire import sandbox
 from beyond.wire.base import MAX_MESSAGE_BYTES, About, Inbox, Transport, TransportError, encode
 from beyond.wire.process import not_started, server_apart, server_command, server_env, signal_group, wait_group
@@ -84,6 +85,8 @@ class StdioTransport(Transport):
         pipe, handed = None, b""  # a sandboxed server's environment, handed to its launcher on a pipe
         try:
             command, env = server_command(self.config), server_env(self.config)
+            secrets.learn_entry({"args": self.config.args, "env": self.config.env},  # masked from now on
+                                {"args": command[1:], "env": {key: env[key] for key in self.config.env}})
             if self.config.sandbox:  # confined before it runs (sandbox.py, confine.py), or not started
                 launcher, env, handed, self._private = sandbox.wrapped(self.config, command, env)
                 pipe = os.pipe()
