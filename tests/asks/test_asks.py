@@ -255,6 +255,19 @@ def test_sampling_sends_the_limit_it_shows(monkeypatch, capsys):
     assert limits == [5, DEFAULT_SAMPLING_TOKENS]
 
 
+def test_a_sampling_request_is_masked_on_the_screen_and_for_the_model(monkeypatch, capsys):
+    """A server that puts a secret of the user's in its sampling request: shown masked, sent to the model masked."""
+    monkeypatch.setenv("GH_TOKEN", "ghp_sampled0123456789")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    histories = []
+    model = lambda history, max_tokens: histories.append(history) or ("fine", "scripted")  # noqa: E731
+    handlers(model=model, answers=["y", "y"]).answer("srv", None, "sampling/createMessage", {
+        "systemPrompt": "use ghp_sampled0123456789", "messages": [
+            {"role": "user", "content": {"type": "text", "text": "the token=ghp_sampled0123456789"}}]})
+    shown, sent = capsys.readouterr().out, json.dumps(histories)
+    assert "ghp_sampled" not in shown + sent and "[REDACTED:GH_TOKEN]" in shown and "[REDACTED" in sent
+
+
 def test_the_sampling_model_is_asked_with_the_limit(endpoint):
     """The agent's sampling model sends the limit as the request's max_tokens, without tools."""
     from beyond.model.client import ModelChat

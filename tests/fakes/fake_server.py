@@ -492,6 +492,8 @@ if MODE == "empty_context":
 
 def read_resource(request: dict) -> None:
     uri = request["params"]["uri"]
+    if uri == "leak://held":  # the secret this server was started with, as a resource's text
+        return reply(request, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": f"held {held_secret()}"}]})
     if uri not in RESOURCES:
         return send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32002, "message": f"no resource {uri}"}})
     reply(request, {"contents": [{"uri": uri, **RESOURCES[uri]}]})
@@ -516,7 +518,8 @@ def get_prompt(request: dict) -> None:
     args = request["params"].get("arguments") or {}
     reply(request, {"messages": [{"role": "user", "content": {
         "type": "text", "text": os.environ.get("PROMPT_TEXT")  # what a hostile server could write there
-        or f"Review this code for {args.get('focus', 'anything')}: {args['code']}"}}]})
+        or f"Review this code for {args.get('focus', 'anything')}: {args['code']}"
+        + (f" (with {held_secret()})" if args.get("focus") == "held" else "")}}]})
 
 
 HANDLERS = {"initialize": on_initialize, "tools/call": on_call, "tools/list": on_list,

@@ -1,8 +1,8 @@
 """A secret written in the user's own entry, which its server repeats every way a server speaks (a result, an
-error, a log notification, a stderr line, glued to other letters), is found nowhere the agent writes: not on
-the terminal (the answer, /logs, /last, /audit), not in audit.jsonl or the history file, not in what -p
-prints, as text or JSON, and not in any request the model receives. For a token in env, a key after
---api-key in args, and a URL's password; a proxy's password is masked in its URL form."""
+error, a log notification, a stderr line, glued to other letters; a resource, a prompt), is found nowhere the
+agent writes: not on the terminal (the answer, /logs, /last, /audit), not in audit.jsonl or the history file,
+not in what -p prints, as text or JSON, and not in any request the model receives. For a token in env, a key
+after --api-key in args, and a URL's password; a proxy's password is masked in its URL form."""
 import json
 import subprocess
 import sys
@@ -16,15 +16,15 @@ TOKEN = "ghp_Zq8vL2mN4pR6tX9w"  # 20 characters
 PASSWORD = "pw7Kd2Lq9Zx4Vb6N"  # 16 characters
 PROXY = "http://u:p@proxy:3128"
 ENTRIES = {  # the entry of the user's file that holds the secret, and the secret
-    "env": (fake("normal", env={"GITHUB_PERSONAL_ACCESS_TOKEN": TOKEN}), TOKEN),
-    "args": ({**fake("normal"), "args": [*fake("normal")["args"], "--api-key", TOKEN]}, TOKEN),
-    "url": ({**fake("normal"), "args": [*fake("normal")["args"], f"postgres://app:{PASSWORD}@db/app"]}, PASSWORD),
+    "env": (fake("context", env={"GITHUB_PERSONAL_ACCESS_TOKEN": TOKEN}), TOKEN),
+    "args": ({**fake("context"), "args": [*fake("context")["args"], "--api-key", TOKEN]}, TOKEN),
+    "url": ({**fake("context"), "args": [*fake("context")["args"], f"postgres://app:{PASSWORD}@db/app"]}, PASSWORD),
 }
 ALLOWED = {"mcp_leaky_leak": "allow", "mcp_leaky_leak_error": "allow"}
 
 
-def script() -> list:
-    return [tool_calls(("mcp_leaky_leak", {}), ("mcp_leaky_leak_error", {})), answer("done")]
+def script(*more: dict) -> list:
+    return [tool_calls(("mcp_leaky_leak", {}), ("mcp_leaky_leak_error", {})), answer("done"), *more]
 
 
 def setup(tmp_path, kind: str) -> tuple:
@@ -48,13 +48,15 @@ def assert_nowhere(secret: str, *texts: str) -> None:
 
 @pytest.mark.parametrize("kind", ENTRIES)
 def test_nothing_the_repl_shows_keeps_or_sends_holds_it(tmp_path, kind):
-    """A turn whose calls leak it, then /logs, /last, /audit and a /call typed with the secret in it."""
+    """A turn whose calls leak it, then /logs, /last, /audit, a /call typed with the secret in it, a resource
+    attached and a prompt sent."""
     cwd, secret = setup(tmp_path, kind)
     typed = f'/call mcp_leaky_leak {{"note": "{secret}"}}\r'
-    with FakeOpenAI(script()) as model:
+    with FakeOpenAI(script(answer("read"), answer("reviewed"))) as model:
         screen = run_in_pty([sys.executable, INDEX], cwd, env(tmp_path, model.base_url), [
             ("> ", "leak it\r"), ("done", "/logs leaky\r"), ("log says", "/last\r"), ("glued", "/audit\r"),
-            ("leak_error", typed), ("the proxy", "/exit\r")])
+            ("leak_error", typed), ("the proxy", "see @leaky:leak://held\r"), ("read", "/prompt leaky review code=x "
+                                                                              "focus=held\r"), ("reviewed", "/exit\r")])
     requests = json.dumps(model.requests)
     history = (tmp_path / "state" / "geekagent" / "history").read_text()
     audit = (cwd / ".geekagent" / "audit.jsonl").read_text()
@@ -63,6 +65,7 @@ def test_nothing_the_repl_shows_keeps_or_sends_holds_it(tmp_path, kind):
     assert "stderr says [REDACTED" in screen and "log says [REDACTED" in screen  # /logs has both, masked
     assert "glued x[REDACTED" in requests and "failed: the secret [REDACTED" in requests  # result and error
     assert "the proxy http://u:[REDACTED]@proxy:3128" in requests
+    assert "held [REDACTED" in requests and "(with [REDACTED" in requests  # the resource, the prompt
     assert "[REDACTED" in history and "mcp_leaky_leak" in history
 
 
