@@ -48,6 +48,13 @@ def test_by_value_a_long_secret_anywhere_a_short_one_as_a_token_a_shorter_one_ne
                                     "model ollama; /usr/bin/secretive")
 
 
+def test_a_url_in_the_environment_brings_its_password():
+    """A proxy's or a database's URL: its password is masked bare too, wherever a server repeats it."""
+    inventory = Inventory({"HTTPS_PROXY": "http://u:proxy-pass-01@proxy:3128", "DATABASE_URL": "postgres://app:"
+                           "db-pass-0123@db/x?sslmode=require", "HOME": "/root", "ODD": "http://[::1 no URL"})
+    assert inventory.mask("proxy-pass-01 and xdb-pass-0123y") == "[REDACTED:HTTPS_PROXY] and x[REDACTED:DATABASE_URL]y"
+
+
 def test_by_value_as_json_and_a_url_write_it():
     inventory = Inventory({})
     inventory.add('pa"ss/word-1234', "DB_PASSWORD")

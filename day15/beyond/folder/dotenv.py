@@ -1,8 +1,8 @@
 """Beyond the tutorial: settings from a .env file, so a key need not live in the shell profile.
 
 The project folder's .env is read once, with the folder's other files (folder/trust.py), and takes
-effect only once the folder is trusted; what is already in the environment wins. Its secret-named values
-are secrets wherever text goes (secrets/), also those the environment's won over.
+effect only once the folder is trusted; what is already in the environment wins. Its secret-named values and
+URL passwords are secrets wherever text goes (secrets/), also those the environment's won over.
 """
 import os
 import sys
@@ -20,8 +20,8 @@ def load_dotenv(path: str = DOTENV_PATH, settings: tuple[dict[str, str], list[st
         print(f"warning: {warning}", file=sys.stderr)
     for key, value in settings.items():
         os.environ.setdefault(key, value)
-        if secrets.is_secret_name(key):
-            secrets.add(value, key)
+    for place in secrets.places({"env": settings}):  # secret-named values, URLs' passwords
+        secrets.add(place.value, place.name)
 
 
 def read_dotenv(path: str) -> tuple[dict[str, str], list[str]]:

@@ -5,8 +5,8 @@ requests, the mcp verbs, the trust question, the history file) is masked against
 - secret-named, one rule for variables, entry keys, headers, query parameters and flags (is_secret_name):
   a name holding KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL, COOKIE or SESSION, or AUTH or
   SIG as a whole word, but not one ending in _FILE, _PATH, _DIR, _ENV, _VAR, -file or -path (a path or a name);
-- the agent's environment's secret-named values and its proxy variables' passwords (read as they are now),
-  so the model key wherever it came from; a trusted .env's secret-named values (folder/dotenv.py hands them
+- the agent's environment's secret-named values and the passwords of the URLs in it, a proxy's too (read as
+  they are now), so the model key wherever it came from; a trusted .env's alike (folder/dotenv.py hands them
   in, also where the environment's value won);
 - an entry's secrets, handed in when its server starts (wire/) or another client's file is imported: the
   literal at each secret place (places(): env and headers under a secret-named key or a credential header,
@@ -43,8 +43,6 @@ MIN_MASKED = 8
 # A value this long is masked wherever it stands, glued to other letters too (no word holds a 12-character
 # key by chance); a shorter one only as a whole token, so the digits in a date or a word stay as they are.
 ANYWHERE = 12
-# A proxy's password is in its URL: the variables that hold one, as curl, pip and npm read them.
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 # The values handed in (entries, .env, client secrets): a user's files hold tens, never this many.
 MAX_KEPT = 4096
 # Of what rotates (a login's tokens, each assertion), the newest this many of each kind are kept: an hour's
@@ -57,7 +55,7 @@ PATH = re.compile(r"~|/|[A-Za-z]:[\\/]")
 
 
 class Inventory:
-    """What is secret in this process: the environment's secret-named values and proxy passwords (read live
+    """What is secret in this process: the environment's secret-named values and URL passwords (read live
     from `environ`), and what the parts hand in; mask() replaces them by value, then every secret by place.
     _lock guards _kept, _rotating, _version and _built (the table made from them)."""
 
@@ -135,14 +133,15 @@ class Inventory:
         return cut
 
     def _environment(self) -> list[tuple[str, str]]:
-        """(value, name) of each secret-named variable and of each proxy variable's password."""
+        """(value, name) of each secret-named variable, and of the password and secret query values of a URL
+        in any (a proxy's, a database's)."""
         found = []
         for name in self.environ:
+            value = self.environ[name]
             if is_secret_name(name):
-                found.append((self.environ[name], name))
-            elif name.upper() in PROXY_VARIABLES and "@" in self.environ[name]:
-                password = urllib.parse.urlsplit(self.environ[name]).password
-                found += [(password, name)] if password else []
+                found.append((value, name))
+            elif "://" in value:
+                found += [(place.value, name) for place in places({"env": {name: value}})]
         return found
 
     def _variants(self) -> tuple[list[tuple[str, str, "re.Pattern | None"]], frozenset, int]:

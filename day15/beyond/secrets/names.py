@@ -121,7 +121,10 @@ def _in_urls(text: object, where: str, part: str, key: object = None) -> list[Pl
     """The password and the secret-named query values (as written, not decoded) of every URL in `text`."""
     found = []
     for match in URL.finditer(text) if isinstance(text, str) else ():
-        parts = urllib.parse.urlsplit(match.group(0))
+        try:
+            parts = urllib.parse.urlsplit(match.group(0))
+        except ValueError:  # no URL after all ("http://[::1"): by place, its password is still masked
+            continue
         if parts.password:
             found.append(Place(f"{where} (the URL's password)", "password", parts.password, part, key, "password"))
         for name, _, value in (pair.partition("=") for pair in parts.query.split("&")):
