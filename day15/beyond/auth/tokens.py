@@ -65,6 +65,7 @@ def hand_in(data: object, where: tuple = ()) -> None:
     if isinstance(data, dict) and len(where) < 4:
         for key, value in data.items():
             if key in SECRET_FIELDS:
-                secrets.add(value, key, rotating=None if key == "client_secret" else "/".join((*where, key)))
+                secrets.add(value, key, rotating=None if key == "client_secret" else "/".join((*where, key)),
+                            issued=True)
             else:
                 hand_in(value, (*where, str(key)))

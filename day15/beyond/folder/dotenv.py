@@ -10,6 +10,8 @@ import sys
 from beyond import secrets
 
 DOTENV_PATH = ".env"
+# A .env's secrets handed in for masking, at most: a file of thousands would slow every line the agent shows.
+MAX_SECRETS = 256
 
 
 def load_dotenv(path: str = DOTENV_PATH, settings: tuple[dict[str, str], list[str]] | None = None) -> None:
@@ -20,7 +22,7 @@ def load_dotenv(path: str = DOTENV_PATH, settings: tuple[dict[str, str], list[st
         print(f"warning: {warning}", file=sys.stderr)
     for key, value in settings.items():
         os.environ.setdefault(key, value)
-    for place in secrets.places({"env": settings}):  # secret-named values, URLs' passwords
+    for place in secrets.places({"env": settings})[:MAX_SECRETS]:  # secret-named values, URLs' passwords
         secrets.add(place.value, place.name)
 
 

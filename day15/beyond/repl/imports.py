@@ -14,13 +14,13 @@ import os
 import re
 import sys
 
-from beyond import secrets
 from beyond.client.config import parse_server_config
 from beyond.console import Console
 from beyond.dirs import VARIABLE, FolderError, read_inside
 from beyond.folder.mcp_files import project_file, user_file
 from beyond.folder.question import what_runs
 from beyond.repl.verbs import NAME, Refused, Usage, flag, literal_secrets, no_more, too_short, written_out
+from beyond.secrets import mask
 from beyond.text import clean
 from mcp import McpError
 from permissions import decode_json
@@ -75,9 +75,8 @@ def import_servers(args: list[str]) -> int:
             why = f"exists in {target.shown}" if name in taken else "named twice"
         if why is None and not NAME.fullmatch(name):
             why = "its name is not one this agent takes (letters, digits, '_', '.' and '-')"
+        # Its secrets are masked where they stand, never by value: a file's value must not hide another's command.
         written = literal_secrets(entry or {})
-        for place in written:  # masked in what this command shows, by value too
-            secrets.add(place.value, place.name)
         if why is None and written and target.scope == "project":
             why = written_out(written[0], entry, target.path)
         lines.append(f"  skipped {clean(name, one_line=True)} ({where}): {clean(why, one_line=True)}" if why else
@@ -87,7 +86,7 @@ def import_servers(args: list[str]) -> int:
     too_short([entry for entry, _ in plan.values()])
     print(f"{clean(source, one_line=True)}: {len(plan)} to import into {target.shown}"
           + ("" if found else " (no servers found)"))
-    print(secrets.mask("\n".join(lines)))
+    print(mask("\n".join(lines)))
     if not plan:
         return 0 if found else 1
     console = Console()

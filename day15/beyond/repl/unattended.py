@@ -38,7 +38,7 @@ def run(session, prompt: str, as_json: bool, out) -> int:
             arguments = json.loads(mask(arguments_json or "{}"))
         except (ValueError, RecursionError):
             arguments = mask(arguments_json)
-        call = {"name": name, "arguments": arguments, "outcome": OUTCOMES.get(decision, outcome)}
+        call = {"name": mask(name), "arguments": arguments, "outcome": OUTCOMES.get(decision, outcome)}
         if decision == "allow" and outcome == "ok":  # GeekAgent.json, the user's own `a`, or the agent's default
             call["allowed_by"] = "GeekAgent.json" if session.agent.policies.get(name) == "allow" else \
                 "a" if session.agent.approvals.always(name) else "default"

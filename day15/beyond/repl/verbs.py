@@ -5,7 +5,7 @@ import re
 import sys
 
 from beyond.dirs import only_variables
-from beyond.secrets import MIN_MASKED, Place, places
+from beyond.secrets import CREDENTIAL_HEADERS, MIN_MASKED, Place, places
 
 # A server's name: what tool names are made of, so it reads the same in every message.
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -74,17 +74,19 @@ def literal_secrets(entry: dict) -> list[Place]:
 
 def written_out(place: Place, entry: dict, shared: str) -> str:
     """Why a literal secret of `entry` stays out of the `shared` file, and how to write it instead: the one
-    line the verbs say it with (a header keeps its scheme word: 'Authorization=Bearer ${TOKEN}')."""
-    variable = re.sub(r"[^A-Za-z0-9]+", "_", "TOKEN" if place.part == "headers" else place.name).strip("_").upper()
-    if place.part == "env" and place.within == "value":
-        fix = f"--env {place.name}='${{{variable}}}'"
-    elif place.part == "headers":
-        written = entry["headers"][place.key]
-        fix = f"--header '{place.key}={written[:len(written) - len(place.value)]}${{{variable}}}'"
-    elif place.within != "value":
-        fix = f"${{{variable}}} in its place in the URL"
+    line the verbs say it with (what is around it kept: 'Authorization=Bearer ${TOKEN}')."""
+    string = entry[place.part][place.key] if place.key is not None else entry[place.part]
+    name = "TOKEN" if place.part == "headers" or place.name.lower() in ("user", *CREDENTIAL_HEADERS) else place.name
+    variable = "${" + re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper() + "}"
+    written = string[:place.start] + variable + string[place.end:]
+    if place.part == "headers":
+        fix = f"--header '{place.key}={written}'"
+    elif place.part == "env":
+        fix = f"--env '{place.key}={written}'"
+    elif place.part == "url":
+        fix = f"--url '{written}'"
     else:
-        fix = f"'${{{variable}}}' in its place in the command"
+        fix = f"'{written}' in its place in the command"
     return (f"{place.where} is a secret written out, and {shared} is the project's, which is shared: write {fix} "
             "(quoted, so the shell leaves it) to take it from the environment, or put the server in your own file "
             "with --user")

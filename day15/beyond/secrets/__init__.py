@@ -8,18 +8,20 @@ requests, the mcp verbs, the trust question, the history file) is masked against
 - the agent's environment's secret-named values and the passwords of the URLs in it, a proxy's too (read as
   they are now), so the model key wherever it came from; a trusted .env's alike (folder/dotenv.py hands them
   in, also where the environment's value won);
-- an entry's secrets, handed in when its server starts (wire/) or another client's file is imported: the
-  literal at each secret place (places(): env and headers under a secret-named key or a credential header,
-  the value after a secret-named flag in args, a URL's password and secret-named query values), and what a
-  ${VAR} produced in env, headers or such a place. A folder's entries start only once it is trusted, so a
-  hostile one cannot make common words vanish everywhere; before that its secrets are masked by place;
+- an entry's secrets, handed in when its server starts (wire/): what is secret by its place (places(): env
+  and headers under a secret-named key or a credential header, the value after a secret-named flag, a URL's
+  user name and password, what is secret by place in any of its strings), written out or what a ${VAR} made
+  of it, and what a ${VAR} put in a header. A folder's entries start only once it is trusted, so a hostile
+  one cannot make common words vanish everywhere; until then, and in another client's file being imported,
+  they are masked where they stand, never by value (a file's value would hide another's command);
 - the logins' access and refresh tokens, client secrets and client assertions (auth/).
 Nothing takes a secret out: a server, a folder or a model can only add text to mask, never remove any.
 
 Masking (mask(), MaskedStream for a stream): by value, a secret of ANYWHERE characters or more wherever it
 stands, glued to other text too, a shorter one down to MIN_MASKED as a whole token, a shorter one never (the
-placeholders of local endpoints neither); by place, at any length (scan.py). names.py holds the names and
-places that say a value is secret, and the names of files that usually hold one. The inventory is the process's,
+placeholders of local endpoints neither); by place, at any length (scan.py). names.py holds the names that
+say a value is secret, and those of files that usually hold one; entries.py the places of a server entry that
+do, and the entry as it may be shown. The inventory is the process's,
 as its environment is: what one part learns, every other part masks, so it is the one thing of ours kept at
 module level, added to only, under a lock.
 """
@@ -30,8 +32,9 @@ import re
 import threading
 import urllib.parse
 
+from beyond.secrets.entries import Place, masked_entry, places
 from beyond.secrets.names import (AUTH_SCHEME, CREDENTIAL_HEADERS, PLACEHOLDERS, SECRET_FILES, SECRET_FOLDERS,
-                                  SECRET_PATHS, Place, is_secret_name, looks_secret, masked_entry, places, strings)
+                                  SECRET_PATHS, is_secret_name, looks_secret)
 from beyond.secrets.scan import MAX_NAME, by_place, triggered
 
 __all__ = ["AUTH_SCHEME", "CREDENTIAL_HEADERS", "MIN_MASKED", "SECRET_FILES", "SECRET_FOLDERS", "SECRET_PATHS",
@@ -43,37 +46,43 @@ MIN_MASKED = 8
 # A value this long is masked wherever it stands, glued to other letters too (no word holds a 12-character
 # key by chance); a shorter one only as a whole token, so the digits in a date or a word stay as they are.
 ANYWHERE = 12
-# The values handed in (entries, .env, client secrets): a user's files hold tens, never this many.
-MAX_KEPT = 4096
 # Of what rotates (a login's tokens, each assertion), the newest this many of each kind are kept: an hour's
 # refreshes and more, and an authorization server that answers with a new token every second grows nothing.
 MAX_ROTATING = 16
 # A streamed line that may hold a secret by place waits whole until it ends, up to this much.
 MAX_HELD_CHARS = 4096
-# A value that starts so is a path: a variable that names a folder (${HOME}/bin) brings no secret.
-PATH = re.compile(r"~|/|[A-Za-z]:[\\/]")
+# A streamed text is held back where it may begin a secret: its first this many characters are looked for
+# anywhere at the end; a longer start is looked for where those are found.
+PREFIX_CHARS = 64
+# A value a ${VAR} gave an entry, or the environment holds, that is a path: a folder's name, no secret.
+PATH = re.compile(r"~?/[^/\s]*/|[A-Za-z]:[\\/]")
+# A letter and a digit: what a value another party chose (a token, a registration's secret) must hold to be
+# masked, so an authorization server cannot make words vanish ("application/json", "function").
+ISSUED = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])", re.DOTALL)
 
 
 class Inventory:
     """What is secret in this process: the environment's secret-named values and URL passwords (read live
     from `environ`), and what the parts hand in; mask() replaces them by value, then every secret by place.
-    _lock guards _kept, _rotating, _version and _built (the table made from them)."""
+    The sources bound what they hand in (a .env, an entry, the logins file are bounded files). _lock guards
+    _kept, _rotating, _version and _built (the table made from them)."""
 
     def __init__(self, environ=os.environ) -> None:
         self.environ = environ
         self._kept: dict[str, str] = {}  # value -> what it is
         self._rotating: dict[str, collections.deque] = {}  # what they replace -> the newest (value, what it is)
         self._version = 0  # changed by every addition: the table is made again
-        self._built: tuple | None = None  # (what it was made from, variants, their prefixes, the longest's length)
+        self._built: tuple | None = None  # (what it was made from, the table: see _variants_of)
         self._lock = threading.Lock()
 
-    def add(self, value: object, what: str, rotating: str | None = None) -> None:
+    def add(self, value: object, what: str, rotating: str | None = None, issued: bool = False) -> None:
         """Hand in a secret; `what` names it in the mask ([REDACTED:what]); `rotating` names what it replaces
-        (a server's access token replaces its last one): the newest MAX_ROTATING of each are kept."""
-        if not isinstance(value, str) or not value.strip():
+        (a server's access token replaces its last one): the newest MAX_ROTATING of each are kept; `issued`:
+        another party chose it (ISSUED)."""
+        if not isinstance(value, str) or not value.strip() or issued and not ISSUED.match(value):
             return
         with self._lock:
-            if value in self._kept or len(self._kept) + len(self._rotating) >= MAX_KEPT:
+            if value in self._kept:
                 return
             if rotating is not None:
                 newest = self._rotating.setdefault(rotating, collections.deque(maxlen=MAX_ROTATING))
@@ -86,15 +95,14 @@ class Inventory:
 
     def learn_entry(self, written: dict, expanded: dict) -> None:
         """Hand in what a server about to start holds secret (wire/ calls this with its entry as written and
-        as ${VAR} expanded): each value at a secret place, and each env or header value a ${VAR} changed, but
-        a path."""
+        as ${VAR} expanded): each value secret by its place, and each header a ${VAR} changed (but a path)."""
         for place in places(expanded):
             self.add(place.value, place.name)
-        for part in ("env", "headers"):
-            now = strings(expanded, part)
-            for key, value in strings(written, part).items():
-                if now.get(key, value) != value and not PATH.match(now[key]):
-                    self.add(AUTH_SCHEME.sub("", now[key]), str(key))
+        headers = expanded.get("headers") if isinstance(expanded.get("headers"), dict) else {}
+        for key, value in (written.get("headers") or {}).items():
+            now = headers.get(key, value)
+            if isinstance(now, str) and now != value and not PATH.match(now):
+                self.add(AUTH_SCHEME.sub("", now), str(key))
 
     def values(self) -> dict[str, str]:
         """Every secret known now (value -> what it is), those too short to mask by value included."""
@@ -106,45 +114,41 @@ class Inventory:
         """`text` with each known secret replaced by value ([REDACTED:what]), then every secret by place."""
         if not text:
             return text
-        for variant, label, whole in self._variants()[0]:
+        for variant, label, whole in self._table()[0]:
             if variant in text:  # a find in C: the pattern, if any, runs only where the secret is
                 text = whole.sub(label, text) if whole else text.replace(variant, label)
         return by_place(text)
 
-    def safe_cut(self, text: str) -> int:
-        """How much of streamed `text` may be shown now: not a line that may hold a secret by place (until it
-        ends, within MAX_HELD_CHARS), not a last word that may still grow, not what may begin a secret."""
-        variants, prefixes, longest = self._variants()
-        start = text.rfind("\n") + 1
-        if triggered(text[start:]):
-            cut = max(start, len(text) - MAX_HELD_CHARS)
-        elif text[-1:].isspace():
-            cut = len(text)
-        else:
-            cut = max(start, text.rfind(" ") + 1, text.rfind("\t") + 1, len(text) - MAX_NAME)
-        for at in range(max(0, len(text) - longest + 1), cut):
+    def begun(self, text: str, cut: int) -> int:
+        """Where in `text` a known secret may begin before `cut` and reach past it (one whole but cut in two,
+        or one not whole yet at the end): the cut moved there; else `cut`."""
+        variants, prefixes, _ = self._table()
+        for at in range(max(0, len(text) - PREFIX_CHARS), cut):  # a secret's first characters at the end
             if text[at:] in prefixes:
                 cut = at
                 break
-        for variant, _, _ in variants:  # one that is whole but would be cut
-            at = text.find(variant, max(0, cut - len(variant) + 1))
-            if -1 < at < cut < at + len(variant):
-                cut = at
+        for variant, _, _ in variants:
+            at = text.find(variant[:PREFIX_CHARS], max(0, cut - len(variant) + 1))
+            while -1 < at < cut:
+                if variant.startswith(text[at:at + len(variant)]) and at + len(variant) > cut:
+                    cut = at
+                    break
+                at = text.find(variant[:PREFIX_CHARS], at + 1)
         return cut
 
     def _environment(self) -> list[tuple[str, str]]:
-        """(value, name) of each secret-named variable, and of the password and secret query values of a URL
+        """(value, name) of each secret-named variable but a path, and of the user name and password of a URL
         in any (a proxy's, a database's)."""
         found = []
         for name in self.environ:
             value = self.environ[name]
-            if is_secret_name(name):
+            if is_secret_name(name) and not PATH.match(value):
                 found.append((value, name))
             elif "://" in value:
                 found += [(place.value, name) for place in places({"env": {name: value}})]
         return found
 
-    def _variants(self) -> tuple[list[tuple[str, str, "re.Pattern | None"]], frozenset, int]:
+    def _table(self) -> tuple[list[tuple[str, str, "re.Pattern | None"]], frozenset, int]:
         """The table, made again when the environment or the inventory changed (see _variants_of)."""
         environment = tuple(self._environment())
         with self._lock:
@@ -157,19 +161,23 @@ class Inventory:
 
 def _variants_of(found: dict[str, str]) -> tuple[list, frozenset, int]:
     """(each form a secret may take in text, longest first, with its mask and, for a short one, its
-    whole-token pattern; every proper prefix of them; the longest's length): as written, inside a JSON
-    string (either way JSON writes letters beyond ASCII), and percent-encoded in a URL."""
+    whole-token pattern; the first PREFIX_CHARS of them, cut at every length; the longest's length): as
+    written and without the white space round it, inside a JSON string (either way JSON writes letters beyond
+    ASCII), percent-encoded in a URL and decoded from one."""
     variants = {}
     for value, what in found.items():
-        if len(value) < MIN_MASKED or value.lower() in PLACEHOLDERS:
+        if len(value.strip()) < MIN_MASKED or value.strip().lower() in PLACEHOLDERS:
             continue
         label = "[REDACTED:" + re.sub(r"[^A-Za-z0-9_.:-]", "_", what)[:64] + "]"
-        for form in {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
-                     urllib.parse.quote(value, safe="")}:
-            whole = None if len(value) >= ANYWHERE else re.compile(f"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])")
-            variants[form] = (label, whole)
+        bare = value.strip()
+        for form in {value, bare, json.dumps(bare)[1:-1], json.dumps(bare, ensure_ascii=False)[1:-1],
+                     urllib.parse.quote(bare, safe=""), urllib.parse.unquote(bare)}:
+            if len(form) >= MIN_MASKED:
+                whole = None if len(form) >= ANYWHERE else \
+                    re.compile(f"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])")
+                variants[form] = (label, whole)
     ordered = [(form, label, whole) for form, (label, whole) in sorted(variants.items(), key=lambda v: -len(v[0]))]
-    prefixes = frozenset(form[:n] for form in variants for n in range(1, len(form)))
+    prefixes = frozenset(form[:n] for form in variants for n in range(1, min(len(form), PREFIX_CHARS + 1)))
     return ordered, prefixes, max(map(len, variants), default=0)
 
 
@@ -177,9 +185,9 @@ def _variants_of(found: dict[str, str]) -> tuple[list, frozenset, int]:
 INVENTORY = Inventory()
 
 
-def add(value: object, what: str, rotating: str | None = None) -> None:
-    """Hand a secret in: from now on it is masked wherever text leaves the agent."""
-    INVENTORY.add(value, what, rotating)
+def add(value: object, what: str, rotating: str | None = None, issued: bool = False) -> None:
+    """Hand a secret in: from now on it is masked wherever text leaves the agent (Inventory.add)."""
+    INVENTORY.add(value, what, rotating, issued)
 
 
 def learn_entry(written: dict, expanded: dict) -> None:
@@ -194,20 +202,34 @@ def mask(text: str) -> str:
 
 class MaskedStream:
     """Text that comes in pieces (a streamed answer), masked as mask() masks it, with a secret split across
-    pieces caught: what may be part of one is held back until the next piece or rest()."""
+    pieces caught: what may be part of one is held back until the next piece or rest(). A line that may hold
+    a secret by place waits whole until it ends (within MAX_HELD_CHARS), the last word always (it may still
+    grow into a name), and whatever may begin a known secret. Each piece is looked at once: its cost is its
+    own, however long the line."""
 
     def __init__(self, inventory: Inventory = INVENTORY) -> None:
         self.inventory = inventory
         self._held = ""
+        self._line_held = False  # _held begins a line that may hold a secret by place
 
     def feed(self, piece: str) -> str:
         """What may be shown now of everything fed so far, masked."""
-        text = self._held + piece
-        cut = self.inventory.safe_cut(text)
+        text, new = self._held + piece, len(self._held)
+        start = text.rfind("\n") + 1  # the last line's
+        if not (self._line_held and start == 0):
+            self._line_held = triggered(text[max(start, new - MAX_NAME - 1):] if start < new else text[start:])
+        if self._line_held:
+            cut = max(start, len(text) - MAX_HELD_CHARS)
+        elif text[-1:].isspace():
+            cut = len(text)
+        else:
+            cut = max(start, text.rfind(" ") + 1, text.rfind("\t") + 1, len(text) - MAX_NAME)
+        cut = self.inventory.begun(text, cut)
+        self._line_held = self._line_held and cut <= start
         self._held = text[cut:]
         return self.inventory.mask(text[:cut])
 
     def rest(self) -> str:
         """What is held back, masked: the stream has ended."""
-        text, self._held = self._held, ""
+        text, self._held, self._line_held = self._held, "", False
         return self.inventory.mask(text)

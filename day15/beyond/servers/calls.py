@@ -11,6 +11,7 @@ import tools
 from beyond.folder.approvals import Approvals
 from beyond.secrets import mask
 from beyond.servers import toolset
+from beyond.text import shorten
 
 DENIED = "Denied: the tool {name} is not allowed by the user's policy; do not retry it."
 
@@ -29,8 +30,8 @@ class Calls:
         began, decision, outcome, result = time.monotonic(), self.approvals.policy_for(name), "cancelled", ""
         try:
             tool, args = toolset.get(name), tools.parse_arguments(name, arguments_json)
-            if tool is None or isinstance(args, str):
-                outcome, result = "error", args if tool else f"Error: unknown tool {name[:100]!r}."
+            if tool is None or isinstance(args, str):  # the name is the model's: masked all the same
+                outcome, result = "error", args if tool else mask(f"Error: unknown tool {shorten(name, 100)!r}.")
                 return result
             try:
                 decision = decision if decision == "deny" else self._decide(tool, args)

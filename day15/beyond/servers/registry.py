@@ -109,6 +109,9 @@ def register_all(server: str, client, contested: set[str], approvals: Approvals,
             client.log(f"tool {clean(shorten(info['name'], 80), one_line=True)} is not offered: its inputSchema "
                        "is not a JSON object schema ({\"type\": \"object\", ...})")
             continue
+        if mask(info["name"]) != info["name"]:  # a name goes to the model and the screen as it is: it cannot be masked
+            client.log("a tool is not offered: its name holds a secret")
+            continue
         plain = registry_name(server, info["name"])
         name = registry_name(server, info["name"], hashed=True) if plain in contested else plain
         try:
