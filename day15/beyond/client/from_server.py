@@ -242,7 +242,7 @@ class FromServer:
         done, total, note = params.get("progress"), params.get("total"), params.get("message")
         text = f"{done:g}" if isinstance(done, (int, float)) else "?"
         text += f"/{total:g}" if isinstance(total, (int, float)) else ""
-        call.on_progress(text + (f" {shorten(clean(str(note), one_line=True), 80)}" if note else ""))
+        call.on_progress(text + (f" {shorten(clean(mask(str(note)), one_line=True), 80)}" if note else ""))
 
     def skipped(self, complaint: str) -> None:
         """A line that is no message: the first is said on stderr, the rest kept for /logs (all with --verbose)."""

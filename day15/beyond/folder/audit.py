@@ -12,7 +12,7 @@ import sys
 import time
 
 from beyond.folder.project import NOFOLLOW, FolderError, append_inside
-from beyond.secrets import mask
+from beyond.secrets import mask, mask_data
 from beyond.text import clean, shorten
 
 AUDIT_PATH = ".geekagent/audit.jsonl"
@@ -49,7 +49,7 @@ class AuditLog:
     def write(self, entry: dict) -> None:
         entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **entry}
         try:
-            append_inside(self.path, mask(json.dumps(entry, ensure_ascii=False)) + "\n")
+            append_inside(self.path, json.dumps(mask_data(entry), ensure_ascii=False) + "\n")
         except (OSError, FolderError) as e:
             if not self._warned:  # once: the REPL stays readable when the folder is read-only
                 self._warned = True

@@ -10,7 +10,7 @@ import shlex
 from beyond.client.config import ServerConfig, expanded
 from beyond.client.roots import outside
 from beyond.dirs import VARIABLE, only_variables
-from beyond.secrets import is_secret_name, mask, masked_entry
+from beyond.secrets import mask, masked_entry
 from beyond.text import clean, shorten
 from beyond.wire.sandbox import what_it_may
 from mcp import McpServerConfig
@@ -21,8 +21,8 @@ DISABLED = "disabled (not started)"
 
 
 def shown_value(key: str, value: str, limit: int) -> str:
-    """A setting's value as the question shows it: a secret-named one never."""
-    return "[masked]" if is_secret_name(key) else shorten(value, limit)
+    """A setting's value as the question shows it: what is secret where it stands, masked."""
+    return shorten(masked_entry({"env": {key: value}})["env"][key], limit)
 
 
 def what_runs(config: ServerConfig, folder: str | None = None) -> str:
@@ -38,12 +38,12 @@ def what_runs(config: ServerConfig, folder: str | None = None) -> str:
     sends = f"; from your environment: {', '.join(sends)}" if sends else ""
     wider = outside(config, folder) if folder else []
     sends += f"; given folders outside this one: {', '.join(wider)}" if wider else ""
-    shown = masked_entry({"args": config.args, "url": config.url}, keep=only_variables)
+    shown = masked_entry({"args": config.args, "url": config.url, "env": config.env}, keep=only_variables)
     if config.kind != "stdio":
         headers = f" with headers {', '.join(config.headers)}" if config.headers else ""
         return clean(mask(f"connects to {shown['url']}{headers}{sends}{_logs_in(config.oauth)}"), one_line=True)
     where = f" in {config.cwd}" if config.cwd else ""
-    env = ", ".join(f"{key}={shown_value(key, value, 80)}" for key, value in config.env.items()
+    env = ", ".join(f"{key}={shorten(shown['env'][key], 80)}" for key, value in config.env.items()
                     if not VARIABLE.search(value))
     env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
     confined = f"; {what_it_may(config)}" if config.sandbox is not None else ""

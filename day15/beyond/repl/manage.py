@@ -19,7 +19,7 @@ from beyond.repl.imports import import_servers
 from beyond.repl.validate import validate
 from beyond.repl.verbs import (Refused, Usage, flag, literal_secrets, name_of, no_more, pairs, too_short, value,
                                 written_out)
-from beyond.secrets import mask, masked_entry
+from beyond.secrets import mask, mask_data, masked_entry
 from beyond.text import clean
 
 USAGE = """usage: python3 day15/index.py mcp <verb> ...
@@ -144,7 +144,7 @@ def masked(entry: object) -> object:
     if not isinstance(entry, dict):
         return entry
     shown = masked_entry(entry, keep=only_variables)
-    return json.loads(mask(json.dumps(shown, ensure_ascii=False)))
+    return mask_data(shown)
 
 
 def _names_there() -> str:

@@ -16,7 +16,7 @@ import sys
 import chat
 from beyond.model.hints import missing_key_hint
 from beyond.repl.resources import attach_mentions
-from beyond.secrets import mask
+from beyond.secrets import mask, mask_data
 from beyond.terminal import shown
 
 # A tool line on stderr shows this much of the result, as the REPL's does.
@@ -35,7 +35,7 @@ def run(session, prompt: str, as_json: bool, out) -> int:
 
     def record(name, arguments_json, decision, outcome, seconds, size):
         try:
-            arguments = json.loads(mask(arguments_json or "{}"))
+            arguments = mask_data(json.loads(arguments_json or "{}"))
         except (ValueError, RecursionError):
             arguments = mask(arguments_json)
         call = {"name": mask(name), "arguments": arguments, "outcome": OUTCOMES.get(decision, outcome)}

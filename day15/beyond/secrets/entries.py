@@ -3,7 +3,8 @@ may be shown (masked_entry()). A place is a span of one of its strings: env and 
 key or a credential header (what follows the scheme word: `Bearer X` holds X), the args item after a
 secret-named flag, and in every env value, header, argument and the URL what is secret by place in any text
 (scan.py: `--token=X`, `-e GH_TOKEN=X`, `"--api-key X"`, a URL's password and secret-named query values); and
-a URL's user name when it stands alone (https://TOKEN@host: sent as a login).
+a URL's user name when it stands alone (https://TOKEN@host: sent as a login). A value shown masks none
+that reads as a command.
 """
 import json
 import re
@@ -43,12 +44,13 @@ def places(entry: dict) -> list[Place]:
     args = entry.get("args") if isinstance(entry.get("args"), list) else []
     for i, arg in enumerate(args):
         before = args[i - 1] if i and isinstance(args[i - 1], str) else ""
-        if not isinstance(arg, str):
-            continue
-        if before.startswith("-") and "=" not in before and is_secret_name(before.lstrip("-")) \
-                and arg and not arg.startswith("-"):
+        flag, glued, value = arg.partition("=") if isinstance(arg, str) else ("", "", "")
+        if _secret_flag(before) and arg and not arg.startswith("-"):
             found.append(Place(f"args[{i}] (after {before})", before.lstrip("-"), arg, "args", i, 0, len(arg)))
-        else:
+        elif _secret_flag(flag) and glued and value:  # --token=V: all of V, whatever it holds
+            found.append(Place(f"args[{i}] (after {flag})", flag.lstrip("-"), value, "args", i, len(flag) + 1,
+                               len(arg)))
+        elif isinstance(arg, str):
             found += _in_text(arg, f"args[{i}]", "args", i)
     url = entry.get("url")
     return found + (_in_text(url, "url", "url", None) if isinstance(url, str) else [])
@@ -56,19 +58,27 @@ def places(entry: dict) -> list[Place]:
 
 def masked_entry(entry: dict, keep: Callable[[str], bool] = lambda value: False) -> dict:
     """A copy of a server entry to show, each secret by place replaced by [masked] but those `keep` keeps (a
-    ${VAR}, which is the environment's, not the file's), and any value not shaped like a credential (a
-    command after --token is shown: what runs is never hidden)."""
+    ${VAR}, which is the environment's, not the file's), and any that reads as a command or code (COMMAND,
+    CODE): what runs is never hidden."""
     shown = json.loads(json.dumps(entry))
     for place in sorted(places(entry), key=lambda p: -p.start):  # from the end: earlier spans keep their place
-        if keep(place.value) or not SHAPED.fullmatch(place.value):
+        data = place.part in ("env", "headers") or place.where.endswith(("password)", "user name)"))
+        if keep(place.value) or (COMMAND if data else CODE).search(place.value):
             continue
         holder, at = (shown[place.part], place.key) if place.key is not None else (shown, place.part)
         holder[at] = holder[at][:place.start] + "[masked]" + holder[at][place.end:]
     return shown
 
 
-# What a credential may hold: no white space, quote, bracket, comma or what a shell acts on (scan.py's shape).
-SHAPED = re.compile(r"[^\s\"'`$;&|<>(){}\[\]\\,][^\s\"'`;&|<>(){}\[\]\\,]*")
+# What makes a value a command rather than a credential: a pipe, a list, a redirection, a substitution; in an
+# argument, which may be code another argument runs, white space, a quote or a bracket too (a password with
+# `&`, `!` or `#` is still masked, and a passphrase in env or a quote in a URL's password).
+COMMAND = re.compile(r"[|;<>`\n]|&&|\$\(")
+CODE = re.compile(r"[|;<>`\s\"'()]|&&|\$[({]")
+
+
+def _secret_flag(word: object) -> bool:
+    return isinstance(word, str) and word.startswith("-") and "=" not in word and is_secret_name(word.lstrip("-"))
 
 
 def _strings(entry: dict, part: str) -> dict[str, str]:
@@ -80,14 +90,15 @@ def _in_text(text: str, where: str, part: str, key: object) -> list[Place]:
     """What is secret by place in one of an entry's strings, and the user name and password of its URLs."""
     found = [Place(f"{where} (after {name})", name.lstrip("-"), text[start:end], part, key, start, end)
              for start, end, name in spans(text)]
-    for match in URL.finditer(text):
+    urls = [(0, text)] if URL.match(text) else [(m.start(), m.group(0)) for m in URL.finditer(text)]  # whole: "'"
+    for begins, url in urls:
         try:
-            parts = urllib.parse.urlsplit(match.group(0))
+            parts = urllib.parse.urlsplit(url)
         except ValueError:  # no URL after all ("http://[::1"): by place, its password is still masked
             continue
         user, _, password = parts.netloc.rpartition("@")[0].partition(":")
         if password or user and parts.scheme in ("http", "https"):
-            at = match.start() + len(parts.scheme) + 3 + (len(user) + 1 if password else 0)
+            at = begins + len(parts.scheme) + 3 + (len(user) + 1 if password else 0)
             secret = password or user
             found.append(Place(f"{where} (the URL's {'password' if password else 'user name'})",
                                "password" if password else "user", secret, part, key, at, at + len(secret)))

@@ -29,16 +29,17 @@ NAME_REST = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 # A name is grown this far round its keyword at most: a longer run of letters is no name.
 MAX_NAME = 64
 ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
-# A credential's shape, at most this long (a JWT is a few KB): no white space, quote, bracket, comma, or what
-# a shell acts on (a $ only inside: ${VAR} and $(cmd) are no value). Quoted, all the quotes hold must have it.
+# A credential's shape, at most this long (a JWT is a few KB): no white space, quote, bracket or what a shell
+# acts on (a $ only inside: ${VAR} and $(cmd) are no value; a comma not first). Quoted, all it holds must be so.
 MAX_VALUE = 8192
-TOKEN = r"[^\s\"'`$;&|<>(){}\[\]\\,][^\s\"'`;&|<>(){}\[\]\\,]{0,%d}" % MAX_VALUE
+TOKEN = r"[^\s\"'`$;&|<>(){}\[\]\\,][^\s\"'`;&|<>(){}\[\]\\]{0,%d}" % MAX_VALUE
 # After a flag: =V, spaces and V, or the next item of a list ("--token", "V"); after a name: =V, or " = " and
 # a quoted V (code); a quoted name's ": " and a quoted V (JSON); a header line's ": " and V to the line's end.
 FLAG_VALUE = re.compile(r"=(?P<a>" + TOKEN + r")|[ \t]+(?P<b>(?!-)" + TOKEN + r")|"
                         r"\\?[\"'][ \t]*,[ \t]*\\?[\"'](?P<c>(?!-)" + TOKEN + r")\\?[\"']")
 EQUALS_VALUE = re.compile(r"=(?P<a>" + TOKEN + r")|[ \t]*=[ \t]*(?P<q>\\?[\"'])(?P<b>" + TOKEN + r")(?P=q)")
-QUERY_VALUE = re.compile(r"=(?P<a>[^\s\"'`$;&#|<>(){}\[\]\\,]{1,%d})" % MAX_VALUE)  # up to the next & or #
+# A query's value, up to the next & or #; not a ${VAR} or a mask made already.
+QUERY_VALUE = re.compile(r"=(?P<a>(?!\$[{(]|\[masked\]|\[REDACTED)[^\s\"'<>&#]{1,%d})" % MAX_VALUE)
 QUOTED_VALUE = re.compile(r"\\?[\"'][ \t]*:[ \t]*\\?[\"'](?P<a>" + TOKEN + r")\\?[\"']")
 LINE_VALUE = re.compile(r":[ \t]+(?:(?:Bearer|Basic|Token|DPoP)[ \t]+)?(?P<a>" + TOKEN + r")[ \t]*(?:\r?\n|$)",
                         re.IGNORECASE)
@@ -46,12 +47,14 @@ LINE_VALUE = re.compile(r":[ \t]+(?:(?:Bearer|Basic|Token|DPoP)[ \t]+)?(?P<a>" +
 # no token); Basic's only when it decodes to user:password.
 SCHEMES = ("Bearer", "DPoP", "Basic")
 TOKEN68 = re.compile(r"[ \t]+([A-Za-z0-9\-._~+/]{8,%d}=*)" % MAX_VALUE)
-# A password in a URL (scheme://user:password@host), but one masked already or a ${VAR}. (Bounded repeats,
-# so a long run of letters costs linear time, not quadratic; no quote, so a URL in JSON stays JSON.)
+# A password in a URL (scheme://user:password@host; an @ in it as urlsplit reads it, up to the last), but one
+# masked already or a ${VAR}. (Bounded repeats: linear time; no quote, so a URL in JSON stays JSON.)
 URL_PASSWORD = re.compile(r"(?<![a-zA-Z0-9+.-])([a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^/\s:@\"'<>]{0,256}:)"
-                          r"(?!\[masked\]@|\[REDACTED[^@]{0,64}@|\$\{[^@]{0,64}@)[^/\s@\"'<>]{1,1024}@")
-# Values that are no secret wherever they stand: a switch's word, a placeholder.
-NOT_VALUES = {"true", "false", "yes", "no", "on", "off"} | PLACEHOLDERS
+                          r"(?!\[masked\]@|\[REDACTED[^@]{0,64}@|\$\{[^@]{0,64}@)"
+                          r"(?:[^/\s@\"'<>]|@(?=[^/\s\"'<>]{0,1024}@)){1,1024}@")
+# Values that are no secret wherever they stand: a switch's word, a placeholder, what documentation writes.
+NOT_VALUES = {"true", "false", "yes", "no", "on", "off", "required", "optional", "string", "integer", "number",
+              "boolean", "object", "array"} | PLACEHOLDERS
 MASK = "[REDACTED]"
 
 
@@ -79,10 +82,11 @@ def spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def triggered(line: str) -> bool:
-    """Whether a line may hold a secret by place, now or once more of it comes: a URL, a scheme word, a name
-    that is secret where it stands, or one that may still grow into one at the line's end."""
-    lower = line.lower()
-    if "://" in lower or any(scheme.lower() in lower for scheme in SCHEMES):
+    """Whether a line may hold a secret by place, now or once more of it comes: a URL, a scheme word, a cookie
+    header, a name that is secret where it stands, or one that may still grow into one at the line's end."""
+    lower = _lower(line)
+    if "://" in lower or any(scheme.lower() in lower for scheme in SCHEMES) or \
+            lower.lstrip().startswith(("cookie:", "set-cookie:")):
         return True
     for _, ends in WORD_ENDS:
         for hit in ends.finditer(lower):
@@ -97,9 +101,7 @@ def triggered(line: str) -> bool:
 
 def _key_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, name) of each value after a secret-named name: found by its keyword, the name grown round it."""
-    lower, found = text.lower(), []
-    if len(lower) != len(text):  # a letter whose lower case is longer (U+0130): the ASCII letters alone
-        lower = text.translate(ASCII_LOWER)
+    lower, found = _lower(text), []
     cookies = "cookie:" in lower  # a Cookie header's pairs are a query's (looked for only where one is)
     for word, ends in WORD_ENDS:
         passed = 0
@@ -113,6 +115,12 @@ def _key_spans(text: str) -> list[tuple[int, int, str]]:
             found += [(*value, text[start:end])] if value else []
             passed = value[1] if value else end  # what a value holds is no name
     return found
+
+
+def _lower(text: str) -> str:
+    """`text` lower-cased, each character where it was (U+0130's lower case is two: then the ASCII letters alone)."""
+    lower = text.lower()
+    return lower if len(lower) == len(text) else text.translate(ASCII_LOWER)
 
 
 def _name_round(text: str, at: int, passed: int) -> tuple[int, int]:
@@ -147,7 +155,10 @@ def _value_after(text: str, start: int, end: int, cookies: bool) -> tuple[int, i
     if not found:
         return None
     group = next(g for g in ("a", "b", "c") if g in found.re.groupindex and found.group(g) is not None)
-    return None if found.group(group).lower() in NOT_VALUES else found.span(group)
+    if found.group(group).lower() in NOT_VALUES or text[found.end(group):found.end(group) + 1] in ("'", '"') \
+            and group == "a" and found.re is EQUALS_VALUE:  # f'{user}': a string's prefix, no value
+        return None
+    return found.span(group)
 
 
 def _line_start(text: str, start: int) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import permissions
 from beyond.folder.approvals import Approvals, runs_of
-from beyond.secrets import mask
+from beyond.secrets import mask, mask_data
 from beyond.servers import toolset
 from beyond.text import clean, shorten, shown_arguments, squeeze
 from tools import Tool
@@ -68,7 +68,7 @@ def as_registry_tool(server: str, client, info: dict, name: str | None = None, a
                           MAX_DESCRIPTION_CHARS)
     schema = info.get("inputSchema") or {"type": "object", "properties": {}}
     return toolset.Asking(name=name, description=description,  # the schema's words go to the model too: masked
-                          parameters=json.loads(mask(json.dumps(schema, ensure_ascii=False))), run=run,
+                          parameters=mask_data(schema), run=run,
                           question=question)
 
 
