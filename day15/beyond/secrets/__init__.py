@@ -2,28 +2,31 @@
 is; here every text that leaves the agent (the terminal, /logs, /last, the audit log, -p, the model's
 requests, the mcp verbs, the trust question, the history file) is masked against this inventory:
 
-- secret-named, one rule for variables, entry keys, headers, query parameters and flags (is_secret_name):
-  a name holding KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL, COOKIE or SESSION, or AUTH or
-  SIG as a whole word, but not one ending in _FILE, _PATH, _DIR, _ENV, _VAR, -file or -path (a path or a name);
+- secret-named, one rule for variables, entry keys, headers, query parameters and flags (is_secret_name): a
+  word of the name that is or ends in KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL, COOKIE,
+  SESSION or AUTHORIZATION, or is AUTH, SIG, PAT, PASS or PWD; not a name ending in _FILE, _PATH, _DIR, _ENV,
+  _VAR, -file or -path (or another that holds a path or an address), nor one whose last word says what else
+  the value is (secret_id, token_type), nor an index's key or a page's token (sort_key, nextPageToken);
 - the agent's environment's secret-named values and the passwords of the URLs in it, a proxy's too (read as
   they are now), so the model key wherever it came from; a trusted .env's alike (folder/dotenv.py hands them
-  in, also where the environment's value won);
+  in, also where the environment's value won); a path that is there is none;
 - an entry's secrets, handed in when its server starts (wire/): what is secret by its place (places(): env
   and headers under a secret-named key or a credential header, the value after a secret-named flag, a URL's
   user name and password, what is secret by place in any of its strings), written out or what a ${VAR} made
   of it, and what a ${VAR} put in a header. A folder's entries start only once it is trusted, so a hostile
   one cannot make common words vanish everywhere; until then, and in another client's file being imported,
   they are masked where they stand, never by value (a file's value would hide another's command);
-- the logins' access and refresh tokens, client secrets and client assertions (auth/).
+- the logins' access and refresh tokens, client secrets and client assertions (auth/), when they are shaped
+  like credentials (ISSUED).
 Nothing takes a secret out: a server, a folder or a model can only add text to mask, never remove any.
 
-Masking (mask(), MaskedStream for a stream): by value, a secret of ANYWHERE characters or more wherever it
-stands, glued to other text too, a shorter one down to MIN_MASKED as a whole token, a shorter one never (the
-placeholders of local endpoints neither); by place, at any length (scan.py). names.py holds the names that
-say a value is secret, and those of files that usually hold one; entries.py the places of a server entry that
-do, and the entry as it may be shown. The inventory is the process's,
-as its environment is: what one part learns, every other part masks, so it is the one thing of ours kept at
-module level, added to only, under a lock.
+Masking (mask(), mask_data() for JSON, MaskedStream for a stream): by value, a secret of ANYWHERE characters or
+more wherever it stands, glued to other text too, a shorter one down to MIN_MASKED as a whole token, a shorter
+one never (nor the placeholders of local endpoints); by place, a credential-shaped value at any length
+(scan.py). names.py holds the names that say a value is secret, and those of files that usually hold one;
+entries.py the places of a server entry that do, and the entry as it may be shown (a command never hidden).
+The inventory is the process's, as its environment is: what one part learns, every other part masks, so it
+is the one thing of ours kept at module level, added to only, under a lock.
 """
 import collections
 import functools
@@ -52,8 +55,8 @@ ANYWHERE = 12
 MAX_ROTATING = 16
 # A streamed line that may hold a secret by place waits whole until it ends, up to this much.
 MAX_HELD_CHARS = 4096
-# A streamed text is held back where it may begin a secret: its first this many characters are looked for
-# anywhere at the end; a longer start is looked for where those are found.
+# A streamed text is held back where it may begin a secret: up to this many characters before the cut are
+# looked up among the secrets' beginnings; a longer secret begun further back, by its first this many.
 PREFIX_CHARS = 64
 # A letter and a digit, and a credential's shape (entries.CODE: no space, quote, bracket or shell character):
 # what a value another party chose (a token, a registration's secret) must have to be masked, so an
