@@ -1,8 +1,10 @@
 """A stdio MCP server that tries what a sandbox refuses, for tests/wire/test_sandbox*.py. Its one tool,
 probe, does {"op": "read" | "write" | "open" | "connect" | "udp" | "unix" | "socketpair" | "caps" | "env" | "syscall" |
-"child_read",
+"chmod" | "truncate" | "signal" | "keyring" | "fail" | "child_read",
 "path", "port"} and answers "ok ..." or "refused: <why>"; child_read reads through a child process of its
-own (which the sandbox confines too); caps says CapEff, CapPrm, CapBnd and CapAmb of /proc/self/status."""
+own (which the sandbox confines too); caps says CapEff, CapPrm, CapBnd and CapAmb of /proc/self/status;
+keyring reads the key numbered `port`; fail reads `path` and, refused, says so on stderr and as an error
+result, as a real server's failing call does."""
 import ctypes
 import json
 import os
@@ -38,6 +40,21 @@ def probe(op: str, path: str = "", port: int = 0) -> str:
             libc = ctypes.CDLL(None, use_errno=True)
             done = libc.syscall(ctypes.c_long(port), 0, 0, 0)
             return f"ok {done}" if done >= 0 else f"errno {ctypes.get_errno()}"
+        if op == "chmod":
+            os.chmod(path, 0o644)
+            return "ok changed"
+        if op == "truncate":
+            os.truncate(path, 0)
+            return "ok truncated"
+        if op == "signal":  # signal 0 to a process: whether it could be signalled
+            os.kill(port, 0)
+            return "ok signalled"
+        if op == "keyring":  # keyctl(KEYCTL_READ, key, buffer, size)
+            libc, buffer = ctypes.CDLL(None, use_errno=True), ctypes.create_string_buffer(64)
+            libc.syscall.restype = ctypes.c_long
+            done = libc.syscall(ctypes.c_long(250 if os.uname().machine == "x86_64" else 219), 11,
+                                ctypes.c_long(port), buffer, 64)
+            return f"ok {buffer.value.decode()}" if done >= 0 else f"refused: errno {ctypes.get_errno()}"
         if op == "env":
             return "ok " + os.environ.get(path, "")
         if op == "socketpair":
@@ -61,6 +78,13 @@ def answer(message: dict) -> dict:
                   "serverInfo": {"name": "probe", "version": "1"}}
     elif method == "tools/list":
         result = {"tools": [{"name": "probe", "inputSchema": {"type": "object"}}]}
+    elif method == "tools/call" and params.get("arguments", {}).get("op") == "fail":
+        try:
+            with open(params["arguments"]["path"]) as f:
+                result = {"content": [{"type": "text", "text": "ok " + f.read(40)}]}
+        except OSError as e:
+            print(f"error: {e}", file=sys.stderr, flush=True)
+            result = {"content": [{"type": "text", "text": str(e)}], "isError": True}
     elif method == "tools/call":
         result = {"content": [{"type": "text", "text": probe(**params.get("arguments", {}))}]}
     else:

@@ -1,6 +1,7 @@
 """What the trust question says of a sandboxed entry (wire/sandbox.py): every grant, resolved, and every
 refusal, also for entries that --sandbox confines; trust and the `a` answers are bound to that grant set."""
 import json
+import os
 import sys
 
 from beyond.folder.approvals import runs_of
@@ -62,19 +63,33 @@ def test_the_a_answers_are_bound_to_the_grant_set(tmp_path, monkeypatch):
     assert {k: v for k, v in parts[0].items() if k != "sandbox"} == parts[2]
 
 
-def test_a_failed_start_names_what_the_sandbox_refused():
+def test_a_failed_start_names_what_the_sandbox_refused(tmp_path, monkeypatch):
     """From a sandboxed server's last stderr lines: the refused path (as Python, uv, Node and git say it)
-    and the grant that allows it, or the network; an unsandboxed server gets no hint."""
+    and the grant that allows it, or the network; a new file's folder, which a grant can name; no hint where
+    none would help (the home itself, what the agent may not reach either); none for an unsandboxed server."""
     from beyond.client.config import parse_server_config
     from beyond.wire.sandbox import refused_in
+    home = tmp_path / "home"
+    for path in ("srv/keys/a.pem", "srv/app/.npmrc", "home/.gitconfig"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x")
+    (tmp_path / "srv" / "uv").mkdir()
+    monkeypatch.setenv("HOME", str(home))
     boxed = parse_server_config("s", {"command": "python3", "sandbox": True})
-    said = {"PermissionError: [Errno 13] Permission denied: '/srv/keys/a.pem'": '{"read": ["/srv/keys/a.pem"]}',
-            "error: failed to create directory `/srv/uv/tools`: Permission denied (os error 13)":
-                '{"write": ["/srv/uv/tools"]}',
-            "Error: EACCES: permission denied, open '/srv/app/.npmrc'": '{"read": ["/srv/app/.npmrc"]}',
-            "fatal: unable to access '/srv/home/.gitconfig': Permission denied": '{"read": ["/srv/home/.gitconfig"]}'}
+    said = {f"PermissionError: [Errno 13] Permission denied: '{tmp_path}/srv/keys/a.pem'":
+            f'{{"read": ["{tmp_path}/srv/keys/a.pem"]}}',
+            f"error: failed to create directory `{tmp_path}/srv/uv/tools`: Permission denied (os error 13)":
+                f'{{"write": ["{tmp_path}/srv/uv"]}}',
+            f"Error: EACCES: permission denied, open '{tmp_path}/srv/app/.npmrc'":
+                f'{{"read": ["{tmp_path}/srv/app/.npmrc"]}}',
+            f"fatal: unable to access '{home}/.gitconfig': Permission denied": '{"read": ["~/.gitconfig"]}'}
     for line, grant in said.items():
         assert f'"sandbox": {grant} grants it' in refused_in(boxed, ["starting", line]), line
+    useless = [f"fatal: Unable to create '{home}/.gitconfig.lock': Permission denied"]  # only the home would help
+    if os.geteuid() != 0:
+        useless.append("PermissionError: [Errno 13] Permission denied: '/root/.profile'")
+    for line in useless:
+        assert refused_in(boxed, [line]) == " (it ran sandboxed: /mcp shows what it may reach)", line
     offline = "cause: failed to lookup address information: Temporary failure in name resolution"
     assert '"sandbox": {"network": true}' in refused_in(boxed, [offline])
     assert '"network": true' in refused_in(parse_server_config("n", {"command": "npx", "sandbox": True}), [])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from beyond.auth.clients import TOKEN_METHODS
 from beyond.auth.grants import GRANTS
+from beyond.dirs import UnsetVariable, expand
 from mcp import McpError, McpServerConfig
 from permissions import decode_json, parse_json
 
@@ -89,6 +90,7 @@ class ServerConfig(McpServerConfig):
     overruled: bool = False             # its "sandbox": false, which --sandbox refused (wire/sandbox.py)
     shown_roots: list | None = None     # a folder entry's roots as the trust question showed them (client/roots.py)
     problem: str | None = None          # what is wrong with the entry (file and key): shown, not started
+    login_files: tuple = ()             # what any entry of its file logs in with: kept from a sandbox (wire/inside.py)
 
 
 def load_mcp_config(path: str = MCP_CONFIG_PATH, raw: bytes | None = None) -> dict[str, ServerConfig]:
@@ -105,7 +107,25 @@ def load_mcp_config(path: str = MCP_CONFIG_PATH, raw: bytes | None = None) -> di
     servers = {} if data is None else data.get(key, {}) if isinstance(data, dict) else None  # "servers": VS Code's
     if not isinstance(servers, dict):
         raise McpError(f"{path}: \"{key}\" must be an object of server name -> config")
-    return {name: _entry(f"{path}: {key}.{name}", entry) for name, entry in servers.items()}
+    configs = {name: _entry(f"{path}: {key}.{name}", entry) for name, entry in servers.items()}
+    logins = tuple(_login_files(configs.values()))
+    for config in configs.values():
+        config.login_files = logins
+    return configs
+
+
+def _login_files(configs) -> list[str]:
+    """Every file an entry's login reads (its key, its assertion), resolved, ${VAR} expanded where set."""
+    found = []
+    for config in configs:
+        for key in ("assertionFile", "privateKeyFile"):
+            written = config.oauth.get(key) if isinstance(config.oauth, dict) else None
+            try:
+                path = expand(written, f"oauth.{key}") if isinstance(written, str) and written else ""
+            except UnsetVariable:
+                continue
+            found += [os.path.realpath(os.path.expanduser(path))] if path else []
+    return found
 
 
 def _entry(where: str, entry: object) -> ServerConfig:

@@ -2,18 +2,22 @@
 
 Run as a program, with a minimal environment and `python -I` (nothing of the folder, no PYTHON*, no LD_*):
   confine.py RULES ENV_FD -- COMMAND ARG...
-RULES is JSON (the Landlock ABI to use, the folders and files to grant, the network, the program file
-the command resolved to, which is what runs); the server's own
-environment arrives as JSON on the inherited pipe ENV_FD, never in an argv or an environment that
-/proc shows. In this order it: reads that environment; restricts itself with Landlock; without the
-network, installs a seccomp filter that refuses every new socket; drops every capability (bounding and
-ambient sets too, so a root launcher gives its server none); then execs the server. Any step that fails
-ends it with status 126 and one line on stderr saying why (fail closed). It imports nothing of ours.
+RULES is JSON (the Landlock ABI to use, [path, kind] of each rule, the network, what the seccomp filter
+refuses, the limits, the program file the command resolved to, which is what runs); the server's own
+environment arrives as JSON on the inherited pipe ENV_FD, never in an argv or an environment that /proc
+shows. In this order it: reads that environment; sets the limits; restricts itself with Landlock; installs
+a seccomp filter that refuses what Landlock has no right for (the keyring; chmod, chown, utimes and
+extended attributes by path; truncate before ABI 3; without the network, every new socket); drops every
+capability (bounding and ambient sets too, so a root launcher gives its server none); then execs the
+server. Any step that fails ends it with status 126 and one line on stderr saying why (fail closed). It
+imports nothing of ours.
 """
 import ctypes
 import json
 import os
 import platform
+import resource
+import signal
 import struct
 import sys
 
@@ -22,25 +26,39 @@ CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446
 RULE_PATH_BENEATH = 1
 # Filesystem rights by bit; REFER came with ABI 2, TRUNCATE with 3, IOCTL_DEV with 5.
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1, 2, 4, 8
+TRUNCATE_ABI = 3
 FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | (1 << 14) | (1 << 15)  # what a rule on a file may grant
 READ = EXECUTE | READ_FILE | READ_DIR
 NET_BIND_TCP, NET_CONNECT_TCP, NET_ABI = 1, 2, 4
 SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL, SCOPE_ABI = 1, 2, 6
 # prctl options and the capability calls.
-PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 24, 22, 38, 47
+PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_SET_PDEATHSIG = 24, 22, 38, 47, 1
 PR_CAP_AMBIENT_CLEAR_ALL, SECCOMP_MODE_FILTER = 4, 2
 CAPABILITY_VERSION_3 = 0x20080522
-# Per architecture: the audit number seccomp sees, and the calls the filter refuses without the network
-# (socket, io_uring_setup) and capset. x32's calls are x86_64's numbers with this bit set.
-SYSCALLS = {"x86_64": {"arch": 0xC000003E, "socket": 41, "io_uring_setup": 425, "capset": 126},
-            "aarch64": {"arch": 0xC00000B7, "socket": 198, "io_uring_setup": 425, "capset": 91}}
+# Per architecture: the audit number seccomp sees, and the calls the filter refuses: always the keyring's,
+# and changing a file's mode, owner, times or extended attributes by its path (by an open file, it is one
+# Landlock let the server open); truncate by path before ABI 3; without the network, new sockets. arm64
+# has no calls of the old forms (chmod, chown...). x32's calls are x86_64's numbers with this bit set.
+SYSCALLS = {
+    "x86_64": {"arch": 0xC000003E, "capset": 126, "sockets": (41, 425), "truncate": (76,), "keyring": (248, 249, 250),
+               "metadata": (90, 268, 452, 92, 94, 260, 132, 235, 261, 188, 189, 197, 198, 463, 466), "utimensat": 280},
+    "aarch64": {"arch": 0xC00000B7, "capset": 91, "sockets": (198, 425), "truncate": (45,), "keyring": (217, 218, 219),
+                "metadata": (53, 452, 54, 5, 6, 14, 15, 463, 466), "utimensat": 88}}
 SYSCALLS["arm64"] = SYSCALLS["aarch64"]
 X32_BIT = 0x40000000
+# Namespaces, mounts and their attributes (mount_setattr came with Linux 5.12: without it, no isolation).
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x20000, 0x10000000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 0x4000, 1 << 18
+MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 1
 # Classic BPF, as seccomp reads it: load a word of seccomp_data, jump if equal or greater, return.
 LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
 ALLOW, ERRNO, EACCES = 0x7FFF0000, 0x00050000, 13
-NR_OFFSET, ARCH_OFFSET = 0, 4
+NR_OFFSET, ARCH_OFFSET, ARG1_OFFSET = 0, 4, 24  # args[1], the path of utimensat, low word then high
+# What each kind of rule grants, of the rights this ABI has (a rule on a file keeps only a file's rights).
+KINDS = {"read": lambda fs: READ, "write": lambda fs: fs, "list": lambda fs: READ_DIR,
+         "file": lambda fs: READ & FILE_RIGHTS, "file-write": lambda fs: FILE_RIGHTS & fs,
+         "device": lambda fs: FILE_RIGHTS & fs}
 
 
 class Refused(Exception):
@@ -74,9 +92,8 @@ def landlock(rules: dict) -> None:
     ruleset = libc.syscall(CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
     if ruleset < 0:
         raise _failed("landlock_create_ruleset")
-    grants = [(p, READ) for p in rules["read"]] + [(p, fs) for p in rules["write"]]
-    grants += [(p, READ & FILE_RIGHTS) for p in rules["files"]] + [(p, FILE_RIGHTS & fs) for p in rules["devices"]]
-    for path, rights in grants:
+    for path, kind in rules["grants"]:
+        path, rights = f"/proc/{os.getpid()}" if path == "/proc/self" else path, KINDS[kind](fs)
         try:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         except OSError:
@@ -96,18 +113,27 @@ def landlock(rules: dict) -> None:
     os.close(ruleset)
 
 
-def no_sockets() -> None:
-    """A seccomp filter: socket() and io_uring_setup() fail with EACCES, and so does every call made through
-    another ABI than the machine's own (32-bit calls, x32's numbers), where the numbers would differ."""
+def seccomp(refused: dict) -> None:
+    """A seccomp filter: the calls SYSCALLS lists fail with EACCES (the keyring's always; the others when
+    `refused` says: "metadata" (utimensat only with a path), "sockets", "truncate"), and so does every call
+    made through another ABI than the machine's own (32-bit calls, x32's numbers), where the numbers differ."""
     calls = SYSCALLS.get(platform.machine())
     if calls is None:
-        raise Refused(f"no seccomp filter for {platform.machine()} (x86_64 and arm64 only), so \"no network\" "
-                      "cannot hold")
-    refuse = _bpf(RET_K, 0, 0, ERRNO | EACCES)
-    program = [_bpf(LD_W_ABS, 0, 0, ARCH_OFFSET), _bpf(JEQ_K, 1, 0, calls["arch"]), refuse,
-               _bpf(LD_W_ABS, 0, 0, NR_OFFSET), _bpf(JGE_K, 3, 0, X32_BIT),
-               _bpf(JEQ_K, 2, 0, calls["socket"]), _bpf(JEQ_K, 1, 0, calls["io_uring_setup"]),
-               _bpf(RET_K, 0, 0, ALLOW), refuse]
+        raise Refused(f"no seccomp filter for {platform.machine()} (x86_64 and arm64 only)")
+    numbers = list(calls["keyring"]) + list(calls["metadata"]) * bool(refused["metadata"]) \
+        + list(calls["sockets"]) * bool(refused["sockets"]) + list(calls["truncate"]) * bool(refused["truncate"])
+    # [arch] [nr] [x32] [each number] ([utimensat] allow [path low] [path high]) allow | refuse (allow)
+    count, paths = len(numbers), 6 if refused["metadata"] else 1
+    program = [_bpf(LD_W_ABS, 0, 0, ARCH_OFFSET), _bpf(JEQ_K, 1, 0, calls["arch"]), _bpf(RET_K, 0, 0, ERRNO | EACCES),
+               _bpf(LD_W_ABS, 0, 0, NR_OFFSET), _bpf(JGE_K, count + paths, 0, X32_BIT)]
+    program += [_bpf(JEQ_K, count - i - 1 + paths, 0, number) for i, number in enumerate(numbers)]
+    if refused["metadata"]:  # utimensat(fd, NULL, ...) is futimens: an open file's, allowed
+        program += [_bpf(JEQ_K, 1, 0, calls["utimensat"]), _bpf(RET_K, 0, 0, ALLOW),
+                    _bpf(LD_W_ABS, 0, 0, ARG1_OFFSET), _bpf(JEQ_K, 0, 2, 0),
+                    _bpf(LD_W_ABS, 0, 0, ARG1_OFFSET + 4), _bpf(JEQ_K, 1, 0, 0)]
+    else:
+        program += [_bpf(RET_K, 0, 0, ALLOW)]
+    program += [_bpf(RET_K, 0, 0, ERRNO | EACCES), _bpf(RET_K, 0, 0, ALLOW)]
     code = ctypes.create_string_buffer(b"".join(program))
     fprog = struct.pack("HxxxxxxQ", len(program), ctypes.addressof(code))
     libc = _libc()
@@ -122,10 +148,12 @@ def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
 
 def drop_capabilities() -> None:
     """Give up every capability for good: the bounding set (so an exec cannot gain them back, even as
-    root), the ambient set, then the effective, permitted and inheritable sets."""
+    root), the ambient set, then the effective, permitted and inheritable sets. A process that holds none
+    (a user's, outside namespaces) keeps its bounding set, which it may not change: with no_new_privs set
+    (Landlock's condition) no exec gives it any."""
     libc = _libc()
     status = _capabilities()
-    if not any(status.values()):
+    if not any(value for name, value in status.items() if name != "CapBnd"):
         return
     with open("/proc/sys/kernel/cap_last_cap") as f:
         last = int(f.read())
@@ -157,11 +185,94 @@ def _environment(fd: int) -> dict[str, str]:
     return env
 
 
+def limit(limits: dict) -> None:
+    """Memory per process (RLIMIT_DATA) and, when set, processes of this user (RLIMIT_NPROC); never above
+    what the launcher had."""
+    for which, value in ((resource.RLIMIT_DATA, limits.get("data")), (resource.RLIMIT_NPROC, limits.get("nproc"))):
+        if value is not None:
+            _, hard = resource.getrlimit(which)
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(which, (value, value))
+
+
+def isolate(mounts: dict) -> None:
+    """In namespaces of its own (user, mount, process): every mount made read-only, then the binds in their
+    order (what it may write writable again, what runs later and a closed top read-only again), each secret
+    covered by an empty file or folder no one may open; then this process and the first inside stay behind
+    (_stay_behind), and the server runs as the second, seeing only its own /proc."""
+    libc, uid, gid = _libc(), os.getuid(), os.getgid()
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) != 0:
+        raise _failed("unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        raise _failed("making the mounts private")
+    _mount_attr("/", MOUNT_ATTR_RDONLY, 0, recursive=True)
+    for path, how in mounts["binds"]:  # in order: a folder, then what differs inside it
+        if os.path.lexists(path):
+            writable = how == "rw"
+            if libc.mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None) != 0:
+                raise _failed(f"binding {path}")
+            _mount_attr(path, 0 if writable else MOUNT_ATTR_RDONLY, MOUNT_ATTR_RDONLY if writable else 0, not writable)
+    for path in mounts["hide"]:
+        cover = mounts["empty_folder"] if os.path.isdir(path) else mounts["empty_file"]
+        if libc.mount(cover.encode(), path.encode(), None, MS_BIND, None) != 0:
+            raise _failed(f"covering {path}")
+    os.chdir(os.getcwd())  # the folder it works in, looked up again: through the mounts made over it
+    _stay_behind(signal.SIG_IGN)  # the agent's SIGKILL ends it, and with it everything inside
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() == 1:
+        raise _failed("dying with the launcher")
+    if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
+        raise _failed("mounting /proc")
+    _stay_behind(None)  # the first of its processes: the kernel gives it only the signals it handles
+
+
+def _stay_behind(handled) -> None:
+    """Fork; the parent waits for the child and leaves with its status, the child returns. The launcher
+    outside ignores the agent's SIGTERM (SIGKILL ends it, and all inside with it); the first process
+    inside hands every such signal on to the server, reaps what the server leaves behind, and leaves with
+    it (which ends every process left inside)."""
+    child = os.fork()
+    if not child:
+        return
+    for fd in (0, 1):  # the server's pipes are the server's alone: their end is its end
+        os.close(fd)
+    def hand_on(number, _frame) -> None:
+        try:
+            os.kill(child, number)
+        except OSError:
+            pass  # it has just ended: the wait below sees it
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, handled or hand_on)
+    while True:
+        pid, status = os.wait()
+        if pid == child:
+            raise SystemExit(os.waitstatus_to_exitcode(status) % 256)
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64),
+                ("userns_fd", ctypes.c_uint64)]
+
+
+def _mount_attr(path: str, set_: int, clear: int, recursive: bool) -> None:
+    attr = _MountAttr(set_, clear, 0, 0)
+    if _libc().syscall(MOUNT_SETATTR, AT_FDCWD, path.encode(), AT_RECURSIVE if recursive else 0,
+                       ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
+        raise _failed(f"mount_setattr {path}")
+
+
 def main(argv: list[str]) -> None:
+    if argv[1] == "--probe":  # whether this kernel and user can isolate (wire/walls.py asks once)
+        return isolate({"binds": [], "hide": []})
     rules, env = json.loads(argv[1]), _environment(int(argv[2]))
+    limit(rules["limits"])
+    if rules["mounts"] is not None:
+        isolate(rules["mounts"])
     landlock(rules)
-    if not rules["network"]:
-        no_sockets()
+    seccomp({"sockets": not rules["network"], "truncate": rules["mounts"] is None and int(rules["abi"]) < TRUNCATE_ABI,
+             "metadata": rules["mounts"] is None})
     drop_capabilities()
     os.execve(rules["program"], argv[4:], env)
 

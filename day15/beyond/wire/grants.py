@@ -19,6 +19,9 @@ from beyond.dirs import FolderError, cache_dir, config_dir, read_inside, state_d
 
 # Read (and run) for every sandboxed server: the system's, the same for each, so never listed per entry.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys")
+# Never a runtime, nor above one: the folders of the user's keys and settings (a folder a file names is judged
+# where the user named it, not by this list).
+KEPT_FROM_RUNTIMES = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.kube", "~/.docker", "~/.config")
 # The user's own launcher caches: what npx and uvx later run unconfined comes from there, so no sandboxed
 # server writes them; and the tools uv installed, never granted as a whole.
 USER_CACHES = ("~/.npm", "~/.cache/uv", "~/.local/share/uv")
@@ -50,6 +53,8 @@ class Grants:
     cache: tuple = ()              # (its launcher's name, the folder of its own cache, writable) or ()
     network: bool = False
     refused: tuple = ()            # what its entry asked for and does not get, each with why
+    runtimes: tuple = ()           # of `read`, the runtimes (a virtual environment, a Python, a Node): not walked
+    named: tuple = ()              # of `read` and `write`, what "read" and "write" name: granted whole, secrets too
 
 
 def grants(config, command: list[str], env: dict) -> Grants:
@@ -58,41 +63,52 @@ def grants(config, command: list[str], env: dict) -> Grants:
     check = _Check(os.getcwd(), config.cwd)
     program = _which(command[0], env.get("PATH"))
     runs = [program] + _interpreter(program, env.get("PATH"))
+    for path in runs:  # what runs passes the checks every grant does; its runtime is where it is, and leads
+        check.folder(path, "read", "what runs", files=True)
+        check.runtime(path)
+    if check.refused:
+        raise Refused(check.refused[0])
     for arg in command[1:]:  # a file is a script (read), a folder is where it works (write)
         if arg and os.path.exists(check.joined(arg)):
             check.folder(arg, "read" if os.path.isfile(check.joined(arg)) else "write", "named by its args", files=True)
-    for path in runs + check.files:
+    for path in check.files:
         check.runtime(path)
     if os.path.isdir(os.path.join(check.cwd, ".geekagent")):
         check.folder(check.cwd, "read", "the project folder")
     for root in config.roots if isinstance(config.roots, list) else []:
         check.folder(root if os.path.isabs(os.path.expanduser(root)) else os.path.join(check.cwd, root),
                      "write", "named by \"roots\"")
+    named = []
     for key in ("read", "write"):
         for path in asked.get(key, []):
-            check.folder(path, key, f"named by \"sandbox\".{key}", files=True)
+            check.folder(path, key, f"named by \"sandbox\".{key}", files=True, make=key == "write")
+            named.append(check.real(path))
     refused = check.refused + ["its entry says \"sandbox\": false; --sandbox confines it all the same"] * bool(
         getattr(config, "overruled", False))
-    files = [p for path in runs + check.files for p in (path, os.path.realpath(path))
+    files = [p for path in check.files for p in (path, os.path.realpath(path))
              if not under(p, SYSTEM + tuple(check.read) + tuple(check.write))]
     return Grants(program, tuple(dict.fromkeys(files)), tuple(check.read), tuple(check.write),
-                  _cache(command, config), asked.get("network") is True, tuple(refused))
+                  _cache(command, config), asked.get("network") is True, tuple(refused), tuple(check.runtimes),
+                  tuple(named))
 
 
-def _protected() -> list[tuple[str, bool]]:
-    """(folder, also below it): never granted as it or a folder above it; the agent's own not below it either."""
+def _protected(runtime: bool = False) -> list[tuple[str, bool]]:
+    """(folder, also below it): never granted as it or a folder above it; the agent's own not below it either;
+    for a runtime, which nothing names, the folders of the user's keys and settings neither."""
     home = [(os.path.realpath(os.path.expanduser("~")), False), (os.path.realpath(os.path.expanduser(UV_TOOLS)), False)]
+    home += [(os.path.realpath(os.path.expanduser(folder)), True) for folder in KEPT_FROM_RUNTIMES] if runtime else []
     return home + [(os.path.realpath(folder), True) for folder in (state_dir(), config_dir(), cache_dir())]
 
 
-def allowed(path: str, write: bool = False) -> str | None:
+def allowed(path: str, write: bool = False, runtime: bool = False) -> str | None:
     """None when `path` (resolved) may be granted; else why not."""
-    for folder, below in _protected():
+    for folder, below in _protected(runtime):
         if os.path.commonpath([path, folder]) == path:
             return "the home folder or a folder above it" if folder == os.path.realpath(os.path.expanduser("~")) \
                 else "a folder above the agent's own or uv's tools"
         if below and os.path.commonpath([path, folder]) == folder:
-            return "the agent's own files"
+            own = folder in map(os.path.realpath, (state_dir(), config_dir(), cache_dir()))
+            return "the agent's own files" if own else "your keys' or settings' folder"
     for cache in (os.path.realpath(os.path.expanduser(c)) for c in USER_CACHES) if write else ():
         if os.path.commonpath([path, cache]) in (path, cache):
             return "npm's or uv's own cache, which launchers run from unconfined"
@@ -105,7 +121,7 @@ class _Check:
     def __init__(self, cwd: str, entry_cwd: str | None) -> None:
         self.cwd = os.path.realpath(cwd)
         self.base = os.path.join(self.cwd, entry_cwd) if entry_cwd else self.cwd  # where its relative args lead
-        self.files, self.read, self.write, self.refused = [], [], [], []
+        self.files, self.read, self.write, self.refused, self.runtimes = [], [], [], [], []
 
     def joined(self, path: str) -> str:
         return os.path.join(self.base, os.path.expanduser(path))
@@ -113,18 +129,20 @@ class _Check:
     def real(self, path: str) -> str:
         return os.path.realpath(self.joined(path))
 
-    def folder(self, path: str, how: str, why: str, files: bool = False) -> None:
-        """Grant `path` (a folder, or with `files` a file too) to read or write, unless it may not be."""
+    def folder(self, path: str, how: str, why: str, files: bool = False, make: bool = False) -> None:
+        """Grant `path` (a folder, or with `files` a file too) to read or write, unless it may not be; with
+        `make`, a folder to write that is not there yet is made when the server starts."""
         joined, real = self.joined(path), self.real(path)
         shown = f"{path} ({why})"
         inside = os.path.commonpath([joined, self.cwd]) == self.cwd
-        if inside and os.path.commonpath([real, self.cwd]) != self.cwd:
+        runtime = why == "what runs" and _interpreter_file(real)  # a virtual environment's link to its Python
+        if inside and os.path.commonpath([real, self.cwd]) != self.cwd and not runtime:
             self.refused.append(f"{shown}: a link out of the project, to {real}")
         elif (problem := allowed(real, write=how == "write")) is not None:
             self.refused.append(f"{shown}: {problem}")
         elif os.path.isfile(real) and files and how == "read":
             self.files.append(real)
-        elif os.path.isdir(real) and real not in self.read + self.write:
+        elif (os.path.isdir(real) or make and not os.path.lexists(real)) and real not in self.read + self.write:
             (self.write if how == "write" else self.read).append(real)
 
     def runtime(self, path: str) -> None:
@@ -136,20 +154,28 @@ class _Check:
                   if "/node_modules/" in p]
         venv = _venv(path)
         if venv:
-            found += [venv[0]] + ([os.path.dirname(venv[1])] if os.path.basename(venv[1]) == "bin" else [])
+            found += [venv[0]] + ([os.path.dirname(venv[1])] if venv[1] and _runtime_bin(venv[1] + "/x") else [])
         for folder in (os.path.realpath(f) for f in found):
-            if allowed(folder) is None and folder not in self.read and not under(folder, SYSTEM):
+            if allowed(folder, runtime=True) is None and folder not in self.read and not under(folder, SYSTEM):
                 self.read.append(folder)
+                self.runtimes.append(folder)
 
 
 def _runtime_bin(path: str) -> bool:
-    """Whether `path` is in the bin/ of a Python or Node installation (not ~/bin or ~/.local/bin)."""
+    """Whether `path` is in the bin/ of a Python or Node installation (not ~/bin or ~/.local/bin): one that holds
+    a real interpreter, a regular file (a link is judged where it leads)."""
     folder = os.path.dirname(path)
     try:
-        names = os.listdir(folder) if os.path.basename(folder) == "bin" else []
+        entries = list(os.scandir(folder)) if os.path.basename(folder) == "bin" else []
     except OSError:
         return False
-    return any(name == "node" or re.fullmatch(r"python3?(\.\d+)?", name) for name in names)
+    return any((entry.name == "node" or re.fullmatch(r"python3(\.\d+)?", entry.name))
+               and entry.is_file(follow_symlinks=False) for entry in entries)
+
+
+def _interpreter_file(path: str) -> bool:
+    """A real interpreter: a regular file python3[.N] or node in the bin/ of an installation."""
+    return bool(re.fullmatch(r"python3(\.\d+)?|node", os.path.basename(path))) and _runtime_bin(path)
 
 
 def _venv(path: str) -> tuple[str, str] | None:
@@ -163,7 +189,7 @@ def _venv(path: str) -> tuple[str, str] | None:
         return None
     lines = said.decode("utf-8", "replace").splitlines()
     home = next((line.partition("=")[2].strip() for line in lines if line.partition("=")[0].strip() == "home"), "")
-    return root, os.path.realpath(home) if home else ""
+    return root, os.path.realpath(os.path.join(root, home)) if home else ""  # resolved where the file is
 
 
 def _which(name: str, path: str | None) -> str:
@@ -183,9 +209,11 @@ def _interpreter(program: str, path: str | None) -> list[str]:
     with os.fdopen(fd, "rb") as f:
         line = f.readline(256) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
     words = line[2:].decode("utf-8", "replace").split() if line.startswith(b"#!") else []
-    if words and os.path.basename(words[0]) == "env" and len(words) > 1:
-        words = [shutil.which(words[1], path=path) or words[1]]
-    return [os.path.abspath(words[0])] if words and os.path.isfile(words[0]) else []
+    if words and os.path.basename(words[0]) == "env":  # env [-S] [-i] NAME=V ... program: the program, on PATH
+        named = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
+        found = shutil.which(named[0], path=path) if named and "/" not in named[0] else None
+        return [os.path.abspath(found)] if found else []
+    return [words[0]] if words and os.path.isabs(words[0]) and os.path.isfile(words[0]) else []  # never a relative one
 
 
 def _cache(command: list[str], config) -> tuple:

@@ -1,27 +1,27 @@
-"""Beyond the tutorial: a stdio server confined ("sandbox", --sandbox): what it may reach (wire/grants.py) shown
-in the trust question and /mcp, and enforced by the launcher (wire/confine.py) before the server runs.
+"""Beyond the tutorial: a stdio server confined ("sandbox", --sandbox): what it may reach (wire/grants.py, and
+what stays out inside it, wire/inside.py) shown in the trust question and /mcp, with what this kernel cannot
+keep it from (wire/walls.py), and enforced by the launcher (wire/confine.py) before the server runs.
 
-Without "network": true it gets no socket at all. Where that cannot be enforced the server does not start
-(Refused says why); a server that fails to start is told what the sandbox most likely refused it. The
-agent itself is made not dumpable. GEEKAGENT_LANDLOCK_ABI=N in the agent's environment makes it act as if
-the kernel offered ABI N, for tests.
+Without "network": true it gets no socket at all. Where a confidentiality or integrity wall cannot be built
+the server does not start (Refused says which); a server that fails to start is told what the sandbox most
+likely refused it. The agent itself is made not dumpable. GEEKAGENT_LANDLOCK_ABI=N in the agent's
+environment makes it act as if the kernel offered ABI N, for tests.
 """
 import ctypes
 import json
 import os
-import platform
 import re
 import sys
 import tempfile
 
 from beyond.dirs import UnsetVariable
-from beyond.wire.confine import CREATE_RULESET, NET_ABI, SYSCALLS
-from beyond.wire.grants import LAUNCHER_CACHES, SYSTEM, NotFound, Refused, allowed, cache_env, grants, shown
+from beyond.wire.confine import NET_ABI
+from beyond.wire.grants import LAUNCHER_CACHES, NotFound, Refused, allowed, cache_env, grants, shown
 from beyond.wire.process import NETWORK_ENV, server_command, server_env
+from beyond.wire.walls import LAUNCHER, abi, gaps, limits, look_inside, missing, mounts, rules
 
-__all__ = ["NotFound", "Refused", "abi", "insist", "what_it_may", "wrapped", "refused_in", "keep_to_itself"]
+__all__ = ["NotFound", "Refused", "abi", "insist", "what_it_may", "wrapped", "refused_in", "refusal", "keep_to_itself"]
 
-CREATE_RULESET_VERSION = 1
 # The devices it may open; not /dev/tty or /dev/pts (the user's terminal), not /dev/shm.
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 # What a refused path or a refused network looks like in what a server says on stderr (Python, Node, uv, git).
@@ -29,18 +29,6 @@ DENIED = re.compile(r"(?:permission denied|EACCES|os error 13)\W*?[^/]{0,40}?['`
                     r"|['`\"](/[^'`\"]+)['`\"][^/]{0,40}?(?:permission denied|EACCES|os error 13)", re.IGNORECASE)
 WRITING = re.compile(r"creat|writ|mkdir|rename|unlink|remove|EROFS", re.IGNORECASE)
 OFFLINE = re.compile(r"name resolution|getaddrinfo|EAI_AGAIN|ENOTFOUND|socket|network|fetch|connect", re.IGNORECASE)
-LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "confine.py")
-
-
-def abi() -> int:
-    """The Landlock ABI this kernel offers (GEEKAGENT_LANDLOCK_ABI, if set, is taken instead); 0 for none."""
-    if os.environ.get("GEEKAGENT_LANDLOCK_ABI", "").isdigit():
-        return int(os.environ["GEEKAGENT_LANDLOCK_ABI"])
-    if not sys.platform.startswith("linux"):
-        return 0
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    return max(0, libc.syscall(CREATE_RULESET, None, ctypes.c_size_t(0), CREATE_RULESET_VERSION))
 
 
 def insist(configs: dict) -> None:
@@ -51,17 +39,27 @@ def insist(configs: dict) -> None:
 
 
 def what_it_may(config) -> str:
-    """The line that says how a stdio server is confined, for the trust question, /mcp and the audit."""
+    """The line that says how a stdio server is confined, for the trust question, /mcp and the audit: what it
+    reads and writes, what stays out of that, its network, what was refused and what this kernel cannot keep
+    it from."""
     if not config.sandbox:
         return "not sandboxed"
     try:
         given = grants(config, *_as_started(config))
+        inside = look_inside(given, set(config.login_files))
+        lacking = missing(abi())
     except Refused as e:
         return f"sandboxed, cannot start: {e}"
-    reads = [shown(p) for p in given.files + given.read] or ["only the system's folders"]
-    writes = [shown(p) for p in given.write] + [f"its own {name} cache" for name in given.cache[:1]]
-    return (f"sandboxed: reads {', '.join(reads)}; writes {', '.join(writes + ['a temporary folder'])}; "
-            f"network: {'all' if given.network else 'none'}" + "".join(f"; refused: {why}" for why in given.refused))
+    if lacking:
+        return f"sandboxed, cannot start: {lacking}"
+    reads = [shown(p) for p in given.files] + [shown(p) + inside.said(p, False) for p in given.read]
+    reads = ", ".join(reads) or "only the system's folders"
+    writes = [shown(p) + (inside.said(p, True) if os.path.lexists(p) else " (made as it starts)") for p in given.write]
+    writes += [f"its own {name} cache" for name in given.cache[:1]]
+    return (f"sandboxed: reads {reads}; writes "
+            f"{', '.join(writes + ['a temporary folder'])}; network: {'all' if given.network else 'none'}"
+            + "".join(f"; refused: {why}" for why in given.refused)
+            + "".join(f"; {gap}" for gap in gaps(abi(), given.network)))
 
 
 def _as_started(config) -> tuple[list[str], dict]:
@@ -76,25 +74,32 @@ def wrapped(config, command: list[str], env: dict) -> tuple[list[str], dict, byt
     """(the launcher's command line, its own minimal environment, the server's environment to hand it on
     its pipe, the private temporary folder); Refused where the kernel cannot do what the entry asks."""
     given, offered = grants(config, command, env), abi()
-    if offered < 1:
-        raise Refused("this system offers no Landlock (Linux 5.13 or later, not forbidden by a container)")
+    lacking = missing(offered)
+    if lacking:
+        raise Refused(lacking)
     if not given.network and offered < NET_ABI:
         raise Refused(f"this kernel's Landlock (ABI {offered}) cannot refuse TCP (ABI 4, Linux 6.7); "
                       "\"sandbox\": {\"network\": true} runs it confined but with network")
-    if not given.network and platform.machine() not in SYSCALLS:
-        raise Refused(f"no socket filter for {platform.machine()} (x86_64 and arm64 only); "
-                      "\"sandbox\": {\"network\": true} runs it confined but with network")
+    for folder in given.write:  # a folder "write" names that is not there yet: made, as the question said
+        os.makedirs(folder, exist_ok=True)
+    inside = look_inside(given, set(config.login_files))
     cache = cache_env(given.cache)
     for folder in cache.values():
         os.makedirs(folder, mode=0o700, exist_ok=True)
     private = tempfile.mkdtemp(prefix="geekagent-sandbox-")
-    rules = {"abi": offered, "program": given.program, "network": given.network, "devices": list(DEVICES),
-             "files": list(given.files), "read": [p for p in SYSTEM if allowed(p) is None] + list(given.read),
-             "write": list(given.write) + list(given.cache[1:]) + [private]}
+    covers = (os.path.join(private, ".hidden-file"), os.path.join(private, ".hidden-folder"))
+    open(covers[0], "w").close()
+    os.mkdir(covers[1])
+    for cover in covers:  # what covers a secret: empty, and no one may open it (the server has no capability)
+        os.chmod(cover, 0)
+    write = [*given.write, *given.cache[1:], private]
+    launch = {"abi": offered, "program": given.program, "network": given.network, "limits": limits(),
+              "grants": rules(given, inside, write[len(given.write):], DEVICES),
+              "mounts": mounts(inside, write, covers)}
     # Without network a proxy is of no use to it, and its address may hold the proxy's password.
     kept = env if given.network else {key: value for key, value in env.items() if key not in NETWORK_ENV}
     server_env = {**kept, **cache, "TMPDIR": private}
-    return [sys.executable, "-I", LAUNCHER, json.dumps(rules)], {}, json.dumps(server_env).encode(), private
+    return [sys.executable, "-I", LAUNCHER, json.dumps(launch)], {}, json.dumps(server_env).encode(), private
 
 
 def refused_in(config, said: list[str]) -> str:
@@ -103,15 +108,30 @@ def refused_in(config, said: list[str]) -> str:
     if config.kind != "stdio" or not config.sandbox:
         return ""
     for line in reversed(said[-20:]):
-        found = DENIED.search(line)
-        if found:
-            path = shown(found.group(1) or found.group(2))
-            key = "write" if WRITING.search(line) else "read"
-            return f" (the sandbox refused {path}: \"sandbox\": {{\"{key}\": [\"{path}\"]}} grants it, if you trust it)"
+        hint = refusal(config, line)
+        if hint:
+            return f" ({hint})"
     launcher = os.path.basename(config.command) in LAUNCHER_CACHES
     if (config.sandbox is True or not config.sandbox.get("network")) and (launcher or any(map(OFFLINE.search, said))):
         return " (it ran sandboxed without network: \"sandbox\": {\"network\": true} lets it fetch or connect)"
     return " (it ran sandboxed: /mcp shows what it may reach)"
+
+
+def refusal(config, text: str) -> str:
+    """The path a sandboxed server's line or error says it was refused, with the grant that allows it:
+    'the sandbox refused ~/.gitconfig: "sandbox": {"read": ["~/.gitconfig"]} grants it, if you trust it';
+    "" when none would help (not sandboxed, the agent may not reach it either, or no grant may name it). A
+    new file's folder is what a grant can name."""
+    found = DENIED.search(text) if config.kind == "stdio" and config.sandbox else None
+    if not found:
+        return ""
+    path, writing = found.group(1) or found.group(2), bool(WRITING.search(text))
+    if not os.path.lexists(path):
+        path, writing = os.path.dirname(path), True
+    if not os.access(path, os.W_OK if writing else os.R_OK) or allowed(os.path.realpath(path), writing) is not None:
+        return ""
+    path, key = shown(path), "write" if writing else "read"
+    return f"the sandbox refused {path}: \"sandbox\": {{\"{key}\": [\"{path}\"]}} grants it, if you trust it"
 
 
 def keep_to_itself() -> None:

@@ -1,0 +1,144 @@
+"""Beyond the tutorial: what stays out of a folder a sandboxed server is granted (wire/grants.py decides the
+folders): the user's secrets inside it, unless a grant names them (secrets/names.py lists their names; a
+key file only when it holds a private key, .git/config only when it holds a credential, any file an entry's
+login reads), and what runs later outside the sandbox, which stays read only (.git, .envrc, .geekagent/,
+.vscode/), a repository's top level taking no new entry. Landlock grants whole trees, so the rules are built
+around them: the folders on the way to each are listed, their other entries granted one by one.
+
+The walk is bounded: past MAX_WALKED entries or MAX_SECRETS secrets the server does not start (grant
+subfolders instead). It passes over what holds no secret of the user's and is large: a virtual environment,
+node_modules/, .git/objects/.
+"""
+import os
+import stat
+
+from beyond.secrets import looks_secret, mask
+from beyond.wire.grants import Refused
+
+MAX_WALKED = 20_000
+MAX_SECRETS = 64
+# What a tool outside the sandbox runs later from a project: git's hooks and config, direnv's .envrc, this
+# agent's own files, an editor's tasks.
+RUNS_LATER = (".git", ".envrc", ".geekagent", ".vscode")
+# With mounts, of a repository only these run later: git works in it.
+GIT_RUNS = ("hooks", "config")
+# Folders a project holds that hold no secret of the user's and many files: never walked.
+PASSED_OVER = ("node_modules", "objects")
+# A key file holds a private key when its start says so (a CA bundle is no secret).
+KEY_HEAD_BYTES = 4096
+KEY_FILES = (".pem", ".key")
+# A repository's config is read to this size to see whether it holds a credential.
+MAX_CONFIG_BYTES = 64 * 1024
+
+
+class Inside:
+    """What a grant of folders keeps out (`out`: secrets) and read only (`readonly`: what runs later), and
+    the folders whose top takes no new entry (`closed`); each a resolved path. With `mounts` (the launcher
+    isolates the server in namespaces of its own, walls.py) what runs later in a repository is its hooks and
+    config, all made read only by mounts (git works in it); Landlock's rules then grant whole trees."""
+
+    def __init__(self, mounts: bool = False) -> None:
+        self.mounts = mounts
+        self.out: set[str] = set()
+        self.readonly: set[str] = set()
+        self.closed: set[str] = set()
+        self._walked = 0
+
+    def look(self, root: str, write: bool, named: set[str]) -> None:
+        """Walk a granted folder for its secrets (and, for a `write` grant, what runs later); `named`: the
+        files entries' logins read, secrets wherever they are."""
+        stack = [root]
+        while stack:
+            folder = stack.pop()
+            try:
+                with os.scandir(folder) as listed:
+                    entries = list(listed)
+            except OSError:
+                continue  # not readable here: the server reads nothing of it either
+            self._walked += len(entries)
+            if self._walked > MAX_WALKED:
+                raise Refused(f"too many files to exclude secrets from under {folder} (over {MAX_WALKED:,}): "
+                              "grant subfolders instead")
+            if folder != root and any(entry.name == "pyvenv.cfg" for entry in entries):
+                continue  # a virtual environment: a runtime, no secret of the user's
+            if write and any(entry.name in (".git", ".geekagent") for entry in entries):
+                self.closed.add(folder)  # a repository's or a project's top
+            for entry in entries:
+                stack += self._judge(root, folder, entry, write, named)
+            if len(self.out) > MAX_SECRETS:
+                raise Refused(f"too many files to exclude secrets from under {root} (over {MAX_SECRETS}): "
+                              "grant subfolders instead")
+
+    def _judge(self, root: str, folder: str, entry: os.DirEntry, write: bool, named: set[str]) -> list[str]:
+        """Note what `entry` is (a secret, what runs later) and return it when it is a folder to walk."""
+        relative = os.path.relpath(entry.path, root)
+        if entry.is_symlink():
+            return []  # a link is never granted: what it leads to is judged where it is
+        if write and entry.name in RUNS_LATER:
+            self.readonly |= {os.path.join(entry.path, name) for name in GIT_RUNS} if self.mounts and \
+                entry.name == ".git" else {entry.path}
+        if entry.is_dir(follow_symlinks=False):
+            if looks_secret(relative + "/x"):  # .ssh/, .aws/, .gnupg/, .kube/
+                self.out.add(entry.path)
+                return []
+            passed = entry.name == "node_modules" or entry.name == "objects" and folder.endswith("/.git")
+            return [] if passed else [entry.path]
+        if entry.is_file(follow_symlinks=False) and (entry.path in named or _secret_file(entry.path, relative)):
+            self.out.add(entry.path)
+        return []
+
+    def rules(self, root: str, kind: str) -> list[tuple[str, str]]:
+        """(path, kind) rules that grant `root` as `kind` ("read" or "write") but what this keeps out and
+        read only: the folders on the way listed ("list"), their other entries granted one by one ("file",
+        "file-write", or the tree)."""
+        inside = [path for path in self.out | self.readonly if path.startswith(root + "/")]
+        if self.mounts or not inside and root not in self.closed:
+            return [(root, kind)]
+        rules = [(root, "list")]
+        try:
+            with os.scandir(root) as listed:
+                entries = sorted(listed, key=lambda entry: entry.name)
+        except OSError:
+            return rules
+        for entry in entries:
+            if entry.is_symlink() or entry.path in self.out:
+                continue
+            here = "read" if entry.path in self.readonly else kind
+            if entry.is_dir(follow_symlinks=False):
+                rules += self.rules(entry.path, here)
+            elif entry.is_file(follow_symlinks=False):
+                rules.append((entry.path, "file-write" if here == "write" else "file"))
+        return rules
+
+    def said(self, root: str, write: bool) -> str:
+        """What the question adds to a folder granted (to `write`, or read): "(not .env, .git/config; .git read
+        only; no new files at its top)"."""
+        names = lambda paths: ", ".join(sorted(os.path.relpath(p, root) for p in paths  # noqa: E731
+                                               if p.startswith(root + "/")))
+        parts = [f"not {names(self.out)}"] * bool(names(self.out))
+        parts += [f"{names(self.readonly)} read only"] * bool(write and names(self.readonly))
+        parts += ["no new files at its top"] * (write and root in self.closed)
+        return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _secret_file(path: str, relative: str) -> bool:
+    """A file of the user's secrets: by its name, a key file only when it holds a private key, a
+    repository's config only when it holds a credential (git needs to read one that holds none)."""
+    if not looks_secret(relative):
+        return False
+    if path.endswith(KEY_FILES):
+        return b"PRIVATE KEY-----" in _head(path, KEY_HEAD_BYTES)
+    if relative == ".git/config" or relative.endswith("/.git/config"):
+        text = _head(path, MAX_CONFIG_BYTES).decode("utf-8", "replace")
+        return "extraheader" in text.lower() or mask(text) != text
+    return True
+
+
+def _head(path: str, size: int) -> bytes:
+    """The first `size` bytes of a regular file, never through a link nor waiting on a FIFO; none if unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    with os.fdopen(fd, "rb") as f:
+        return f.read(size) if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else b""

@@ -1,0 +1,233 @@
+"""The walls of a sandboxed server (wire/walls.py, inside.py, confine.py), each tried by a real probe server
+(tests/fakes/probe_server.py) started by an agent of its own (tests/fakes/boxed_agent.py) in a temporary
+home and project with secrets planted, as root and as an unprivileged user (uid 65534, who owns them), with
+namespaces and with Landlock alone (GEEKAGENT_NAMESPACES=0), at every Landlock ABI from 1 to this kernel's
+(GEEKAGENT_LANDLOCK_ABI). Each wall and its test:
+
+Confidentiality (holds, or the server does not start and says why) - test_every_wall_on_every_abi:
+  the project's .env and a .git/config holding a token, unreadable with the project granted, and named
+  in the question; a key file holding a private key too (a CA bundle stays readable); ~/.ssh/id_rsa;
+  another process's command line (a token in its args); a key in the user's keyring; as root, /etc/shadow.
+  Without network below ABI 4 the server does not start, and says so.
+Integrity (holds, or the server does not start) - test_every_wall_on_every_abi:
+  chmod of ~/.ssh/id_rsa, truncating ~/.bashrc, creating .git/hooks/pre-commit or .envrc, all refused
+  and the files as they were; the project's own files stay readable and writable.
+Availability (holds, or the question says it does not) - test_every_wall_on_every_abi:
+  signalling the agent; how many processes it starts (bounded but as root, where the question says so).
+Grants from files a folder controls - test_a_link_on_the_hashbang_line_and_a_venvs_home_grant_nothing:
+  an `env -S` link on a script's #! line, a pyvenv.cfg whose home leads to ~/.ssh.
+A secret in args - test_a_secret_in_args_is_announced; a refusal during a call named with its grant -
+  test_a_refusal_during_a_call_is_named_with_its_grant; a "write" folder not there yet -
+  test_a_write_grant_makes_its_folder.
+"""
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from beyond.client.config import parse_server_config
+from beyond.wire import sandbox, walls
+from conftest import FAKES, wait_until
+
+REAL_ABI = sandbox.abi()
+PROBE = str(FAKES / "probe_server.py")
+AGENT = str(FAKES / "boxed_agent.py")
+NOBODY = 65534
+GIT_CONFIG = '[remote "origin"]\n\turl = https://me:ghp_PLANTEDtoken0123456789abcdef@github.com/me/repo.git\n'
+# What each probe tries, and whether the sandbox must refuse it (None: an availability wall, judged apart).
+PROBES = [("read .env", "read", {"path": ".env"}, True),
+          ("read .git/config", "read", {"path": ".git/config"}, True),
+          ("read server.key", "read", {"path": "server.key"}, True),
+          ("read ~/.ssh/id_rsa", "read", {"path": "HOME/.ssh/id_rsa"}, True),
+          ("read another's args", "read", {"path": "/proc/{other}/cmdline"}, True),
+          ("read the keyring", "keyring", {"port": "{key}"}, True),
+          ("read /etc/shadow", "read", {"path": "/etc/shadow"}, True),
+          ("chmod ~/.ssh/id_rsa", "chmod", {"path": "HOME/.ssh/id_rsa"}, True),
+          ("truncate ~/.bashrc", "truncate", {"path": "HOME/.bashrc"}, True),
+          ("create .git/hooks/pre-commit", "write", {"path": ".git/hooks/pre-commit"}, True),
+          ("create .envrc", "write", {"path": ".envrc"}, True),
+          ("read ca.pem", "read", {"path": "ca.pem"}, False),
+          ("read src/a.py", "read", {"path": "src/a.py"}, False),
+          ("write src/new.py", "write", {"path": "src/new.py"}, False),
+          ("signal the agent", "signal", {"port": "{agent}"}, None)]
+
+
+def python_for(uid: int | None) -> str:
+    """A Python 3.10+ the user may run: this one, or the system's (a root-only home may hold this one)."""
+    for python in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
+        try:
+            done = subprocess.run([python, "-c", "import sys; assert sys.version_info >= (3, 10)"], timeout=30,
+                                  user=uid, group=uid, extra_groups=[] if uid is not None else None,
+                                  capture_output=True)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0:
+            return python
+    pytest.fail(f"no Python 3.10 or later here that uid {uid} may run: the walls cannot be tried as that user")
+
+
+@pytest.fixture(params=["root", "nobody"])
+def world(request):
+    """A home (~/.ssh/id_rsa, ~/.bashrc) and a project (.geekagent/, .env, a .git/config with a token, a key
+    file, a CA bundle, src/a.py), owned by the user the agent runs as; removed afterwards."""
+    if request.param == "nobody" and os.geteuid() != 0:
+        pytest.skip("this user is not root: the tests as root already ran as an unprivileged user")
+    uid = NOBODY if request.param == "nobody" else None
+    top = Path(tempfile.mkdtemp(prefix="geekagent-walls-"))
+    home, project = top / "home", top / "project"
+    files = {home / ".ssh" / "id_rsa": "PLANTED-SSH", home / ".bashrc": "PLANTED-BASHRC",
+             project / ".env": "OPENAI_API_KEY=sk-PLANTED", project / ".git" / "config": GIT_CONFIG,
+             project / "server.key": "-----BEGIN PRIVATE KEY-----\nPLANTED\n",
+             project / "ca.pem": "-----BEGIN CERTIFICATE-----\nPUBLIC\n", project / "src" / "a.py": "print(1)\n"}
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for folder in (project / ".geekagent", project / ".git" / "hooks"):
+        folder.mkdir()
+    (home / ".ssh" / "id_rsa").chmod(0o600)
+    if uid is not None:
+        for folder, _, names in os.walk(top):
+            for path in [folder, *(os.path.join(folder, name) for name in names)]:
+                os.chown(path, uid, uid)
+    yield {"uid": uid, "home": str(home), "project": str(project), "python": python_for(uid), "files": files}
+    shutil.rmtree(top)
+
+
+def drive(world: dict, runs: list[tuple[int, str]], entries: dict, namespaces: bool) -> list[dict]:
+    """Run the agent of its own (boxed_agent.py): each (ABI, entry) started, probed and stopped; what it said."""
+    probes = [[op, {key: value.replace("HOME", world["home"]) for key, value in args.items()}]
+              for _, op, args, _ in PROBES]
+    asked = {"uid": world["uid"], "home": world["home"], "project": world["project"], "runs": runs,
+             "entries": entries, "probes": probes}
+    env = {"PATH": os.environ["PATH"], **({} if namespaces else {"GEEKAGENT_NAMESPACES": "0"})}
+    done = subprocess.run([world["python"], AGENT, json.dumps(asked)], capture_output=True, text=True, timeout=240,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "landlock-only"])
+def test_every_wall_on_every_abi(world, namespaces):
+    if REAL_ABI < 1:
+        pytest.fail("this kernel offers no Landlock: no sandboxed server starts here, so no wall can be tried")
+    if namespaces and not walls.namespaces():
+        pytest.fail("this user may not make namespaces of its own here; the walls with them cannot be tried")
+    entry = {"command": world["python"], "args": [PROBE, world["project"]]}
+    entries = {"boxed": {**entry, "sandbox": True}, "networked": {**entry, "sandbox": {"network": True}}}
+    # Below ABI 4 the network cannot be refused: without it the server does not start, with it the rest holds.
+    asked = [(abi, name) for abi in range(1, REAL_ABI + 1) for name in entries if abi < 4 or name == "boxed"]
+    runs = drive(world, asked, entries, namespaces)
+    assert [(run["abi"], run["entry"]) for run in runs] == asked
+    for run in runs:
+        where = f"ABI {run['abi']}, {run['entry']}, {'with' if namespaces else 'without'} namespaces"
+        if run["entry"] == "boxed" and run["abi"] < 4:  # no TCP rights: only with network may it start
+            assert "cannot refuse TCP" in run["error"] and "cannot start" not in run["question"], (where, run)
+            continue
+        assert run["error"] == "", (where, run)
+        answers = dict(zip([name for name, *_ in PROBES], run["answers"]))
+        for name, _, _, refuse in PROBES:
+            if refuse is not None:
+                assert answers[name].startswith("refused") == refuse, (where, name, answers[name])
+        question = run["question"]
+        assert f"{world['project']} (not .env, .git/config, server.key;" in question, (where, question)
+        signalled = answers["signal the agent"] == "ok signalled"
+        assert signalled == ("it can signal your processes" in question), (where, answers, question)
+        assert signalled == (run["abi"] < 6 and not namespaces), (where, answers)
+        assert ("as root, how many processes it starts is unbounded" in question) == (world["uid"] is None)
+    files = world["files"]
+    home, project = Path(world["home"]), Path(world["project"])
+    assert stat.S_IMODE(os.stat(home / ".ssh" / "id_rsa").st_mode) == 0o600
+    assert all(path.read_text() == text for path, text in files.items()), "a planted file was changed"
+    assert not (project / ".envrc").exists() and not (project / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_a_link_on_the_hashbang_line_and_a_venvs_home_grant_nothing(tmp_path, monkeypatch):
+    """A script whose #! line says `env -S python3` beside a link named -S to the agent's own tokens, and a
+    pyvenv.cfg whose home is ../.ssh/bin: the question grants neither the tokens nor ~/.ssh, and the
+    server, started, reads neither."""
+    home, project = tmp_path / "home", tmp_path / "home" / "proj"
+    (home / ".ssh" / "bin").mkdir(parents=True)
+    (home / ".ssh" / "bin" / "python3").write_text("#!/bin/sh\n")
+    (home / ".ssh" / "id_rsa").write_text("PLANTED")
+    tokens = home / ".local" / "state" / "geekagent" / "oauth.json"
+    tokens.parent.mkdir(parents=True)
+    tokens.write_text('{"PLANTED": 1}')
+    (project / ".geekagent").mkdir(parents=True)
+    (project / "-S").symlink_to(tokens)
+    (project / "run").write_text(f"#!/usr/bin/env -S python3\n{Path(PROBE).read_text()}")
+    (project / "run").chmod(0o755)
+    (project / "venv" / "bin").mkdir(parents=True)
+    (project / "venv" / "pyvenv.cfg").write_text("home = ../../.ssh/bin\n")
+    (project / "venv" / "bin" / "server").write_text(f"#!{sys.executable}\n{Path(PROBE).read_text()}")
+    (project / "venv" / "bin" / "server").chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin")
+    for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.chdir(project)
+    for command in ("./run", "./venv/bin/server"):
+        said = sandbox.what_it_may(parse_server_config("s", {"command": command, "sandbox": True}))
+        assert "oauth.json" not in said and "~/.ssh" not in said and "~/.local" not in said, said
+        assert not said.startswith("sandboxed, cannot start"), said
+    from beyond_mcp import McpClient
+    client = McpClient("s", {"command": "./venv/bin/server", "sandbox": True})
+    client.start()
+    try:
+        for path in (home / ".ssh" / "id_rsa", tokens):
+            assert client.call_tool("probe", {"op": "read", "path": str(path)}).startswith("refused"), path
+    finally:
+        client.stop()
+
+
+def test_a_secret_in_args_is_announced(monkeypatch):
+    """A secret a command line would hold, which every process here may read: a ${VAR} of a secret's name
+    or value, or one written there after a secret's flag, is said in the question; a plain ${HOME} is not."""
+    from beyond.folder.question import what_runs
+    monkeypatch.setenv("GH_TOKEN", "ghp_0123456789abcdefghijklmnopqrstuvwxyz")
+    said = what_runs(parse_server_config("gh", {"command": "gh-mcp", "args": ["--token", "${GH_TOKEN}"]}))
+    assert "GH_TOKEN in args is visible to every process on this machine: pass it in env" in said, said
+    written = what_runs(parse_server_config("x", {"command": "x", "args": ["--api-key=abcdefgh12345678"]}))
+    assert "args[0] (after --api-key) is visible to every process on this machine" in written, written
+    assert "abcdefgh12345678" not in written
+    plain = what_runs(parse_server_config("x", {"command": "x", "args": ["--root", "${HOME}"]}))
+    assert "visible to every process" not in plain, plain
+
+
+def needs_landlock() -> None:
+    if REAL_ABI < 4:
+        pytest.fail(f"this kernel's Landlock ABI is {REAL_ABI}: a sandboxed server without network needs 4")
+
+
+def test_a_refusal_during_a_call_is_named_with_its_grant(tmp_path, monkeypatch, started):
+    """A call that fails on what the sandbox refused says which grant allows it, and /logs says so too,
+    as soon as the server's line is read."""
+    needs_landlock()
+    (tmp_path / "p" / ".geekagent").mkdir(parents=True)
+    (tmp_path / "data").mkdir()
+    notes = tmp_path / "data" / "notes.txt"
+    notes.write_text("notes")
+    monkeypatch.chdir(tmp_path / "p")
+    client = started({"command": sys.executable, "args": [PROBE], "sandbox": True})
+    with pytest.raises(Exception) as failed:
+        client.call_tool("probe", {"op": "fail", "path": str(notes)})
+    hint = f'the sandbox refused {notes}: "sandbox": {{"read": ["{notes}"]}} grants it'
+    assert hint in str(failed.value), str(failed.value)
+    assert wait_until(lambda: any(hint in line for line in client.from_server.tail), 10), list(client.from_server.tail)
+
+
+def test_a_write_grant_makes_its_folder(tmp_path, monkeypatch, started):
+    """A "write" grant on a folder not there yet: the question says it is made, and the server writes in it."""
+    needs_landlock()
+    (tmp_path / "p" / ".geekagent").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "p")
+    config = {"command": sys.executable, "args": [PROBE], "sandbox": {"write": [str(tmp_path / "out" / "logs")]}}
+    said = sandbox.what_it_may(parse_server_config("s", config))
+    assert f"writes {tmp_path / 'out' / 'logs'} (made as it starts)" in said, said
+    client = started(config)
+    assert client.call_tool("probe", {"op": "write", "path": str(tmp_path / "out" / "logs" / "a.log")}) == "ok written"
