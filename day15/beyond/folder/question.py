@@ -5,12 +5,13 @@ variable of the user's environment goes, never its value; the roots outside the 
 a login without a person reads and where the ID token goes. With --tutorial, what the tutorial's
 client spawns for an entry, converted as it converts it.
 """
+import os
 import shlex
 
 from beyond.client.config import ServerConfig, expanded
 from beyond.client.roots import outside
 from beyond.dirs import VARIABLE, only_variables
-from beyond.secrets import mask, masked_entry
+from beyond.secrets import is_secret_name, mask, masked_entry, places
 from beyond.text import clean, shorten
 from beyond.wire.sandbox import what_it_may
 from mcp import McpServerConfig
@@ -27,8 +28,8 @@ def shown_value(key: str, value: str, limit: int) -> str:
 
 def what_runs(config: ServerConfig, folder: str | None = None) -> str:
     """The exact command line (every argument, control characters made visible) or the URL, where each
-    variable of the user's environment goes (`GH_TOKEN <- ${OPENAI_API_KEY}`), never its value, and the
-    roots it would get outside the project `folder`."""
+    variable of the user's environment goes (`GH_TOKEN <- ${OPENAI_API_KEY}`), never its value, which
+    secrets its command line would show every process, and the roots it would get outside the project `folder`."""
     if config.problem:
         return f"not started: {clean(config.problem, one_line=True)}"
     if config.disabled:
@@ -47,8 +48,20 @@ def what_runs(config: ServerConfig, folder: str | None = None) -> str:
                     if not VARIABLE.search(value))
     env = f" with env {env}" if env else ""  # LD_PRELOAD=./x.so changes what runs as much as the command
     confined = f"; {what_it_may(config)}" if config.sandbox is not None else ""
-    return clean(mask(f"runs {shlex.join([config.command, *shown['args']])}{where}{env}{sends}{confined}"),
+    seen = "".join(f"; {what} is visible to every process on this machine: pass it in env"
+                   for what in _in_args(config))
+    return clean(mask(f"runs {shlex.join([config.command, *shown['args']])}{where}{env}{sends}{seen}{confined}"),
                  one_line=True)
+
+
+def _in_args(config: ServerConfig) -> list[str]:
+    """The secrets a server's command line would hold, which any process here can read in /proc: each
+    ${VAR} that names one or brings a value the secrets inventory knows, and each written there by place."""
+    names = [match.group(1) for arg in config.args for match in VARIABLE.finditer(arg)]
+    values = {name: os.environ.get(name, "") for name in names}
+    found = [f"{name} in args" for name in names if is_secret_name(name) or mask(values[name]) != values[name]]
+    return list(dict.fromkeys(found + [place.where for place in places({"args": config.args})
+                                       if not only_variables(place.value)]))
 
 
 def what_the_twin_runs(cfg: McpServerConfig) -> str:
