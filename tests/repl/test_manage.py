@@ -41,6 +41,15 @@ def test_add_in_both_scopes_then_list_and_get(tmp_path):
     assert json.loads(verb(tmp_path, "get", "files", "--json").stdout)["entry"]["env"] == {"ROOT": "${HOME}"}
 
 
+def test_add_sandboxed_with_network(tmp_path):
+    """--sandbox=network writes the one key a uvx or npx server needs to fetch what it runs."""
+    assert verb(tmp_path, "add", "time", "--sandbox=network", "--", "uvx", "mcp-server-time").returncode == 0
+    written = json.loads((tmp_path / ".geekagent" / "mcp.json").read_text())["mcpServers"]["time"]
+    assert written == {"command": "uvx", "args": ["mcp-server-time"], "sandbox": {"network": True}}
+    wrong = verb(tmp_path, "add", "web", "--sandbox=net", "--", "uvx", "x")
+    assert wrong.returncode != 0 and "--sandbox=net" in wrong.stderr
+
+
 def test_a_shadowed_entry_and_a_taken_name(tmp_path):
     assert verb(tmp_path, "add", "same", "--user", "--", "echo", "user").returncode == 0
     assert verb(tmp_path, "add", "same", "--", "echo", "project").returncode == 0

@@ -18,6 +18,7 @@ from collections import deque
 from beyond.client.capabilities import AskRefused
 from beyond.secrets import mask
 from beyond.wire.base import METHOD_NOT_FOUND
+from beyond.wire.sandbox import refusal
 from beyond.text import clean, shorten
 from mcp import McpError
 
@@ -47,6 +48,8 @@ LOUD_LEVELS = ("warning", "error", "critical", "alert", "emergency")
 PRINTED_PER_S = 20.0
 # The ids of URL elicitations the server said are complete, kept (the newest): what a -32042 waits on.
 COMPLETED_KEPT = 32
+# What a sandbox refused the server, as its lines said (wire/sandbox.py), the last few: for a call that fails.
+REFUSALS_KEPT = 8
 
 
 class FromServer:
@@ -76,6 +79,7 @@ class FromServer:
         self._tokens = itertools.count(1)  # next() on a count is atomic too
         # The URL elicitations the server said are complete (notifications/elicitation/complete), the last few.
         self._completed: deque[str] = deque(maxlen=COMPLETED_KEPT)
+        self._refusals: deque[tuple[float, str]] = deque(maxlen=REFUSALS_KEPT)  # (when, the grant that allows it)
         # _print_lock guards the lines it may print now, when that was counted, and those held back since
         # the last one printed: stderr and stdout lines come on two threads.
         self._print_lock = threading.Lock()
@@ -244,6 +248,10 @@ class FromServer:
         text += f"/{total:g}" if isinstance(total, (int, float)) else ""
         call.on_progress(text + (f" {shorten(clean(mask(str(note)), one_line=True), 80)}" if note else ""))
 
+    def refused_since(self, began: float) -> str:
+        """The last thing a sandbox refused the server, as it said, since `began` (monotonic); "" if none."""
+        return next((hint for when, hint in reversed(list(self._refusals)) if when >= began), "")
+
     def skipped(self, complaint: str) -> None:
         """A line that is no message: the first is said on stderr, the rest kept for /logs (all with --verbose)."""
         self._skipped_lines += 1
@@ -254,8 +262,14 @@ class FromServer:
 
     def said(self, line: str, loud: bool = False) -> None:
         """A line of the server's own (stderr, or a log notification): kept, and shown when echoing or `loud`,
-        within PRINTED_PER_S; past it the first held back line says so, the next one printed how many were."""
+        within PRINTED_PER_S; past it the first held back line says so, the next one printed how many were.
+        What a sandbox refused it is said after it, once, with the grant that allows it."""
         self.tail.append(clean(mask(line), one_line=True))
+        hint = clean(mask(refusal(self.client.cfg, line)), one_line=True)
+        if hint and hint not in (said for _, said in list(self._refusals)):  # a copy: two threads say
+            self.tail.append(hint)
+        if hint:
+            self._refusals.append((time.monotonic(), hint))
         if not (self.echo or loud):
             return
         now = time.monotonic()

@@ -20,7 +20,7 @@ from beyond.client.requests import Requests
 from beyond.client.tasks import NoTasks, Task
 from beyond.text import shorten
 from beyond.waits import Call
-from beyond.wire.sandbox import refused_in
+from beyond.wire.sandbox import refused_in, refusal
 from mcp import McpError, McpToolInfo
 
 __all__ = ["Session", "Refused", "ReplyError"]
@@ -158,10 +158,15 @@ class Session(Requests):
                     raise McpError("tools/call: the server answered with a task, though this session never told it "
                                    "of the tasks extension (an invalid answer)", self.name)
                 result = Task(self, tool, result, on_progress, self.tasks).run()
+            return call_text(result, output_schema, self.name)
+        except McpError as e:  # what a sandbox refused it, as its error or its lines since say
+            hint = refusal(self.cfg, str(e)) or self.from_server.refused_since(now)
+            if hint:
+                e.args = (f"{e} ({hint})",)  # the same error, of the same kind, saying more
+            raise
         finally:
             if token is not None:
                 self.from_server.untrack(token)
-        return call_text(result, output_schema, self.name)
 
     def task_status(self, task_id: str) -> dict:
         """tasks/get for a task of an earlier run (/tasks): the task as the server says it is now."""

@@ -25,8 +25,8 @@ from beyond.text import clean
 USAGE = """usage: python3 day15/index.py mcp <verb> ...
   list [--json]                               every server of both files, none started
   get NAME [--json]                           one entry as written, with its scope
-  add NAME [--user] [--env K=V]... [--sandbox] [--force] -- COMMAND [ARG...]     a local server
-  add NAME [--user] [--force] --url URL [--header K=V]...                         a remote server
+  add NAME [--user] [--env K=V]... [--sandbox[=network]] [--force] -- COMMAND [ARG...]  a local server
+  add NAME [--user] [--force] --url URL [--header K=V]...     a remote server
   remove NAME [--user]                        take an entry out
   enable NAME [--user] / disable NAME [--user]   start it again / leave it configured and not started
   validate [NAME...] [--json] [--trust] [--sandbox]   start them, list what they offer, stop them; exit 1 if any fails
@@ -157,7 +157,8 @@ def _names_there() -> str:
 def cmd_add(args: list[str]) -> int:
     command = args[args.index("--") + 1:] if "--" in args else []
     args = args[:args.index("--")] if "--" in args else args
-    user, sandbox, force = flag(args, "--user"), flag(args, "--sandbox"), flag(args, "--force")
+    user, force = flag(args, "--user"), flag(args, "--force")
+    sandbox = {"network": True} if flag(args, "--sandbox=network") else flag(args, "--sandbox")
     env, headers, url = pairs(args, "--env"), pairs(args, "--header"), value(args, "--url")
     name = name_of(args)
     no_more(args)
@@ -181,7 +182,7 @@ def cmd_add(args: list[str]) -> int:
     if written and file.scope == "project":
         raise Refused(written_out(written[0], entry, file.path))
     too_short([entry])
-    entry.update({"sandbox": True} if sandbox else {})
+    entry.update({"sandbox": sandbox} if sandbox else {})
     if file.read()[1] == "servers":  # VS Code's file says which transport
         entry = {"type": "http" if url else "stdio", **entry}
 
