@@ -35,7 +35,7 @@ interop: $(VENV)/.pytest-installed $(INTEROP)/.installed
 
 # The logins: the Python SDK's simple-auth pair from its sdist's examples/servers/, and the TypeScript
 # SDK's example server (its package carries dist/esm/examples/); no copy of either is kept here. The
-# tasks extension: FastMCP with fastmcp-tasks, in a virtual environment of its own.
+# tasks extension: FastMCP with fastmcp-tasks, in a virtual environment of its own; so is mcp-server-git.
 $(INTEROP)/.installed: Makefile
 	$(PYTHON) -m venv $(INTEROP)/venv
 	$(INTEROP)/venv/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-time==2026.10.19 mcp==2.3.0 \
@@ -49,6 +49,8 @@ $(INTEROP)/.installed: Makefile
 		@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/sdk@1.32.2
 	$(PYTHON) -m venv $(INTEROP)/fastmcp
 	$(INTEROP)/fastmcp/bin/python -m pip install --quiet --disable-pip-version-check fastmcp==4.1.4 fastmcp-tasks==4.1.4
+	$(PYTHON) -m venv $(INTEROP)/git
+	$(INTEROP)/git/bin/python -m pip install --quiet --disable-pip-version-check mcp-server-git==2026.10.19
 	touch $@
 
 # The benchmark: stdlib only, prints a table and writes .bench/results.md (see tests/bench/bench.py).

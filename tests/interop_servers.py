@@ -21,6 +21,7 @@ TIME_SERVER = INTEROP / "venv" / "bin" / "mcp-server-time"
 NODE_SERVERS = INTEROP / "node" / "node_modules" / "@modelcontextprotocol"
 FILESYSTEM_SERVER = NODE_SERVERS / "server-filesystem" / "dist" / "index.js"
 FASTMCP = INTEROP / "fastmcp" / "bin" / "python"  # with fastmcp and fastmcp-tasks
+GIT_SERVER = INTEROP / "git" / "bin" / "mcp-server-git"
 EVERYTHING_SERVER = NODE_SERVERS / "server-everything" / "dist" / "index.js"
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # Real servers start slower than our fakes (the time server imports pydantic; node loads its modules).
@@ -29,7 +30,7 @@ SLOW_START = {"timeout": 30}
 
 @pytest.fixture(autouse=True)
 def installed():
-    if not all(server.exists() for server in (TIME_SERVER, FILESYSTEM_SERVER, EVERYTHING_SERVER, FASTMCP,
+    if not all(server.exists() for server in (TIME_SERVER, FILESYSTEM_SERVER, EVERYTHING_SERVER, FASTMCP, GIT_SERVER,
                                                INTEROP / "venv" / "bin" / "uvx")):
         pytest.fail("the interop servers are not installed: run `make interop`")
 
@@ -333,9 +334,47 @@ def test_real_servers_work_sandboxed(tmp_path):
         done = run_agent(cwd, ["/mcp time", "/mcp files", "what time is it? and note it", "/exit"],
                          agent_env(model.base_url), timeout=90, args=("--sandbox",))
     assert listed_tools(done.stdout, "time") and listed_tools(done.stdout, "files")
-    assert done.stdout.count("  sandboxed: reads ") == 2 and done.stdout.count("; network: none\n") == 2, done.stdout
+    assert done.stdout.count("  sandboxed: reads ") == 2 and done.stdout.count("; network: none") == 2, done.stdout
     assert f"; writes {tmp_path / 'files'}, a temporary folder;" in done.stdout, done.stdout
     assert '"timezone": "UTC"' in done.stdout and (tmp_path / "files" / "note.txt").read_text() == "boxed"
+
+
+def test_the_git_server_works_sandboxed_once_the_hint_is_followed(tmp_path):
+    """mcp-server-git sandboxed in a temporary repository: git_status fails on ~/.gitconfig and the error names
+    the grant; with it, status, add and commit work where namespaces keep .git/hooks and .git/config read only,
+    and where Landlock alone must keep all of .git read only, add fails naming .git and the question says so."""
+    from beyond.wire.walls import namespaces
+    home, repo = tmp_path / "home", tmp_path / "p" / "repo"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Boxed\n\temail = boxed@example.com\n")
+    repo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    (repo / "a.txt").write_text("boxed")
+    env = {**agent_env(), "HOME": str(home)}
+    entry = {"command": str(GIT_SERVER), "args": ["--repository", str(repo)], **SLOW_START}
+    policies = {f"mcp_git_git_{tool}": "allow" for tool in ("status", "add", "commit")}
+    cwd = workdir(tmp_path / "p", {"git": {**entry, "sandbox": True}}, policies)
+    status = ("mcp_git_git_status", {"repo_path": str(repo)})
+    with FakeOpenAI([tool_calls(status), answer_from_tools]) as model:
+        done = run_agent(cwd, ["what is the status?", "/exit"], {**env, "OPENAI_BASE_URL": model.base_url}, 90)
+    hint = 'the sandbox refused ~/.gitconfig: "sandbox": {"read": ["~/.gitconfig"]} grants it'
+    assert hint in done.stdout, done.stdout
+    (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"git": {
+        **entry, "sandbox": {"read": ["~/.gitconfig"]}}}}))
+    script = [tool_calls(status), tool_calls(("mcp_git_git_add", {"repo_path": str(repo), "files": ["a.txt"]})),
+              tool_calls(("mcp_git_git_commit", {"repo_path": str(repo), "message": "boxed commit"})),
+              answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["/mcp git", "commit a.txt", "/exit"], {**env, "OPENAI_BASE_URL": model.base_url}, 90)
+    assert "Untracked files" in done.stdout and "a.txt" in done.stdout, done.stdout
+    log = subprocess.run(["git", "-C", str(repo), "log", "--format=%s"], capture_output=True, text=True, timeout=30)
+    if namespaces():
+        assert "Changes committed successfully" in done.stdout and log.stdout == "boxed commit\n", done.stdout
+        assert ".git/config, .git/hooks read only" in done.stdout, done.stdout
+    else:
+        assert ".git read only" in done.stdout and f'"write": ["{repo}/.git"]' in done.stdout, done.stdout
+        assert log.stdout == "", log.stdout
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
 
 
 def test_servers_fetched_by_uvx_and_npx_work_sandboxed(tmp_path):
@@ -355,6 +394,6 @@ def test_servers_fetched_by_uvx_and_npx_work_sandboxed(tmp_path):
         done = run_agent(cwd, ["/mcp time", "/mcp files", "what time is it, and what is in files?", "/exit"],
                          agent_env(model.base_url), timeout=240)
     assert listed_tools(done.stdout, "time") and listed_tools(done.stdout, "files")
-    assert "writes its own uv cache, a temporary folder; network: all\n" in done.stdout, done.stdout
-    assert f"writes {tmp_path / 'files'}, its own npm cache, a temporary folder; network: all\n" in done.stdout
+    assert "writes its own uv cache, a temporary folder; network: all" in done.stdout, done.stdout
+    assert f"writes {tmp_path / 'files'}, its own npm cache, a temporary folder; network: all" in done.stdout
     assert '"timezone": "UTC"' in done.stdout, done.stdout
