@@ -14,6 +14,7 @@ runs pinned to one CPU (inherited by the server), then unpinned. Prints a table 
 import json
 import os
 import platform
+import shutil
 import signal
 import re
 import statistics
@@ -254,6 +255,33 @@ def spawn_to_tools_ms(make) -> float:
     elapsed = (time.perf_counter() - begun) * 1000
     client.stop()
     return elapsed
+
+
+def sandbox_cost_ms(files: int = 5000) -> list[float] | None:
+    """Per round, a sandboxed start minus a plain one of the full client and the echo server, in a project
+    of `files` files (a .env and a .git/config to keep out), which it reads; None where no sandbox starts."""
+    from beyond.wire.walls import abi
+    from beyond.client.session import Session
+    if abi() < 4:
+        return None
+    project = Path(tempfile.mkdtemp(prefix="bench-project-"))
+    for n in range(files):
+        folder = project / "src" / f"part{n // 100}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"file{n}.py").write_text("x = 1\n")
+    (project / ".geekagent").mkdir()
+    (project / ".git").mkdir()
+    (project / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    (project / ".env").write_text("OPENAI_API_KEY=sk-bench\n")
+    os.chdir(project)
+    entry = {"command": ECHO[0], "args": ECHO[1:], "timeout": PHASE_TIMEOUT_S}
+    try:
+        boxed, plain = alternating(spawn_to_tools_ms, lambda: Session("bench-boxed", {**entry, "sandbox": True}),
+                                   lambda: Session("bench-plain", entry))
+    finally:
+        os.chdir(ROOT)
+        shutil.rmtree(project)
+    return [mine - theirs for mine, theirs in zip(boxed, plain)]
 
 
 def blob_ms(make) -> float:
@@ -498,6 +526,9 @@ def main() -> None:
              ("an ES256 signature (DPoP proof, private_key_jwt), ms", runs(es256_ms), None, "≤ 10 ms"),
              ("mask a 64 KB tool result against 50 inventory secrets, µs", runs(mask_us), None, "≤ 2,000 µs"),
              ("the same, a 64 KB of secret-named keys only, µs", runs(mask_us, True), None, "")]
+    cost = sandbox_cost_ms()
+    if cost:  # the walk of the project, the launcher and its walls, on top of a plain start
+        rows += [("sandboxed start minus plain start, ms (median), a project of 5,000 files", cost, None, "≤ 50 ms")]
     report(rows, time.perf_counter() - began)
 
 

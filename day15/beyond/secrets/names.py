@@ -44,6 +44,10 @@ SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*"
                 ".git-credentials", ".npmrc", ".pypirc", ".pgpass", "credentials.json", "*_history")
 SECRET_FOLDERS = (".ssh", ".aws", ".kube", ".gnupg")
 SECRET_PATHS = (".docker/config.json", ".git/config")
+# Each as one pattern: a name matched, a path searched (a folder anywhere in it, or its last two parts).
+SECRET_FILE = re.compile("|".join(fnmatch.translate(pattern) for pattern in SECRET_FILES))
+SECRET_PLACE = re.compile(rf"(?:^|/)(?:{'|'.join(map(re.escape, SECRET_FOLDERS))})/"
+                          rf"|(?:^|/)(?:{'|'.join(map(re.escape, SECRET_PATHS))})$")
 
 
 @functools.lru_cache(maxsize=4096)  # names repeat: every variable, every key of every result
@@ -61,6 +65,5 @@ def is_secret_name(name: str) -> bool:
 def looks_secret(path: str) -> bool:
     """True for a path whose file name matches SECRET_FILES, that lies under a SECRET_FOLDERS folder,
     or that ends in one of SECRET_PATHS."""
-    parts = path.replace("\\", "/").split("/")
-    return (any(fnmatch.fnmatch(parts[-1], pattern) for pattern in SECRET_FILES)
-            or any(part in SECRET_FOLDERS for part in parts[:-1]) or "/".join(parts[-2:]) in SECRET_PATHS)
+    path = path.replace("\\", "/")
+    return SECRET_FILE.match(path.rpartition("/")[2]) is not None or SECRET_PLACE.search(path) is not None

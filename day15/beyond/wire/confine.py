@@ -1,23 +1,24 @@
 """Beyond the tutorial: the launcher of a sandboxed stdio server (wire/sandbox.py decides what it may reach).
 
-Run as a program, with a minimal environment and `python -I` (nothing of the folder, no PYTHON*, no LD_*):
+Run as a program, with a minimal environment and `python -I -S` (nothing of the folder, no PYTHON*, no LD_*,
+no site-packages):
   confine.py RULES ENV_FD -- COMMAND ARG...
-RULES is JSON (the Landlock ABI to use, [path, kind] of each rule, the network, what the seccomp filter
-refuses, the limits, the program file the command resolved to, which is what runs); the server's own
-environment arrives as JSON on the inherited pipe ENV_FD, never in an argv or an environment that /proc
-shows. In this order it: reads that environment; sets the limits; restricts itself with Landlock; installs
-a seccomp filter that refuses what Landlock has no right for (the keyring; chmod, chown, utimes and
-extended attributes by path; truncate before ABI 3; without the network, every new socket); drops every
-capability (bounding and ambient sets too, so a root launcher gives its server none); then execs the
-server. Any step that fails ends it with status 126 and one line on stderr saying why (fail closed). It
-imports nothing of ours.
+RULES is a dict in marshal's format, in hex (the Landlock ABI to use, [path, kind] of each rule, the network,
+the limits, the mounts when it isolates the server, the program file the command resolved to, which is what
+runs); the server's own environment arrives as a marshalled dict on the inherited pipe ENV_FD, never in an
+argv or an environment that /proc shows. Marshal, a builtin, because the launcher's start is every sandboxed
+server's start (importing json would cost it half again). In this order it: reads that environment; sets the
+limits; isolates the server in namespaces where the rules give mounts (isolate); restricts itself with
+Landlock; installs a seccomp filter that refuses what Landlock has no right for (the keyring; chmod, chown,
+utimes and extended attributes by path and truncate, where no mounts keep them read only; without the
+network, every new socket); drops every capability (bounding and ambient sets too, so a root launcher gives
+its server none); then execs the server. Any step that fails ends it with status 126 and one line on stderr
+saying why (fail closed). It imports nothing of ours.
 """
 import ctypes
-import json
+import marshal
 import os
-import platform
 import resource
-import signal
 import struct
 import sys
 
@@ -35,6 +36,8 @@ SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL, SCOPE_ABI = 1, 2, 6
 # prctl options and the capability calls.
 PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_SET_PDEATHSIG = 24, 22, 38, 47, 1
 PR_CAP_AMBIENT_CLEAR_ALL, SECCOMP_MODE_FILTER = 4, 2
+# Signals by number, the same on x86_64 and arm64 (the signal module would cost the launcher's start a third).
+SIGHUP, SIGINT, SIGKILL, SIGTERM, SIG_IGN = 1, 2, 9, 15, 1
 CAPABILITY_VERSION_3 = 0x20080522
 # Per architecture: the audit number seccomp sees, and the calls the filter refuses: always the keyring's,
 # and changing a file's mode, owner, times or extended attributes by its path (by an open file, it is one
@@ -117,9 +120,9 @@ def seccomp(refused: dict) -> None:
     """A seccomp filter: the calls SYSCALLS lists fail with EACCES (the keyring's always; the others when
     `refused` says: "metadata" (utimensat only with a path), "sockets", "truncate"), and so does every call
     made through another ABI than the machine's own (32-bit calls, x32's numbers), where the numbers differ."""
-    calls = SYSCALLS.get(platform.machine())
+    calls = SYSCALLS.get(os.uname().machine)
     if calls is None:
-        raise Refused(f"no seccomp filter for {platform.machine()} (x86_64 and arm64 only)")
+        raise Refused(f"no seccomp filter for {os.uname().machine} (x86_64 and arm64 only)")
     numbers = list(calls["keyring"]) + list(calls["metadata"]) * bool(refused["metadata"]) \
         + list(calls["sockets"]) * bool(refused["sockets"]) + list(calls["truncate"]) * bool(refused["truncate"])
     # [arch] [nr] [x32] [each number] ([utimensat] allow [path low] [path high]) allow | refuse (allow)
@@ -164,7 +167,7 @@ def drop_capabilities() -> None:
         raise _failed("clearing the ambient capabilities")
     header = struct.pack("Ii", CAPABILITY_VERSION_3, 0)
     data = bytes(24)  # two of {effective, permitted, inheritable}, all zero
-    if libc.syscall(SYSCALLS.get(platform.machine(), SYSCALLS["x86_64"])["capset"], header, data) != 0:
+    if libc.syscall(SYSCALLS.get(os.uname().machine, SYSCALLS["x86_64"])["capset"], header, data) != 0:
         raise _failed("capset")
     if any(_capabilities().values()):
         raise Refused("capabilities remain after dropping them")
@@ -179,7 +182,7 @@ def _capabilities() -> dict[str, int]:
 def _environment(fd: int) -> dict[str, str]:
     """The server's environment, read to its end from the pipe the agent wrote it to."""
     with os.fdopen(fd, "rb") as pipe:
-        env = json.loads(pipe.read(1 << 22))
+        env = marshal.loads(pipe.read(1 << 22))
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise Refused("the server's environment is not an object of strings")
     return env
@@ -220,31 +223,27 @@ def isolate(mounts: dict) -> None:
         if libc.mount(cover.encode(), path.encode(), None, MS_BIND, None) != 0:
             raise _failed(f"covering {path}")
     os.chdir(os.getcwd())  # the folder it works in, looked up again: through the mounts made over it
-    _stay_behind(signal.SIG_IGN)  # the agent's SIGKILL ends it, and with it everything inside
-    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() == 1:
+    _stay_behind()
+    if libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 or os.getppid() == 1:
         raise _failed("dying with the launcher")
     if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
         raise _failed("mounting /proc")
-    _stay_behind(None)  # the first of its processes: the kernel gives it only the signals it handles
+    _stay_behind()  # the first of its processes
 
 
-def _stay_behind(handled) -> None:
-    """Fork; the parent waits for the child and leaves with its status, the child returns. The launcher
-    outside ignores the agent's SIGTERM (SIGKILL ends it, and all inside with it); the first process
-    inside hands every such signal on to the server, reaps what the server leaves behind, and leaves with
-    it (which ends every process left inside)."""
+def _stay_behind() -> None:
+    """Fork; the parent waits for the child and leaves with its status, reaping what else ends meanwhile (the
+    first process inside adopts what the server leaves behind); the child returns. Neither parent ends on
+    the agent's SIGTERM, SIGINT or SIGHUP: the server, in the same process group, gets them itself. The
+    agent's SIGKILL ends the launcher, and with it everything inside (PR_SET_PDEATHSIG, then the end of
+    the namespace's first process)."""
     child = os.fork()
     if not child:
         return
     for fd in (0, 1):  # the server's pipes are the server's alone: their end is its end
         os.close(fd)
-    def hand_on(number, _frame) -> None:
-        try:
-            os.kill(child, number)
-        except OSError:
-            pass  # it has just ended: the wait below sees it
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, handled or hand_on)
+    for number in (SIGHUP, SIGINT, SIGTERM):
+        _libc().signal(number, ctypes.c_void_p(SIG_IGN))
     while True:
         pid, status = os.wait()
         if pid == child:
@@ -266,7 +265,7 @@ def _mount_attr(path: str, set_: int, clear: int, recursive: bool) -> None:
 def main(argv: list[str]) -> None:
     if argv[1] == "--probe":  # whether this kernel and user can isolate (wire/walls.py asks once)
         return isolate({"binds": [], "hide": []})
-    rules, env = json.loads(argv[1]), _environment(int(argv[2]))
+    rules, env = marshal.loads(bytes.fromhex(argv[1])), _environment(int(argv[2]))
     limit(rules["limits"])
     if rules["mounts"] is not None:
         isolate(rules["mounts"])

@@ -71,7 +71,7 @@ class Inside:
 
     def _judge(self, root: str, folder: str, entry: os.DirEntry, write: bool, named: set[str]) -> list[str]:
         """Note what `entry` is (a secret, what runs later) and return it when it is a folder to walk."""
-        relative = os.path.relpath(entry.path, root)
+        relative = entry.path[len(root) + 1:]  # below root: as os.path.relpath says it, without its cost
         if entry.is_symlink():
             return []  # a link is never granted: what it leads to is judged where it is
         if write and entry.name in RUNS_LATER:

@@ -8,7 +8,7 @@ likely refused it. The agent itself is made not dumpable. GEEKAGENT_LANDLOCK_ABI
 environment makes it act as if the kernel offered ABI N, for tests.
 """
 import ctypes
-import json
+import marshal
 import os
 import re
 import sys
@@ -99,7 +99,7 @@ def wrapped(config, command: list[str], env: dict) -> tuple[list[str], dict, byt
     # Without network a proxy is of no use to it, and its address may hold the proxy's password.
     kept = env if given.network else {key: value for key, value in env.items() if key not in NETWORK_ENV}
     server_env = {**kept, **cache, "TMPDIR": private}
-    return [sys.executable, "-I", LAUNCHER, json.dumps(launch)], {}, json.dumps(server_env).encode(), private
+    return [sys.executable, "-I", "-S", LAUNCHER, marshal.dumps(launch).hex()], {}, marshal.dumps(server_env), private
 
 
 def refused_in(config, said: list[str]) -> str:

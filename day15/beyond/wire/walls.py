@@ -86,7 +86,8 @@ def namespaces() -> bool:
     if os.environ.get("GEEKAGENT_NAMESPACES") == "0" or not sys.platform.startswith("linux"):
         return False
     try:
-        done = subprocess.run([sys.executable, "-I", LAUNCHER, "--probe"], capture_output=True, timeout=10, env={})
+        done = subprocess.run([sys.executable, "-I", "-S", LAUNCHER, "--probe"], capture_output=True, timeout=10,
+                              env={})
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
