@@ -1,6 +1,6 @@
 """A stdio MCP server that tries what a sandbox refuses, for tests/wire/test_sandbox*.py. Its one tool,
 probe, does {"op": "read" | "write" | "open" | "connect" | "udp" | "unix" | "socketpair" | "caps" | "env" | "syscall" |
-"chmod" | "truncate" | "signal" | "keyring" | "fail" | "child_read",
+"chmod" | "fchmod" | "truncate" | "open_trunc" | "rename" | "signal" | "keyring" | "fail" | "child_read",
 "path", "port"} and answers "ok ..." or "refused: <why>"; child_read reads through a child process of its
 own (which the sandbox confines too); caps says CapEff, CapPrm, CapBnd and CapAmb of /proc/self/status;
 keyring reads the key numbered `port`; fail reads `path` and, refused, says so on stderr and as an error
@@ -43,6 +43,16 @@ def probe(op: str, path: str = "", port: int = 0) -> str:
         if op == "chmod":
             os.chmod(path, 0o644)
             return "ok changed"
+        if op == "fchmod":  # through a file opened to read
+            with open(path) as f:
+                os.fchmod(f.fileno(), 0o4777)
+            return "ok changed"
+        if op == "open_trunc":  # opened to read, with O_TRUNC
+            os.close(os.open(path, os.O_RDONLY | os.O_TRUNC))
+            return "ok opened"
+        if op == "rename":  # to the same name with "-moved"
+            os.rename(path, path + "-moved")
+            return "ok renamed"
         if op == "truncate":
             os.truncate(path, 0)
             return "ok truncated"

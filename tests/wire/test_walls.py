@@ -10,12 +10,15 @@ Confidentiality (holds, or the server does not start and says why) - test_every_
   another process's command line (a token in its args); a key in the user's keyring; as root, /etc/shadow.
   Without network below ABI 4 the server does not start, and says so.
 Integrity (holds, or the server does not start) - test_every_wall_on_every_abi:
-  chmod of ~/.ssh/id_rsa, truncating ~/.bashrc, creating .git/hooks/pre-commit or .envrc, all refused
-  and the files as they were; the project's own files stay readable and writable.
+  chmod of ~/.ssh/id_rsa, fchmod of a file it may only read, truncating ~/.bashrc or opening a file it may
+  only read with O_TRUNC, creating .git/hooks/pre-commit, .git/commondir or .envrc, all refused and the
+  files as they were; the project's own files stay readable and writable. Without namespaces below ABI 3
+  the server does not start, and says why.
 Availability (holds, or the question says it does not) - test_every_wall_on_every_abi:
   signalling the agent; how many processes it starts (bounded but as root, where the question says so).
 Grants from files a folder controls - test_a_link_on_the_hashbang_line_and_a_venvs_home_grant_nothing:
   an `env -S` link on a script's #! line, a pyvenv.cfg whose home leads to ~/.ssh.
+Secrets that hide, and args naming secrets - test_secrets_are_found_where_they_hide_and_args_grant_none.
 A secret in args - test_a_secret_in_args_is_announced; a refusal during a call named with its grant -
   test_a_refusal_during_a_call_is_named_with_its_grant; a "write" folder not there yet -
   test_a_write_grant_makes_its_folder.
@@ -49,12 +52,19 @@ PROBES = [("read .env", "read", {"path": ".env"}, True),
           ("read the keyring", "keyring", {"port": "{key}"}, True),
           ("read /etc/shadow", "read", {"path": "/etc/shadow"}, True),
           ("chmod ~/.ssh/id_rsa", "chmod", {"path": "HOME/.ssh/id_rsa"}, True),
+          ("fchmod ~/notes.txt, read only", "fchmod", {"path": "HOME/notes.txt"}, True),
           ("truncate ~/.bashrc", "truncate", {"path": "HOME/.bashrc"}, True),
+          ("open ~/notes.txt with O_TRUNC", "open_trunc", {"path": "HOME/notes.txt"}, True),
+          ("create .git/commondir", "write", {"path": ".git/commondir"}, True),
           ("create .git/hooks/pre-commit", "write", {"path": ".git/hooks/pre-commit"}, True),
           ("create .envrc", "write", {"path": ".envrc"}, True),
+          ("read src/deep/.env", "read", {"path": "src/deep/.env"}, True),
+          ("create src/deep/pyvenv.cfg", "write", {"path": "src/deep/pyvenv.cfg"}, True),
+          ("rename src/deep", "rename", {"path": "src/deep"}, True),
           ("read ca.pem", "read", {"path": "ca.pem"}, False),
           ("read src/a.py", "read", {"path": "src/a.py"}, False),
-          ("write src/new.py", "write", {"path": "src/new.py"}, False),
+          ("write src/a.py", "write", {"path": "src/a.py"}, False),
+          ("write lib/new.py", "write", {"path": "lib/new.py"}, False),
           ("signal the agent", "signal", {"port": "{agent}"}, None)]
 
 
@@ -81,14 +91,15 @@ def world(request):
     uid = NOBODY if request.param == "nobody" else None
     top = Path(tempfile.mkdtemp(prefix="geekagent-walls-"))
     home, project = top / "home", top / "project"
-    files = {home / ".ssh" / "id_rsa": "PLANTED-SSH", home / ".bashrc": "PLANTED-BASHRC",
+    files = {home / ".ssh" / "id_rsa": "PLANTED-SSH", home / ".bashrc": "PLANTED-BASHRC", home / "notes.txt": "NOTES",
              project / ".env": "OPENAI_API_KEY=sk-PLANTED", project / ".git" / "config": GIT_CONFIG,
              project / "server.key": "-----BEGIN PRIVATE KEY-----\nPLANTED\n",
-             project / "ca.pem": "-----BEGIN CERTIFICATE-----\nPUBLIC\n", project / "src" / "a.py": "print(1)\n"}
+             project / "ca.pem": "-----BEGIN CERTIFICATE-----\nPUBLIC\n", project / "src" / "a.py": "print(1)\n",
+             project / "src" / "deep" / ".env": "TOKEN=PLANTED-DEEP"}
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    for folder in (project / ".geekagent", project / ".git" / "hooks"):
+    for folder in (project / ".geekagent", project / ".git" / "hooks", project / "lib"):
         folder.mkdir()
     (home / ".ssh" / "id_rsa").chmod(0o600)
     if uid is not None:
@@ -118,14 +129,19 @@ def test_every_wall_on_every_abi(world, namespaces):
         pytest.fail("this kernel offers no Landlock: no sandboxed server starts here, so no wall can be tried")
     if namespaces and not walls.namespaces():
         pytest.fail("this user may not make namespaces of its own here; the walls with them cannot be tried")
-    entry = {"command": world["python"], "args": [PROBE, world["project"]]}
-    entries = {"boxed": {**entry, "sandbox": True}, "networked": {**entry, "sandbox": {"network": True}}}
+    entry, notes = {"command": world["python"], "args": [PROBE, world["project"]]}, f"{world['home']}/notes.txt"
+    entries = {"boxed": {**entry, "sandbox": {"read": [notes]}},
+               "networked": {**entry, "sandbox": {"network": True, "read": [notes]}}}
     # Below ABI 4 the network cannot be refused: without it the server does not start, with it the rest holds.
     asked = [(abi, name) for abi in range(1, REAL_ABI + 1) for name in entries if abi < 4 or name == "boxed"]
     runs = drive(world, asked, entries, namespaces)
     assert [(run["abi"], run["entry"]) for run in runs] == asked
     for run in runs:
         where = f"ABI {run['abi']}, {run['entry']}, {'with' if namespaces else 'without'} namespaces"
+        if run["abi"] < 3 and not namespaces:  # O_TRUNC needs no right there: only namespaces would hold
+            assert "cannot keep it from emptying files it may read" in run["error"], (where, run)
+            assert "sandboxed, cannot start: " in run["question"], (where, run)
+            continue
         if run["entry"] == "boxed" and run["abi"] < 4:  # no TCP rights: only with network may it start
             assert "cannot refuse TCP" in run["error"] and "cannot start" not in run["question"], (where, run)
             continue
@@ -135,7 +151,7 @@ def test_every_wall_on_every_abi(world, namespaces):
             if refuse is not None:
                 assert answers[name].startswith("refused") == refuse, (where, name, answers[name])
         question = run["question"]
-        assert f"{world['project']} (not .env, .git/config, server.key;" in question, (where, question)
+        assert f"{world['project']} (not .env, .git/config, server.key, src/deep/.env;" in question, (where, question)
         signalled = answers["signal the agent"] == "ok signalled"
         assert signalled == ("it can signal your processes" in question), (where, answers, question)
         assert signalled == (run["abi"] < 6 and not namespaces), (where, answers)
@@ -143,14 +159,14 @@ def test_every_wall_on_every_abi(world, namespaces):
     files = world["files"]
     home, project = Path(world["home"]), Path(world["project"])
     assert stat.S_IMODE(os.stat(home / ".ssh" / "id_rsa").st_mode) == 0o600
-    assert all(path.read_text() == text for path, text in files.items()), "a planted file was changed"
+    assert all(path.read_text() == text for path, text in files.items() if path.name != "a.py"), "a file changed"
     assert not (project / ".envrc").exists() and not (project / ".git" / "hooks" / "pre-commit").exists()
 
 
 def test_a_link_on_the_hashbang_line_and_a_venvs_home_grant_nothing(tmp_path, monkeypatch):
-    """A script whose #! line says `env -S python3` beside a link named -S to the agent's own tokens, and a
-    pyvenv.cfg whose home is ../.ssh/bin: the question grants neither the tokens nor ~/.ssh, and the
-    server, started, reads neither."""
+    """A script whose #! line says `env -S python3` beside a link named -S to the agent's own tokens, a
+    pyvenv.cfg whose home is ../.ssh/bin, and a bin/node that would make the project a runtime: the question
+    grants neither the tokens nor ~/.ssh nor the project's .env, and the server, started, reads none."""
     home, project = tmp_path / "home", tmp_path / "home" / "proj"
     (home / ".ssh" / "bin").mkdir(parents=True)
     (home / ".ssh" / "bin" / "python3").write_text("#!/bin/sh\n")
@@ -170,19 +186,54 @@ def test_a_link_on_the_hashbang_line_and_a_venvs_home_grant_nothing(tmp_path, mo
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin")
     for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         monkeypatch.delenv(variable, raising=False)
+    (project / "bin").mkdir()
+    (project / "bin" / "node").write_text("")  # makes the project no runtime, granted whole
+    (project / "bin" / "server").write_text(f"#!{sys.executable}\n{Path(PROBE).read_text()}")
+    (project / "bin" / "server").chmod(0o755)
+    (project / ".env").write_text("OPENAI_API_KEY=sk-PLANTED")
     monkeypatch.chdir(project)
+    said = sandbox.what_it_may(parse_server_config("s", {"command": "bin/server", "sandbox": True}))
+    assert "~/proj (not .env)" in said, said
     for command in ("./run", "./venv/bin/server"):
         said = sandbox.what_it_may(parse_server_config("s", {"command": command, "sandbox": True}))
         assert "oauth.json" not in said and "~/.ssh" not in said and "~/.local" not in said, said
         assert not said.startswith("sandboxed, cannot start"), said
     from beyond_mcp import McpClient
-    client = McpClient("s", {"command": "./venv/bin/server", "sandbox": True})
+    client = McpClient("s", {"command": "bin/server", "sandbox": True})
     client.start()
     try:
-        for path in (home / ".ssh" / "id_rsa", tokens):
+        for path in (home / ".ssh" / "id_rsa", tokens, project / ".env"):
             assert client.call_tool("probe", {"op": "read", "path": str(path)}).startswith("refused"), path
     finally:
         client.stop()
+
+
+def test_secrets_are_found_where_they_hide_and_args_grant_none(tmp_path, monkeypatch):
+    """A token as an https URL's user name, a submodule's config with a header, a key after a certificate
+    chain: each kept out of a granted folder; a CA bundle stays readable. A folder or file of secrets named in
+    args or roots is refused (a "read" grants it by name)."""
+    from beyond.wire.inside import Inside
+    token = "ghp_0123456789abcdefghij0123456789abcdef"
+    files = {".git/config": f'[remote "o"]\n\turl = https://{token}@github.com/a/b\n',
+             ".git/modules/lib/config": '[http]\n\textraHeader = AUTHORIZATION: basic eDp5\n',
+             "certs/full.pem": "-----BEGIN CERTIFICATE-----\n" + "A" * 8000 + "\n-----BEGIN PRIVATE KEY-----\nK\n",
+             "certs/ca.pem": "-----BEGIN CERTIFICATE-----\n" + "A" * 8000 + "\n",
+             "lib/.git": "gitdir: ../.git/modules/lib\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    inside = Inside()
+    inside.look(str(tmp_path), True, set())
+    assert {os.path.relpath(p, tmp_path) for p in inside.out} == {".git/config", ".git/modules/lib/config",
+                                                                   "certs/full.pem"}
+    assert {os.path.relpath(p, tmp_path) for p in inside.readonly} == {".git", "lib/.git"}
+    (tmp_path / "home" / ".ssh").mkdir(parents=True)
+    (tmp_path / "home" / ".ssh" / "id_rsa").write_text("PLANTED")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for named in (["~/.ssh"], ["~/.ssh/id_rsa"]):
+        for entry in ({"args": named}, {"roots": named}):
+            said = sandbox.what_it_may(parse_server_config("s", {"command": sys.executable, "sandbox": True, **entry}))
+            assert "holds your secrets" in said and ", ~/.ssh" not in said.split("; refused")[0], said
 
 
 def test_a_secret_in_args_is_announced(monkeypatch):

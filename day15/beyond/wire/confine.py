@@ -10,7 +10,7 @@ argv or an environment that /proc shows. Marshal, a builtin, because the launche
 server's start (importing json would cost it half again). In this order it: reads that environment; sets the
 limits; isolates the server in namespaces where the rules give mounts (isolate); restricts itself with
 Landlock; installs a seccomp filter that refuses what Landlock has no right for (the keyring; chmod, chown,
-utimes and extended attributes by path and truncate, where no mounts keep them read only; without the
+utimes and extended attributes, where no mounts keep what it may not write read only; without the
 network, every new socket); drops every capability (bounding and ambient sets too, so a root launcher gives
 its server none); then execs the server. Any step that fails ends it with status 126 and one line on stderr
 saying why (fail closed). It imports nothing of ours.
@@ -39,15 +39,17 @@ PR_CAP_AMBIENT_CLEAR_ALL, SECCOMP_MODE_FILTER = 4, 2
 # Signals by number, the same on x86_64 and arm64 (the signal module would cost the launcher's start a third).
 SIGHUP, SIGINT, SIGKILL, SIGTERM, SIG_IGN = 1, 2, 9, 15, 1
 CAPABILITY_VERSION_3 = 0x20080522
-# Per architecture: the audit number seccomp sees, and the calls the filter refuses: always the keyring's,
-# and changing a file's mode, owner, times or extended attributes by its path (by an open file, it is one
-# Landlock let the server open); truncate by path before ABI 3; without the network, new sockets. arm64
-# has no calls of the old forms (chmod, chown...). x32's calls are x86_64's numbers with this bit set.
+# Per architecture: the audit number seccomp sees, and the calls the filter refuses: always the keyring's;
+# where no mounts keep what it may not write read only, changing a file's mode, owner, times or extended
+# attributes in every form (Landlock checks none of them, and an open file may be one it may only read);
+# without the network, new sockets. arm64 has no calls of the old forms
+# (chmod, chown...). x32's calls are x86_64's numbers with this bit set.
 SYSCALLS = {
-    "x86_64": {"arch": 0xC000003E, "capset": 126, "sockets": (41, 425), "truncate": (76,), "keyring": (248, 249, 250),
-               "metadata": (90, 268, 452, 92, 94, 260, 132, 235, 261, 188, 189, 197, 198, 463, 466), "utimensat": 280},
-    "aarch64": {"arch": 0xC00000B7, "capset": 91, "sockets": (198, 425), "truncate": (45,), "keyring": (217, 218, 219),
-                "metadata": (53, 452, 54, 5, 6, 14, 15, 463, 466), "utimensat": 88}}
+    "x86_64": {"arch": 0xC000003E, "capset": 126, "sockets": (41, 425), "keyring": (248, 249, 250),
+               "metadata": (90, 91, 268, 452, 92, 93, 94, 260, 132, 235, 261, 280, 188, 189, 190, 197, 198, 199,
+                            463, 466)},
+    "aarch64": {"arch": 0xC00000B7, "capset": 91, "sockets": (198, 425), "keyring": (217, 218, 219),
+                "metadata": (52, 53, 452, 54, 55, 88, 5, 6, 7, 14, 15, 16, 463, 466)}}
 SYSCALLS["arm64"] = SYSCALLS["aarch64"]
 X32_BIT = 0x40000000
 # Namespaces, mounts and their attributes (mount_setattr came with Linux 5.12: without it, no isolation).
@@ -57,7 +59,7 @@ MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 1
 # Classic BPF, as seccomp reads it: load a word of seccomp_data, jump if equal or greater, return.
 LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
 ALLOW, ERRNO, EACCES = 0x7FFF0000, 0x00050000, 13
-NR_OFFSET, ARCH_OFFSET, ARG1_OFFSET = 0, 4, 24  # args[1], the path of utimensat, low word then high
+NR_OFFSET, ARCH_OFFSET = 0, 4
 # What each kind of rule grants, of the rights this ABI has (a rule on a file keeps only a file's rights).
 KINDS = {"read": lambda fs: READ, "write": lambda fs: fs, "list": lambda fs: READ_DIR,
          "file": lambda fs: READ & FILE_RIGHTS, "file-write": lambda fs: FILE_RIGHTS & fs,
@@ -118,25 +120,19 @@ def landlock(rules: dict) -> None:
 
 def seccomp(refused: dict) -> None:
     """A seccomp filter: the calls SYSCALLS lists fail with EACCES (the keyring's always; the others when
-    `refused` says: "metadata" (utimensat only with a path), "sockets", "truncate"), and so does every call
-    made through another ABI than the machine's own (32-bit calls, x32's numbers), where the numbers differ."""
+    `refused` says: "metadata", "sockets"), and so does every call made through another ABI than
+    the machine's own (32-bit calls, x32's numbers), where the numbers differ."""
     calls = SYSCALLS.get(os.uname().machine)
     if calls is None:
         raise Refused(f"no seccomp filter for {os.uname().machine} (x86_64 and arm64 only)")
-    numbers = list(calls["keyring"]) + list(calls["metadata"]) * bool(refused["metadata"]) \
-        + list(calls["sockets"]) * bool(refused["sockets"]) + list(calls["truncate"]) * bool(refused["truncate"])
-    # [arch] [nr] [x32] [each number] ([utimensat] allow [path low] [path high]) allow | refuse (allow)
-    count, paths = len(numbers), 6 if refused["metadata"] else 1
-    program = [_bpf(LD_W_ABS, 0, 0, ARCH_OFFSET), _bpf(JEQ_K, 1, 0, calls["arch"]), _bpf(RET_K, 0, 0, ERRNO | EACCES),
-               _bpf(LD_W_ABS, 0, 0, NR_OFFSET), _bpf(JGE_K, count + paths, 0, X32_BIT)]
-    program += [_bpf(JEQ_K, count - i - 1 + paths, 0, number) for i, number in enumerate(numbers)]
-    if refused["metadata"]:  # utimensat(fd, NULL, ...) is futimens: an open file's, allowed
-        program += [_bpf(JEQ_K, 1, 0, calls["utimensat"]), _bpf(RET_K, 0, 0, ALLOW),
-                    _bpf(LD_W_ABS, 0, 0, ARG1_OFFSET), _bpf(JEQ_K, 0, 2, 0),
-                    _bpf(LD_W_ABS, 0, 0, ARG1_OFFSET + 4), _bpf(JEQ_K, 1, 0, 0)]
-    else:
-        program += [_bpf(RET_K, 0, 0, ALLOW)]
-    program += [_bpf(RET_K, 0, 0, ERRNO | EACCES), _bpf(RET_K, 0, 0, ALLOW)]
+    numbers = list(calls["keyring"]) + [number for kind in ("metadata", "sockets") if refused[kind]
+                                        for number in calls[kind]]
+    # [arch] [refuse] [nr] [x32] [each number] [allow] [refuse]
+    refuse = _bpf(RET_K, 0, 0, ERRNO | EACCES)
+    program = [_bpf(LD_W_ABS, 0, 0, ARCH_OFFSET), _bpf(JEQ_K, 1, 0, calls["arch"]), refuse,
+               _bpf(LD_W_ABS, 0, 0, NR_OFFSET), _bpf(JGE_K, len(numbers) + 1, 0, X32_BIT)]
+    program += [_bpf(JEQ_K, len(numbers) - i, 0, number) for i, number in enumerate(numbers)]
+    program += [_bpf(RET_K, 0, 0, ALLOW), refuse]
     code = ctypes.create_string_buffer(b"".join(program))
     fprog = struct.pack("HxxxxxxQ", len(program), ctypes.addressof(code))
     libc = _libc()
@@ -270,8 +266,7 @@ def main(argv: list[str]) -> None:
     if rules["mounts"] is not None:
         isolate(rules["mounts"])
     landlock(rules)
-    seccomp({"sockets": not rules["network"], "truncate": rules["mounts"] is None and int(rules["abi"]) < TRUNCATE_ABI,
-             "metadata": rules["mounts"] is None})
+    seccomp({"sockets": not rules["network"], "metadata": rules["mounts"] is None})
     drop_capabilities()
     os.execve(rules["program"], argv[4:], env)
 

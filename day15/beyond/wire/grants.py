@@ -5,7 +5,10 @@ runtime they resolve to (a virtual environment and the Python it was made from, 
 Python or Node, the outermost node_modules/); the project folder, when a .geekagent/ is there; what its
 args, "roots" and "read" / "write" name; its launcher's own cache (npx, uvx). Every path is resolved
 before it is granted. Never granted, even when named: the home folder or a folder above it, the agent's
-own folders (or anything in them), uv's tools folder, and (to write) npm's and uv's own caches.
+own folders (or anything in them), uv's tools folder, and (to write) npm's and uv's own caches. A secret
+(secrets/names.py) only when "read" or "write" names it, not through args or "roots". A runtime is never
+the project or a folder above it, nor the folders of the user's keys and settings; one inside the project is
+the project's (walked, wire/inside.py), and only what runs or PATH finds is one, never a file a folder names.
 """
 import hashlib
 import json
@@ -16,6 +19,7 @@ import stat
 from dataclasses import dataclass
 
 from beyond.dirs import FolderError, cache_dir, config_dir, read_inside, state_dir
+from beyond.secrets import looks_secret
 
 # Read (and run) for every sandboxed server: the system's, the same for each, so never listed per entry.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys")
@@ -87,8 +91,11 @@ def grants(config, command: list[str], env: dict) -> Grants:
         getattr(config, "overruled", False))
     files = [p for path in check.files for p in (path, os.path.realpath(path))
              if not under(p, SYSTEM + tuple(check.read) + tuple(check.write))]
+    others = [folder for folder in check.read + check.write if folder not in check.runtimes]
+    runtimes = [folder for folder in check.runtimes  # one that holds another grant is walked like it
+                if not any(os.path.commonpath([folder, other]) == folder for other in others)]
     return Grants(program, tuple(dict.fromkeys(files)), tuple(check.read), tuple(check.write),
-                  _cache(command, config), asked.get("network") is True, tuple(refused), tuple(check.runtimes),
+                  _cache(command, config), asked.get("network") is True, tuple(refused), tuple(runtimes),
                   tuple(named))
 
 
@@ -140,6 +147,8 @@ class _Check:
             self.refused.append(f"{shown}: a link out of the project, to {real}")
         elif (problem := allowed(real, write=how == "write")) is not None:
             self.refused.append(f"{shown}: {problem}")
+        elif not why.startswith("named by \"sandbox\"") and looks_secret(real + "/x" * os.path.isdir(real)):
+            self.refused.append(f"{shown}: holds your secrets (\"sandbox\": {{\"read\": [...]}} grants it by name)")
         elif os.path.isfile(real) and files and how == "read":
             self.files.append(real)
         elif (os.path.isdir(real) or make and not os.path.lexists(real)) and real not in self.read + self.write:
@@ -148,7 +157,8 @@ class _Check:
     def runtime(self, path: str) -> None:
         """The runtime a program or script belongs to: a virtual environment (and the Python it was made
         from), an installation of Python or Node (the folder above a bin/ that holds python* or node), or
-        its outermost node_modules/; never a folder above the home folder or the agent's own."""
+        its outermost node_modules/; never a folder above the home folder or the agent's own, nor the project
+        or a folder above it. Only one outside the project is a runtime as Grants has it (granted whole)."""
         found = [os.path.dirname(os.path.dirname(p)) for p in (path, os.path.realpath(path)) if _runtime_bin(p)]
         found += [p.split("/node_modules/")[0] + "/node_modules" for p in (path, os.path.realpath(path))
                   if "/node_modules/" in p]
@@ -156,9 +166,11 @@ class _Check:
         if venv:
             found += [venv[0]] + ([os.path.dirname(venv[1])] if venv[1] and _runtime_bin(venv[1] + "/x") else [])
         for folder in (os.path.realpath(f) for f in found):
+            if os.path.commonpath([folder, self.cwd]) == folder:
+                continue  # the project, or above it: a runtime never is (a bin/node there makes none)
             if allowed(folder, runtime=True) is None and folder not in self.read and not under(folder, SYSTEM):
                 self.read.append(folder)
-                self.runtimes.append(folder)
+                self.runtimes += [folder] * (os.path.commonpath([folder, self.cwd]) != self.cwd)  # else walked
 
 
 def _runtime_bin(path: str) -> bool:

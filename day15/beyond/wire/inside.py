@@ -1,15 +1,19 @@
 """Beyond the tutorial: what stays out of a folder a sandboxed server is granted (wire/grants.py decides the
 folders): the user's secrets inside it, unless a grant names them (secrets/names.py lists their names; a
-key file only when it holds a private key, .git/config only when it holds a credential, any file an entry's
-login reads), and what runs later outside the sandbox, which stays read only (.git, .envrc, .geekagent/,
-.vscode/), a repository's top level taking no new entry. Landlock grants whole trees, so the rules are built
-around them: the folders on the way to each are listed, their other entries granted one by one.
+key file only when it holds a private key, a repository's config (its own, a submodule's, a worktree's) only
+when it holds a credential, any file an entry's login reads), and what runs later outside the sandbox, which
+stays read only: .git (a folder, or a file saying where git goes), .envrc, .geekagent/, .vscode/. A
+writable repository's or project's top takes no new entry, nor do the folders on the way to a secret (no
+pyvenv.cfg or rename there hides it from the next walk). A new .git deeper in a writable folder is not kept
+from being made. Landlock grants whole trees, so the rules are built around them: the folders on the way to
+each are listed, their other entries granted one by one; with mounts, the launcher covers and binds them.
 
 The walk is bounded: past MAX_WALKED entries or MAX_SECRETS secrets the server does not start (grant
 subfolders instead). It passes over what holds no secret of the user's and is large: a virtual environment,
-node_modules/, .git/objects/.
+node_modules/, a repository's objects/.
 """
 import os
+import re
 import stat
 
 from beyond.secrets import looks_secret, mask
@@ -20,22 +24,21 @@ MAX_SECRETS = 64
 # What a tool outside the sandbox runs later from a project: git's hooks and config, direnv's .envrc, this
 # agent's own files, an editor's tasks.
 RUNS_LATER = (".git", ".envrc", ".geekagent", ".vscode")
-# With mounts, of a repository only these run later: git works in it.
-GIT_RUNS = ("hooks", "config")
-# Folders a project holds that hold no secret of the user's and many files: never walked.
-PASSED_OVER = ("node_modules", "objects")
-# A key file holds a private key when its start says so (a CA bundle is no secret).
-KEY_HEAD_BYTES = 4096
+# A key file holds a private key when its start says so (a CA bundle is no secret; a chain may come first).
+KEY_HEAD_BYTES = 64 * 1024
 KEY_FILES = (".pem", ".key")
-# A repository's config is read to this size to see whether it holds a credential.
+# A repository's config is read to this size to see whether it holds a credential: a password or token
+# where scan.py finds one, a header git sends, or a user name in an http(s) URL (https://TOKEN@host).
 MAX_CONFIG_BYTES = 64 * 1024
+GIT_CONFIGS = ("config", "config.worktree")
+URL_USER = re.compile(r"https?://[^/\s@]+@", re.IGNORECASE)
 
 
 class Inside:
     """What a grant of folders keeps out (`out`: secrets) and read only (`readonly`: what runs later), and
     the folders whose top takes no new entry (`closed`); each a resolved path. With `mounts` (the launcher
-    isolates the server in namespaces of its own, walls.py) what runs later in a repository is its hooks and
-    config, all made read only by mounts (git works in it); Landlock's rules then grant whole trees."""
+    isolates the server in namespaces of its own, walls.py) the launcher's mounts keep them, and Landlock's
+    rules grant whole trees."""
 
     def __init__(self, mounts: bool = False) -> None:
         self.mounts = mounts
@@ -47,7 +50,7 @@ class Inside:
     def look(self, root: str, write: bool, named: set[str]) -> None:
         """Walk a granted folder for its secrets (and, for a `write` grant, what runs later); `named`: the
         files entries' logins read, secrets wherever they are."""
-        stack = [root]
+        stack, before = [root], set(self.out)
         while stack:
             folder = stack.pop()
             try:
@@ -68,20 +71,28 @@ class Inside:
             if len(self.out) > MAX_SECRETS:
                 raise Refused(f"too many files to exclude secrets from under {root} (over {MAX_SECRETS}): "
                               "grant subfolders instead")
+        for path in self.out - before if write else ():  # the folders on the way take no new entry either: no
+            while (path := os.path.dirname(path)) != os.path.dirname(root):  # pyvenv.cfg, no rename there
+                self.closed.add(path)
+
+    def named(self, folders) -> None:
+        """What "read" or "write" names is granted whole, as named: nothing in it stays out or read only."""
+        inside = lambda path: any(path == f or path.startswith(f + "/") for f in folders)  # noqa: E731
+        for kept in (self.out, self.readonly, self.closed):
+            kept -= {path for path in kept if inside(path)}
 
     def _judge(self, root: str, folder: str, entry: os.DirEntry, write: bool, named: set[str]) -> list[str]:
         """Note what `entry` is (a secret, what runs later) and return it when it is a folder to walk."""
         relative = entry.path[len(root) + 1:]  # below root: as os.path.relpath says it, without its cost
         if entry.is_symlink():
             return []  # a link is never granted: what it leads to is judged where it is
-        if write and entry.name in RUNS_LATER:
-            self.readonly |= {os.path.join(entry.path, name) for name in GIT_RUNS} if self.mounts and \
-                entry.name == ".git" else {entry.path}
+        if write and entry.name in RUNS_LATER:  # a .git file too (a submodule's, a worktree's): where git goes
+            self.readonly.add(entry.path)
         if entry.is_dir(follow_symlinks=False):
             if looks_secret(relative + "/x"):  # .ssh/, .aws/, .gnupg/, .kube/
                 self.out.add(entry.path)
                 return []
-            passed = entry.name == "node_modules" or entry.name == "objects" and folder.endswith("/.git")
+            passed = entry.name == "node_modules" or entry.name == "objects" and "/.git/" in folder + "/"
             return [] if passed else [entry.path]
         if entry.is_file(follow_symlinks=False) and (entry.path in named or _secret_file(entry.path, relative)):
             self.out.add(entry.path)
@@ -118,19 +129,21 @@ class Inside:
         parts = [f"not {names(self.out)}"] * bool(names(self.out))
         parts += [f"{names(self.readonly)} read only"] * bool(write and names(self.readonly))
         parts += ["no new files at its top"] * (write and root in self.closed)
+        parts += ["nothing new on the way to what stays out"] * (write and any(p.startswith(root + "/")
+                                                                             for p in self.closed))
         return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _secret_file(path: str, relative: str) -> bool:
     """A file of the user's secrets: by its name, a key file only when it holds a private key, a
     repository's config only when it holds a credential (git needs to read one that holds none)."""
+    if "/.git/" in f"/{relative}" and relative.rpartition("/")[2] in GIT_CONFIGS:
+        text = _head(path, MAX_CONFIG_BYTES).decode("utf-8", "replace")
+        return "extraheader" in text.lower() or URL_USER.search(text) is not None or mask(text) != text
     if not looks_secret(relative):
         return False
     if path.endswith(KEY_FILES):
         return b"PRIVATE KEY-----" in _head(path, KEY_HEAD_BYTES)
-    if relative == ".git/config" or relative.endswith("/.git/config"):
-        text = _head(path, MAX_CONFIG_BYTES).decode("utf-8", "replace")
-        return "extraheader" in text.lower() or mask(text) != text
     return True
 
 

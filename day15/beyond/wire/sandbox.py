@@ -25,8 +25,10 @@ __all__ = ["NotFound", "Refused", "abi", "insist", "what_it_may", "wrapped", "re
 # The devices it may open; not /dev/tty or /dev/pts (the user's terminal), not /dev/shm.
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 # What a refused path or a refused network looks like in what a server says on stderr (Python, Node, uv, git).
-DENIED = re.compile(r"(?:permission denied|EACCES|os error 13)\W*?[^/]{0,40}?['`\"]?(/[^'`\"\s:,)]+)"
-                    r"|['`\"](/[^'`\"]+)['`\"][^/]{0,40}?(?:permission denied|EACCES|os error 13)", re.IGNORECASE)
+# With namespaces, what it may not write is a read-only mount (EROFS).
+REFUSAL = r"(?:permission denied|EACCES|os error 13|read-only file system|EROFS|os error 30)"
+DENIED = re.compile(rf"{REFUSAL}\W*?[^/]{{0,40}}?['`\"]?(/[^'`\"\s:,)]+)"
+                    rf"|['`\"](/[^'`\"]+)['`\"][^/]{{0,40}}?{REFUSAL}", re.IGNORECASE)
 WRITING = re.compile(r"creat|writ|mkdir|rename|unlink|remove|EROFS", re.IGNORECASE)
 OFFLINE = re.compile(r"name resolution|getaddrinfo|EAI_AGAIN|ENOTFOUND|socket|network|fetch|connect", re.IGNORECASE)
 

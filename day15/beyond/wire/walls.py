@@ -5,11 +5,13 @@ Three kinds of wall. Confidentiality (the user's secrets stay unread) and integr
 changed, nothing planted that runs later) hold on every kernel with Landlock, or the server does not start.
 Where this user may make namespaces of its own (user, mount, process; Linux 5.12), the launcher isolates the
 server: every mount read-only but what it may write, what runs later read-only, secrets covered, only its
-own processes in /proc; else Landlock's rules are built around them (inside.py) and a seccomp filter refuses
-what Landlock has no right for (chmod and its kin, truncate before ABI 3), which stops npx and uvx from
-installing there. The keyring is refused either way. Availability (it cannot signal or starve the agent and
-the user's processes) holds where the kernel allows: Landlock's scope (ABI 6) or a process namespace,
-process and memory limits (not as root); where it cannot, the trust question says so and the server starts.
+own processes in /proc; else Landlock's rules are built around them (inside.py), a seccomp filter refuses
+what Landlock has no right for (changing a file's mode, owner, times or attributes, which stops npx and uvx
+from installing there; truncate before ABI 3), and below ABI 3 it does not start (opening a file with
+O_TRUNC needs no write right there). The keyring is refused either way. Availability (it cannot signal or
+starve the agent and the user's processes) holds where the kernel allows: Landlock's scope (ABI 6) or a
+process namespace, a process limit (not as root), memory per process; where it cannot, the trust question
+says so and the server starts.
 GEEKAGENT_NAMESPACES=0 in the agent's environment makes it act as if there were none, for tests.
 """
 import ctypes
@@ -19,7 +21,7 @@ import platform
 import subprocess
 import sys
 
-from beyond.wire.confine import CREATE_RULESET, SCOPE_ABI, SYSCALLS
+from beyond.wire.confine import CREATE_RULESET, SCOPE_ABI, SYSCALLS, TRUNCATE_ABI
 from beyond.wire.grants import SYSTEM, allowed
 from beyond.wire.inside import Inside
 
@@ -29,8 +31,8 @@ LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "confine.py"
 # process's; its own folder as /proc/self (the launcher's, which the server's exec keeps).
 PROC = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/uptime", "/proc/version",
         "/proc/filesystems", "/proc/sys")
-# Per process (an address space's data, heap and private writable mappings): more than Node or uv take, far
-# less than the machine, so one server cannot take all the memory there is.
+# Per process (an address space's data, heap and private writable mappings): more than Node or uv take. It
+# bounds one process, not the server's processes together (a cgroup would; none is made).
 MAX_DATA_BYTES = 8 << 30
 # Processes a server may start beyond those the user runs now (RLIMIT_NPROC counts the user's own).
 MORE_PROCESSES = 512
@@ -55,6 +57,9 @@ def missing(offered: int) -> str | None:
     if platform.machine() not in SYSCALLS:
         return f"no seccomp filter for {platform.machine()} (x86_64 and arm64 only): your keyring and the " \
                "metadata of your files would not be kept from it"
+    if offered < TRUNCATE_ABI and not namespaces():  # opening a file it may read with O_TRUNC empties it
+        return f"this kernel's Landlock (ABI {offered}) cannot keep it from emptying files it may read (ABI " \
+               f"{TRUNCATE_ABI}, Linux 6.2), nor may this user make the namespaces that would"
     return None
 
 
@@ -70,6 +75,7 @@ def gaps(offered: int, network: bool) -> list[str]:
                     "there (chmod is refused)")
     if os.geteuid() == 0:
         said.append("as root, how many processes it starts is unbounded")
+    said.append(f"its memory is bounded per process ({MAX_DATA_BYTES >> 30} GiB), not in all")
     return said
 
 
@@ -137,6 +143,7 @@ def look_inside(grants, login_files: set[str]) -> Inside:
             inside.look(folder, False, login_files)
     for folder in grants.write:
         inside.look(folder, True, login_files if folder not in grants.named else set())
+    inside.named(grants.named)
     return inside
 
 
