@@ -66,26 +66,29 @@ def test_the_a_answers_are_bound_to_the_grant_set(tmp_path, monkeypatch):
 def test_a_failed_start_names_what_the_sandbox_refused(tmp_path, monkeypatch):
     """From a sandboxed server's last stderr lines: the refused path (as Python, uv, Node and git say it)
     and the grant that allows it, or the network; a new file's folder, which a grant can name; no hint where
-    none would help (the home itself, what the agent may not reach either); none for an unsandboxed server."""
+    none would help (the home itself, what the agent may not reach either) or should be given (a secret, the
+    system's files); none for an unsandboxed server."""
     from beyond.client.config import parse_server_config
     from beyond.wire.sandbox import refused_in
     home = tmp_path / "home"
-    for path in ("srv/keys/a.pem", "srv/app/.npmrc", "home/.gitconfig"):
+    for path in ("srv/data/a.csv", "srv/app/config.json", "home/.gitconfig", "srv/keys/a.pem"):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("x")
     (tmp_path / "srv" / "uv").mkdir()
     monkeypatch.setenv("HOME", str(home))
     boxed = parse_server_config("s", {"command": "python3", "sandbox": True})
-    said = {f"PermissionError: [Errno 13] Permission denied: '{tmp_path}/srv/keys/a.pem'":
-            f'{{"read": ["{tmp_path}/srv/keys/a.pem"]}}',
+    said = {f"PermissionError: [Errno 13] Permission denied: '{tmp_path}/srv/data/a.csv'":
+            f'{{"read": ["{tmp_path}/srv/data/a.csv"]}}',
             f"error: failed to create directory `{tmp_path}/srv/uv/tools`: Permission denied (os error 13)":
                 f'{{"write": ["{tmp_path}/srv/uv"]}}',
-            f"Error: EACCES: permission denied, open '{tmp_path}/srv/app/.npmrc'":
-                f'{{"read": ["{tmp_path}/srv/app/.npmrc"]}}',
+            f"Error: EACCES: permission denied, open '{tmp_path}/srv/app/config.json'":
+                f'{{"read": ["{tmp_path}/srv/app/config.json"]}}',
             f"fatal: unable to access '{home}/.gitconfig': Permission denied": '{"read": ["~/.gitconfig"]}'}
     for line, grant in said.items():
         assert f'"sandbox": {grant} grants it' in refused_in(boxed, ["starting", line]), line
-    useless = [f"fatal: Unable to create '{home}/.gitconfig.lock': Permission denied"]  # only the home would help
+    useless = [f"fatal: Unable to create '{home}/.gitconfig.lock': Permission denied",  # only the home would help
+               f"PermissionError: [Errno 13] Permission denied: '{tmp_path}/srv/keys/a.pem'",  # a secret
+               "Error: EACCES: permission denied, open '/etc/hostname'"]  # the system's
     if os.geteuid() != 0:
         useless.append("PermissionError: [Errno 13] Permission denied: '/root/.profile'")
     for line in useless:

@@ -19,6 +19,7 @@ Availability (holds, or the question says it does not) - test_every_wall_on_ever
 Grants from files a folder controls - test_a_link_on_the_hashbang_line_and_a_venvs_home_grant_nothing:
   an `env -S` link on a script's #! line, a pyvenv.cfg whose home leads to ~/.ssh.
 Secrets that hide, and args naming secrets - test_secrets_are_found_where_they_hide_and_args_grant_none.
+Named folders - test_naming_a_folder_grants_not_the_git_and_secrets_it_holds.
 A secret in args - test_a_secret_in_args_is_announced; a refusal during a call named with its grant -
   test_a_refusal_during_a_call_is_named_with_its_grant; a "write" folder not there yet -
   test_a_write_grant_makes_its_folder.
@@ -59,6 +60,11 @@ PROBES = [("read .env", "read", {"path": ".env"}, True),
           ("create .git/hooks/pre-commit", "write", {"path": ".git/hooks/pre-commit"}, True),
           ("create .envrc", "write", {"path": ".envrc"}, True),
           ("read src/deep/.env", "read", {"path": "src/deep/.env"}, True),
+          ("read svc/.env, beside a pyvenv.cfg", "read", {"path": "svc/.env"}, True),
+          ("read a bare repository's config", "read", {"path": "mirror.git/config"}, True),
+          ("create a bare repository's hook", "write", {"path": "mirror.git/hooks/post-update"}, True),
+          ("read a PGP key", "read", {"path": "private.key"}, True),
+          ("io_uring_setup", "syscall", {"port": 425}, True),
           ("create src/deep/pyvenv.cfg", "write", {"path": "src/deep/pyvenv.cfg"}, True),
           ("rename src/deep", "rename", {"path": "src/deep"}, True),
           ("read ca.pem", "read", {"path": "ca.pem"}, False),
@@ -95,28 +101,35 @@ def world(request):
              project / ".env": "OPENAI_API_KEY=sk-PLANTED", project / ".git" / "config": GIT_CONFIG,
              project / "server.key": "-----BEGIN PRIVATE KEY-----\nPLANTED\n",
              project / "ca.pem": "-----BEGIN CERTIFICATE-----\nPUBLIC\n", project / "src" / "a.py": "print(1)\n",
-             project / "src" / "deep" / ".env": "TOKEN=PLANTED-DEEP"}
+             project / "src" / "deep" / ".env": "TOKEN=PLANTED-DEEP",
+             project / "svc" / "pyvenv.cfg": "home = /usr/bin\n",
+             project / "svc" / ".env": "TOKEN=PLANTED-SVC", project / "mirror.git" / "HEAD": "ref: refs/heads/main\n",
+             project / "mirror.git" / "config": GIT_CONFIG,
+             project / "private.key": "-----BEGIN PGP PRIVATE KEY BLOCK-----\nPLANTED\n"}
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    for folder in (project / ".geekagent", project / ".git" / "hooks", project / "lib"):
+    for folder in (project / ".geekagent", project / ".git" / "hooks", project / "lib", top / "tmp",
+                   *(project / "mirror.git" / name for name in ("objects", "refs", "hooks"))):
         folder.mkdir()
     (home / ".ssh" / "id_rsa").chmod(0o600)
     if uid is not None:
         for folder, _, names in os.walk(top):
             for path in [folder, *(os.path.join(folder, name) for name in names)]:
                 os.chown(path, uid, uid)
-    yield {"uid": uid, "home": str(home), "project": str(project), "python": python_for(uid), "files": files}
+    yield {"uid": uid, "home": str(home), "project": str(project), "python": python_for(uid), "files": files,
+           "tmp": str(top / "tmp")}
     shutil.rmtree(top)
 
 
 def drive(world: dict, runs: list[tuple[int, str]], entries: dict, namespaces: bool) -> list[dict]:
     """Run the agent of its own (boxed_agent.py): each (ABI, entry) started, probed and stopped; what it said."""
-    probes = [[op, {key: value.replace("HOME", world["home"]) for key, value in args.items()}]
+    probes = [[op, {key: value.replace("HOME", world["home"]) if isinstance(value, str) else value
+                    for key, value in args.items()}]
               for _, op, args, _ in PROBES]
     asked = {"uid": world["uid"], "home": world["home"], "project": world["project"], "runs": runs,
              "entries": entries, "probes": probes}
-    env = {"PATH": os.environ["PATH"], **({} if namespaces else {"GEEKAGENT_NAMESPACES": "0"})}
+    env = {"PATH": os.environ["PATH"], "TMPDIR": world["tmp"], **({} if namespaces else {"GEEKAGENT_NAMESPACES": "0"})}
     done = subprocess.run([world["python"], AGENT, json.dumps(asked)], capture_output=True, text=True, timeout=240,
                           env=env)
     assert done.returncode == 0, done.stderr
@@ -149,9 +162,10 @@ def test_every_wall_on_every_abi(world, namespaces):
         answers = dict(zip([name for name, *_ in PROBES], run["answers"]))
         for name, _, _, refuse in PROBES:
             if refuse is not None:
-                assert answers[name].startswith("refused") == refuse, (where, name, answers[name])
+                assert answers[name].startswith(("refused", "errno")) == refuse, (where, name, answers[name])
         question = run["question"]
-        assert f"{world['project']} (not .env, .git/config, server.key, src/deep/.env;" in question, (where, question)
+        kept = ".env, .git/config, mirror.git/config, private.key, server.key, src/deep/.env, svc/.env"
+        assert f"{world['project']} (not {kept};" in question, (where, question)
         signalled = answers["signal the agent"] == "ok signalled"
         assert signalled == ("it can signal your processes" in question), (where, answers, question)
         assert signalled == (run["abi"] < 6 and not namespaces), (where, answers)
@@ -161,6 +175,7 @@ def test_every_wall_on_every_abi(world, namespaces):
     assert stat.S_IMODE(os.stat(home / ".ssh" / "id_rsa").st_mode) == 0o600
     assert all(path.read_text() == text for path, text in files.items() if path.name != "a.py"), "a file changed"
     assert not (project / ".envrc").exists() and not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert os.listdir(world["tmp"]) == [], "a server's temporary folder was left behind"
 
 
 def test_a_link_on_the_hashbang_line_and_a_venvs_home_grant_nothing(tmp_path, monkeypatch):
@@ -234,6 +249,31 @@ def test_secrets_are_found_where_they_hide_and_args_grant_none(tmp_path, monkeyp
         for entry in ({"args": named}, {"roots": named}):
             said = sandbox.what_it_may(parse_server_config("s", {"command": sys.executable, "sandbox": True, **entry}))
             assert "holds your secrets" in said and ", ~/.ssh" not in said.split("; refused")[0], said
+
+
+def test_naming_a_folder_grants_not_the_git_and_secrets_it_holds(tmp_path, monkeypatch, started):
+    """"write": ["sub"] where sub holds a repository and a .env, and "write": ["."] for the project a
+    .geekagent/ makes readable: both written, neither's .git nor .env granted; "write" naming a file is
+    refused with why (a grant writes folders), and "read" naming .env grants it."""
+    needs_landlock()
+    project = tmp_path / "p"
+    for path, text in {"sub/.git/HEAD": "ref: refs/heads/main\n", "sub/.env": "A=PLANTED", ".env": "B=PLANTED",
+                       "sub/a.txt": "a", "notes.txt": "n"}.items():
+        (project / path).parent.mkdir(parents=True, exist_ok=True)
+        (project / path).write_text(text)
+    (project / "sub" / ".git" / "hooks").mkdir()
+    (project / ".geekagent").mkdir()
+    monkeypatch.chdir(project)
+    config = {"command": sys.executable, "args": [PROBE], "sandbox": {"write": ["sub", ".", "notes.txt"]}}
+    said = sandbox.what_it_may(parse_server_config("s", config))
+    assert f"writes {project}/sub (not .env; .git read only" in said and f"{project} (not .env" in said, said
+    assert "notes.txt (named by \"sandbox\".write): a file; a grant to write names its folder" in said, said
+    client = started(config)
+    answers = [client.call_tool("probe", {"op": op, "path": str(project / path)}) for op, path in (
+        ("write", "sub/.git/hooks/pre-commit"), ("read", "sub/.env"), ("read", ".env"), ("write", "sub/a.txt"))]
+    assert [answer.startswith("refused") for answer in answers] == [True, True, True, False], answers
+    named = started({**config, "sandbox": {"read": [".env"]}}, name="named")
+    assert named.call_tool("probe", {"op": "read", "path": str(project / ".env")}) == "ok B=PLANTED"
 
 
 def test_a_secret_in_args_is_announced(monkeypatch):

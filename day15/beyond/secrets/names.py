@@ -40,8 +40,9 @@ PLACEHOLDERS = {"none", "null", "empty", "test", "dummy", "fake", "placeholder",
                 "lmstudio", "no-key", "nokey", "not-needed", "sk-no-key-required", "sk-xxx", "sk-test", "sk-dummy",
                 "sk-1234", "sk-placeholder", "password", "postgres", "secret", "example", "redacted"}
 # Files that usually hold secrets: by name, by the folder they are in, and by their last two parts.
-SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*", ".netrc",
-                ".git-credentials", ".npmrc", ".pypirc", ".pgpass", "credentials.json", "*_history")
+SECRET_FILES = (".env*", "*.pem", "*.key", "*.ppk", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "id_ecdsa*",
+                "id_dsa*", ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass", "credentials.json",
+                "*_history")
 SECRET_FOLDERS = (".ssh", ".aws", ".kube", ".gnupg")
 SECRET_PATHS = (".docker/config.json", ".git/config")
 # Each as one pattern: a name matched, a path searched (a folder anywhere in it, or its last two parts).

@@ -9,9 +9,9 @@ runs); the server's own environment arrives as a marshalled dict on the inherite
 argv or an environment that /proc shows. Marshal, a builtin, because the launcher's start is every sandboxed
 server's start (importing json would cost it half again). In this order it: reads that environment; sets the
 limits; isolates the server in namespaces where the rules give mounts (isolate); restricts itself with
-Landlock; installs a seccomp filter that refuses what Landlock has no right for (the keyring; chmod, chown,
-utimes and extended attributes, where no mounts keep what it may not write read only; without the
-network, every new socket); drops every capability (bounding and ambient sets too, so a root launcher gives
+Landlock; installs a seccomp filter that refuses what Landlock has no right for (the keyring, io_uring;
+chmod, chown, utimes and extended attributes, where no mounts keep what it may not write read only;
+without the network, every new socket); drops every capability (bounding and ambient sets too, so a root launcher gives
 its server none); then execs the server. Any step that fails ends it with status 126 and one line on stderr
 saying why (fail closed). It imports nothing of ours.
 """
@@ -39,16 +39,17 @@ PR_CAP_AMBIENT_CLEAR_ALL, SECCOMP_MODE_FILTER = 4, 2
 # Signals by number, the same on x86_64 and arm64 (the signal module would cost the launcher's start a third).
 SIGHUP, SIGINT, SIGKILL, SIGTERM, SIG_IGN = 1, 2, 9, 15, 1
 CAPABILITY_VERSION_3 = 0x20080522
-# Per architecture: the audit number seccomp sees, and the calls the filter refuses: always the keyring's;
+# Per architecture: the audit number seccomp sees, and the calls the filter refuses: always the keyring's and
+# io_uring's (its operations, by path and on sockets, pass every other check here);
 # where no mounts keep what it may not write read only, changing a file's mode, owner, times or extended
 # attributes in every form (Landlock checks none of them, and an open file may be one it may only read);
 # without the network, new sockets. arm64 has no calls of the old forms
 # (chmod, chown...). x32's calls are x86_64's numbers with this bit set.
 SYSCALLS = {
-    "x86_64": {"arch": 0xC000003E, "capset": 126, "sockets": (41, 425), "keyring": (248, 249, 250),
+    "x86_64": {"arch": 0xC000003E, "capset": 126, "sockets": (41,), "always": (248, 249, 250, 425, 426, 427),
                "metadata": (90, 91, 268, 452, 92, 93, 94, 260, 132, 235, 261, 280, 188, 189, 190, 197, 198, 199,
                             463, 466)},
-    "aarch64": {"arch": 0xC00000B7, "capset": 91, "sockets": (198, 425), "keyring": (217, 218, 219),
+    "aarch64": {"arch": 0xC00000B7, "capset": 91, "sockets": (198,), "always": (217, 218, 219, 425, 426, 427),
                 "metadata": (52, 53, 452, 54, 55, 88, 5, 6, 7, 14, 15, 16, 463, 466)}}
 SYSCALLS["arm64"] = SYSCALLS["aarch64"]
 X32_BIT = 0x40000000
@@ -119,13 +120,13 @@ def landlock(rules: dict) -> None:
 
 
 def seccomp(refused: dict) -> None:
-    """A seccomp filter: the calls SYSCALLS lists fail with EACCES (the keyring's always; the others when
-    `refused` says: "metadata", "sockets"), and so does every call made through another ABI than
+    """A seccomp filter: the calls SYSCALLS lists fail with EACCES (the keyring's and io_uring's always; the
+    others when `refused` says: "metadata", "sockets"), and so does every call made through another ABI than
     the machine's own (32-bit calls, x32's numbers), where the numbers differ."""
     calls = SYSCALLS.get(os.uname().machine)
     if calls is None:
         raise Refused(f"no seccomp filter for {os.uname().machine} (x86_64 and arm64 only)")
-    numbers = list(calls["keyring"]) + [number for kind in ("metadata", "sockets") if refused[kind]
+    numbers = list(calls["always"]) + [number for kind in ("metadata", "sockets") if refused[kind]
                                         for number in calls[kind]]
     # [arch] [refuse] [nr] [x32] [each number] [allow] [refuse]
     refuse = _bpf(RET_K, 0, 0, ERRNO | EACCES)

@@ -58,7 +58,7 @@ class Grants:
     network: bool = False
     refused: tuple = ()            # what its entry asked for and does not get, each with why
     runtimes: tuple = ()           # of `read`, the runtimes (a virtual environment, a Python, a Node): not walked
-    named: tuple = ()              # of `read` and `write`, what "read" and "write" name: granted whole, secrets too
+    named: tuple = ()              # what "read" and "write" name: granted as named, a secret too (not what it holds)
 
 
 def grants(config, command: list[str], env: dict) -> Grants:
@@ -151,8 +151,13 @@ class _Check:
             self.refused.append(f"{shown}: holds your secrets (\"sandbox\": {{\"read\": [...]}} grants it by name)")
         elif os.path.isfile(real) and files and how == "read":
             self.files.append(real)
-        elif (os.path.isdir(real) or make and not os.path.lexists(real)) and real not in self.read + self.write:
-            (self.write if how == "write" else self.read).append(real)
+        elif os.path.isfile(real) and make:
+            self.refused.append(f"{shown}: a file; a grant to write names its folder")
+        elif (os.path.isdir(real) or make and not os.path.lexists(real)) and real not in self.write:
+            if how == "write" and real in self.read:  # asked to write what another grant reads: written
+                self.read.remove(real)
+            if real not in self.read:
+                (self.write if how == "write" else self.read).append(real)
 
     def runtime(self, path: str) -> None:
         """The runtime a program or script belongs to: a virtual environment (and the Python it was made
@@ -163,8 +168,10 @@ class _Check:
         found += [p.split("/node_modules/")[0] + "/node_modules" for p in (path, os.path.realpath(path))
                   if "/node_modules/" in p]
         venv = _venv(path)
-        if venv:
-            found += [venv[0]] + ([os.path.dirname(venv[1])] if venv[1] and _runtime_bin(venv[1] + "/x") else [])
+        if venv:  # its Python: where pyvenv.cfg says, if its own python3 leads there (a file it wrote says no more)
+            own = [os.path.realpath(os.path.join(venv[0], "bin", name)) for name in ("python3", "python")]
+            made_from = venv[1] and _runtime_bin(venv[1] + "/x") and any(under(p, [venv[1]]) for p in own)
+            found += [venv[0]] + [os.path.dirname(venv[1])] * bool(made_from)
         for folder in (os.path.realpath(f) for f in found):
             if os.path.commonpath([folder, self.cwd]) == folder:
                 continue  # the project, or above it: a runtime never is (a bin/node there makes none)
@@ -175,14 +182,15 @@ class _Check:
 
 def _runtime_bin(path: str) -> bool:
     """Whether `path` is in the bin/ of a Python or Node installation (not ~/bin or ~/.local/bin): one that holds
-    a real interpreter, a regular file (a link is judged where it leads)."""
+    a real interpreter, an executable regular file (a link is judged where it leads), with a lib/ beside it."""
     folder = os.path.dirname(path)
     try:
         entries = list(os.scandir(folder)) if os.path.basename(folder) == "bin" else []
     except OSError:
         return False
-    return any((entry.name == "node" or re.fullmatch(r"python3(\.\d+)?", entry.name))
-               and entry.is_file(follow_symlinks=False) for entry in entries)
+    return os.path.isdir(os.path.join(os.path.dirname(folder), "lib")) and any(
+        (entry.name == "node" or re.fullmatch(r"python3(\.\d+)?", entry.name))
+        and entry.is_file(follow_symlinks=False) and os.access(entry.path, os.X_OK) for entry in entries)
 
 
 def _interpreter_file(path: str) -> bool:

@@ -2,15 +2,16 @@
 folders): the user's secrets inside it, unless a grant names them (secrets/names.py lists their names; a
 key file only when it holds a private key, a repository's config (its own, a submodule's, a worktree's) only
 when it holds a credential, any file an entry's login reads), and what runs later outside the sandbox, which
-stays read only: .git (a folder, or a file saying where git goes), .envrc, .geekagent/, .vscode/. A
-writable repository's or project's top takes no new entry, nor do the folders on the way to a secret (no
-pyvenv.cfg or rename there hides it from the next walk). A new .git deeper in a writable folder is not kept
-from being made. Landlock grants whole trees, so the rules are built around them: the folders on the way to
-each are listed, their other entries granted one by one; with mounts, the launcher covers and binds them.
+stays read only: .git (a folder, or a file saying where git goes; any repository's own folder, bare ones
+too), .envrc, .geekagent/, .vscode/. A writable repository's or project's top takes no new entry, nor do the
+folders on the way to what stays out or read only (no rename there hides it from the next walk). A new .git
+deeper in a writable folder is not kept from being made; secrets made after the start are not seen.
+Landlock grants whole trees, so the rules are built around them: the folders on the way to each are listed,
+their other entries granted one by one; with mounts, the launcher covers and binds them.
 
 The walk is bounded: past MAX_WALKED entries or MAX_SECRETS secrets the server does not start (grant
-subfolders instead). It passes over what holds no secret of the user's and is large: a virtual environment,
-node_modules/, a repository's objects/.
+subfolders instead). It passes over what holds no secret of the user's and is large: node_modules/, a
+Python's site-packages/, a repository's objects/ (never a folder for a file a server could write there).
 """
 import os
 import re
@@ -24,7 +25,13 @@ MAX_SECRETS = 64
 # What a tool outside the sandbox runs later from a project: git's hooks and config, direnv's .envrc, this
 # agent's own files, an editor's tasks.
 RUNS_LATER = (".git", ".envrc", ".geekagent", ".vscode")
-# A key file holds a private key when its start says so (a CA bundle is no secret; a chain may come first).
+# What a project holds that holds no secret of the user's and many files: never walked (a repository's
+# objects/ neither).
+PASSED_OVER = ("node_modules", "site-packages", "dist-packages")
+# What a repository's own folder holds, whatever its name (.git, a bare one, a separate one).
+GIT_DIR = {"HEAD", "config", "objects", "refs"}
+# A key file holds a private key when its start says so (a CA bundle is no secret; a chain may come first;
+# PGP's says "PRIVATE KEY BLOCK").
 KEY_HEAD_BYTES = 64 * 1024
 KEY_FILES = (".pem", ".key")
 # A repository's config is read to this size to see whether it holds a credential: a password or token
@@ -50,7 +57,7 @@ class Inside:
     def look(self, root: str, write: bool, named: set[str]) -> None:
         """Walk a granted folder for its secrets (and, for a `write` grant, what runs later); `named`: the
         files entries' logins read, secrets wherever they are."""
-        stack, before = [root], set(self.out)
+        stack, before = [root], self.out | self.readonly
         while stack:
             folder = stack.pop()
             try:
@@ -62,27 +69,30 @@ class Inside:
             if self._walked > MAX_WALKED:
                 raise Refused(f"too many files to exclude secrets from under {folder} (over {MAX_WALKED:,}): "
                               "grant subfolders instead")
-            if folder != root and any(entry.name == "pyvenv.cfg" for entry in entries):
-                continue  # a virtual environment: a runtime, no secret of the user's
-            if write and any(entry.name in (".git", ".geekagent") for entry in entries):
+            names = {entry.name for entry in entries}
+            git = "/.git/" in folder + "/" or GIT_DIR <= names  # in .git, or a bare or separate one
+            if write and GIT_DIR <= names and folder != root:
+                self.readonly.add(folder)
+            if write and names & {".git", ".geekagent"}:
                 self.closed.add(folder)  # a repository's or a project's top
             for entry in entries:
-                stack += self._judge(root, folder, entry, write, named)
+                stack += self._judge(root, entry, write, named, git)
             if len(self.out) > MAX_SECRETS:
                 raise Refused(f"too many files to exclude secrets from under {root} (over {MAX_SECRETS}): "
                               "grant subfolders instead")
-        for path in self.out - before if write else ():  # the folders on the way take no new entry either: no
-            while (path := os.path.dirname(path)) != os.path.dirname(root):  # pyvenv.cfg, no rename there
+        for path in (self.out | self.readonly) - before if write else ():  # nor do the folders on the way to
+            while (path := os.path.dirname(path)) != os.path.dirname(root):  # one: no rename out of a walk's sight
                 self.closed.add(path)
 
-    def named(self, folders) -> None:
-        """What "read" or "write" names is granted whole, as named: nothing in it stays out or read only."""
-        inside = lambda path: any(path == f or path.startswith(f + "/") for f in folders)  # noqa: E731
-        for kept in (self.out, self.readonly, self.closed):
-            kept -= {path for path in kept if inside(path)}
+    def granted(self, paths) -> None:
+        """What "read" or "write" names is granted as named: that very path, were it kept out or read only,
+        is not (what it holds still is: naming a folder is no grant of the .git or secrets inside it)."""
+        for kept in (self.out, self.readonly):
+            kept -= set(paths)
 
-    def _judge(self, root: str, folder: str, entry: os.DirEntry, write: bool, named: set[str]) -> list[str]:
-        """Note what `entry` is (a secret, what runs later) and return it when it is a folder to walk."""
+    def _judge(self, root: str, entry: os.DirEntry, write: bool, named: set[str], git: bool) -> list[str]:
+        """Note what `entry` is (a secret, what runs later) and return it when it is a folder to walk; `git`:
+        it is in a repository's own folder."""
         relative = entry.path[len(root) + 1:]  # below root: as os.path.relpath says it, without its cost
         if entry.is_symlink():
             return []  # a link is never granted: what it leads to is judged where it is
@@ -92,9 +102,9 @@ class Inside:
             if looks_secret(relative + "/x"):  # .ssh/, .aws/, .gnupg/, .kube/
                 self.out.add(entry.path)
                 return []
-            passed = entry.name == "node_modules" or entry.name == "objects" and "/.git/" in folder + "/"
-            return [] if passed else [entry.path]
-        if entry.is_file(follow_symlinks=False) and (entry.path in named or _secret_file(entry.path, relative)):
+            return [] if entry.name in PASSED_OVER or git and entry.name == "objects" else [entry.path]
+        if entry.is_file(follow_symlinks=False) and (entry.path in named
+                                                     or _secret_file(entry.path, relative, git)):
             self.out.add(entry.path)
         return []
 
@@ -134,16 +144,17 @@ class Inside:
         return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _secret_file(path: str, relative: str) -> bool:
+def _secret_file(path: str, relative: str, git: bool) -> bool:
     """A file of the user's secrets: by its name, a key file only when it holds a private key, a
-    repository's config only when it holds a credential (git needs to read one that holds none)."""
-    if "/.git/" in f"/{relative}" and relative.rpartition("/")[2] in GIT_CONFIGS:
+    repository's config (`git`: in its folder) only when it holds a credential (git needs to read one that
+    holds none)."""
+    if git and relative.rpartition("/")[2] in GIT_CONFIGS:
         text = _head(path, MAX_CONFIG_BYTES).decode("utf-8", "replace")
         return "extraheader" in text.lower() or URL_USER.search(text) is not None or mask(text) != text
     if not looks_secret(relative):
         return False
     if path.endswith(KEY_FILES):
-        return b"PRIVATE KEY-----" in _head(path, KEY_HEAD_BYTES)
+        return b"PRIVATE KEY" in _head(path, KEY_HEAD_BYTES)
     return True
 
 

@@ -11,17 +11,23 @@ import ctypes
 import marshal
 import os
 import re
+import shutil
 import sys
 import tempfile
 
 from beyond.dirs import UnsetVariable
 from beyond.wire.confine import NET_ABI
-from beyond.wire.grants import LAUNCHER_CACHES, NotFound, Refused, allowed, cache_env, grants, shown
+from beyond.secrets import looks_secret
+from beyond.wire.grants import LAUNCHER_CACHES, SYSTEM, NotFound, Refused, allowed, cache_env, grants, shown, under
+from beyond.wire.inside import RUNS_LATER
 from beyond.wire.process import NETWORK_ENV, server_command, server_env
 from beyond.wire.walls import LAUNCHER, abi, gaps, limits, look_inside, missing, mounts, rules
 
-__all__ = ["NotFound", "Refused", "abi", "insist", "what_it_may", "wrapped", "refused_in", "refusal", "keep_to_itself"]
+__all__ = ["NotFound", "Refused", "abi", "insist", "what_it_may", "wrapped", "remove", "refused_in", "refusal",
+           "keep_to_itself"]
 
+# What covers a secret inside its grants, in its temporary folder: an empty file, an empty folder.
+COVERS = (".hidden-file", ".hidden-folder")
 # The devices it may open; not /dev/tty or /dev/pts (the user's terminal), not /dev/shm.
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 # What a refused path or a refused network looks like in what a server says on stderr (Python, Node, uv, git).
@@ -89,7 +95,7 @@ def wrapped(config, command: list[str], env: dict) -> tuple[list[str], dict, byt
     for folder in cache.values():
         os.makedirs(folder, mode=0o700, exist_ok=True)
     private = tempfile.mkdtemp(prefix="geekagent-sandbox-")
-    covers = (os.path.join(private, ".hidden-file"), os.path.join(private, ".hidden-folder"))
+    covers = (os.path.join(private, COVERS[0]), os.path.join(private, COVERS[1]))
     open(covers[0], "w").close()
     os.mkdir(covers[1])
     for cover in covers:  # what covers a secret: empty, and no one may open it (the server has no capability)
@@ -102,6 +108,15 @@ def wrapped(config, command: list[str], env: dict) -> tuple[list[str], dict, byt
     kept = env if given.network else {key: value for key, value in env.items() if key not in NETWORK_ENV}
     server_env = {**kept, **cache, "TMPDIR": private}
     return [sys.executable, "-I", "-S", LAUNCHER, marshal.dumps(launch).hex()], {}, marshal.dumps(server_env), private
+
+
+def remove(private: str) -> None:
+    """Remove a server's temporary folder, the folder that covered its secrets opened again to be removed."""
+    try:
+        os.chmod(os.path.join(private, COVERS[1]), 0o700)
+    except OSError:
+        pass  # not made, or made otherwise: what rmtree cannot remove, it leaves
+    shutil.rmtree(private, ignore_errors=True)
 
 
 def refused_in(config, said: list[str]) -> str:
@@ -121,19 +136,24 @@ def refused_in(config, said: list[str]) -> str:
 
 def refusal(config, text: str) -> str:
     """The path a sandboxed server's line or error says it was refused, with the grant that allows it:
-    'the sandbox refused ~/.gitconfig: "sandbox": {"read": ["~/.gitconfig"]} grants it, if you trust it';
-    "" when none would help (not sandboxed, the agent may not reach it either, or no grant may name it). A
-    new file's folder is what a grant can name."""
+    'the sandbox refused ~/.gitconfig: "sandbox": {"read": ["~/.gitconfig"]} grants it, if you trust it'.
+    A grant writes folders: a file to write or make is named by its folder. "" where no grant should be
+    suggested: not sandboxed, the agent may not reach it either, a grant may not name it, it holds secrets
+    or is the system's. Named as it resolves; what runs later outside the sandbox is said to."""
     found = DENIED.search(text) if config.kind == "stdio" and config.sandbox else None
     if not found:
         return ""
     path, writing = found.group(1) or found.group(2), bool(WRITING.search(text))
-    if not os.path.lexists(path):
+    if not os.path.lexists(path) or writing and not os.path.isdir(path):
         path, writing = os.path.dirname(path), True
-    if not os.access(path, os.W_OK if writing else os.R_OK) or allowed(os.path.realpath(path), writing) is not None:
+    real = os.path.realpath(path)
+    if not os.access(real, os.W_OK if writing else os.R_OK) or allowed(real, writing) is not None \
+            or looks_secret(real + "/x" * os.path.isdir(real)) or under(real, SYSTEM):
         return ""
-    path, key = shown(path), "write" if writing else "read"
-    return f"the sandbox refused {path}: \"sandbox\": {{\"{key}\": [\"{path}\"]}} grants it, if you trust it"
+    later = any(part in RUNS_LATER for part in real.split("/"))
+    path, key = shown(real), "write" if writing else "read"
+    return f"the sandbox refused {path}: \"sandbox\": {{\"{key}\": [\"{path}\"]}} grants it" + (
+        ", though what it writes there runs later outside the sandbox" if later else ", if you trust it")
 
 
 def keep_to_itself() -> None:

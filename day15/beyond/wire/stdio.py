@@ -12,7 +12,6 @@ import operator
 import os
 import re
 import select
-import shutil
 import signal
 import subprocess
 import threading
@@ -107,7 +106,7 @@ class StdioTransport(Transport):
                     **server_apart())
             except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command or env
                 if self._private:
-                    shutil.rmtree(self._private, ignore_errors=True)
+                    sandbox.remove(self._private)
                 raise TransportError(not_started(e, command[0], self.config.cwd)) from None
             finally:
                 if pipe:
@@ -287,7 +286,7 @@ class StdioTransport(Transport):
                 wait_group(proc, KILL_WAIT_S)
         self._close_stdin(proc)
         if self._private:
-            shutil.rmtree(self._private, ignore_errors=True)
+            sandbox.remove(self._private)
 
     def _close_stdin(self, proc: subprocess.Popen) -> bool:
         """Close stdin unless a sender holds it (it then fails by its deadline, or at once when the server dies)."""

@@ -135,15 +135,15 @@ def rules(grants, inside: Inside, extra_write: list[str], devices: tuple) -> lis
 
 
 def look_inside(grants, login_files: set[str]) -> Inside:
-    """What stays out of the folders granted (secrets, what runs later): walked, but runtimes and what a
-    grant names (granted whole, as named)."""
+    """What stays out of the folders granted (secrets, what runs later): walked, but runtimes; what a grant
+    names is granted as named (Inside.granted)."""
     inside = Inside(mounts=namespaces())
     for folder in grants.read:
-        if folder not in grants.runtimes and folder not in grants.named:
+        if folder not in grants.runtimes:
             inside.look(folder, False, login_files)
     for folder in grants.write:
-        inside.look(folder, True, login_files if folder not in grants.named else set())
-    inside.named(grants.named)
+        inside.look(folder, True, login_files)
+    inside.granted(grants.named)
     return inside
 
 
