@@ -1,5 +1,5 @@
-# The two commands a reader needs: `make run` and `make test`. Only python3 and make are assumed.
-# `make demo` shows tutorial section 4.1 without an API key (`make demo ARGS=--tutorial`: the tutorial's program).
+# The two commands a reader needs: `make run` (the full agent) and `make test`. Only python3 and make are assumed.
+# `make demo` shows tutorial section 4.1 without an API key in the lesson (`make demo ARGS=--agent`: the full agent).
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
@@ -7,7 +7,7 @@ VPY := $(VENV)/bin/python
 .PHONY: run demo test interop conformance bench bench-peers clean
 
 run:
-	$(PYTHON) day15/index.py $(ARGS)
+	$(PYTHON) day15/beyond_agent.py $(ARGS)
 
 # The agent against the scripted model of the tests, in this terminal: no key, no network.
 demo:

@@ -1,16 +1,12 @@
 """The REPL (tutorial Day 15, section 4.5: index.ts, with a plain input() loop).
 
-Start-up as index.ts: connect the servers of .geekagent/mcp.json (a config that cannot be read stops
-it), print the side panel's line (a plain REPL has no panel); then each line is /mcp, /exit or a chat
-turn, and every way out stops the servers. Beyond the tutorial: where day15/beyond/ is there, the full
-agent runs instead (full_agent(), the one import of it), or says why it cannot; with --tutorial it runs
-this program (tutorial()) behind the folder's trust question, with the files the user trusted.
+Start-up as index.ts: load the tool policies, register the built-in tools, connect the servers of
+.geekagent/mcp.json (a config that cannot be read stops it), print the side panel's line (a plain
+REPL has no panel); then each line is /mcp, /exit or a chat turn, and every way out stops the servers.
+Like the tutorial's program it trusts the folder it runs in: every server starts unasked, with your
+whole environment. The full agent, for folders you did not write, is day15/beyond_agent.py.
 """
-import os
 import sys
-
-if sys.version_info < (3, 10):  # Beyond the tutorial: one clear line instead of a TypeError further down
-    sys.exit(f"GeekAgent Day 15 needs Python 3.10 or newer; this is {sys.version.split()[0]}.")
 
 import chat
 import mcp
@@ -19,29 +15,17 @@ import tools
 
 # The tool line shows this much of a result, as the tutorial's `[tool name -> result]`.
 TOOL_LINE_CHARS = 80
-# Beyond the tutorial: in the repository, on a Python without the POSIX calls the full agent needs.
-NO_POSIX = ("error: the full agent (day15/beyond/) needs Linux, macOS or WSL, where --tutorial runs the tutorial's "
-            "program behind the folder's trust question; the lesson's files, copied into a folder of their own, run "
-            "on any Python.")
 
 
-def main(argv: list[str] | None = None) -> int:
-    agent = full_agent()
-    if agent is not None:  # Beyond the tutorial: it runs tutorial() with --tutorial, behind the folder's trust
-        return agent(sys.argv[1:] if argv is None else argv, tutorial)
-    return tutorial()
-
-
-def tutorial(config_file: str = ".geekagent/mcp.json", policy_file: str = permissions.POLICY_PATH) -> int:
-    """The tutorial's program: its policies, built-in tools and servers, the side panel's line, the REPL."""
+def main() -> int:
     try:
-        permissions.load_policies(policy_file)  # Day 8: GeekAgent.json's allow / ask / deny
+        permissions.load_policies()  # Day 8: GeekAgent.json's allow / ask / deny
     except permissions.PolicyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     tools.register_builtin_tools()
     try:
-        mcp.connect_mcp_servers(config_file)
+        mcp.connect_mcp_servers()
     except Exception as e:  # as index.ts: whatever stops the client from reading the file
         print(f"MCP config cannot be read: {e}", file=sys.stderr)
         mcp.stop_mcp_servers()
@@ -62,7 +46,8 @@ def mcp_line() -> str:
     statuses = mcp.mcp_statuses()
     if not statuses:
         return "none"
-    return ", ".join(f"{s.server}(failed to start)" if s.error else f"{s.server}({len(s.tools)})" for s in statuses)
+    return ", ".join(f"{s.server}(failed to start)" if s.error else f"{s.server}({len(s.tools)})"
+                     for s in statuses)
 
 
 def cmd_mcp() -> None:
@@ -104,25 +89,6 @@ def chat_turn(model: chat.Chat, history: list[dict], text: str) -> None:
     except chat.ChatError as e:
         del history[start:]  # the failed turn is forgotten, so the next request is one the API takes
         print(f"error: {e}")
-
-
-def full_agent():
-    """Beyond the tutorial: the full agent's main where day15/beyond/ is there (None: the lesson runs alone).
-    Without the POSIX calls it needs, it never falls back to the lesson, which would start a cloned
-    folder's servers unasked: it says so and exits 2."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    if not os.path.isdir(os.path.join(here, "beyond")):
-        return None
-    try:
-        import fcntl  # noqa: F401 (the product's locks)
-        import termios  # noqa: F401 (the product's console)
-        posix = all(hasattr(os, call) for call in ("geteuid", "killpg", "set_blocking", "O_NOFOLLOW"))
-    except ImportError:
-        posix = False
-    if not posix:
-        return lambda argv, program: print(NO_POSIX, file=sys.stderr) or 2
-    from beyond.repl.shell import main as agent_main
-    return agent_main
 
 
 if __name__ == "__main__":

@@ -258,7 +258,8 @@ def pid_alive(pid: int) -> bool:
 
 # --- running the agent end to end ---------------------------------------------------------
 
-INDEX = str(DAY15 / "index.py")
+AGENT = str(DAY15 / "beyond_agent.py")  # the full agent's door
+LESSON = str(DAY15 / "index.py")        # the tutorial's program
 
 
 def workdir(tmp_path: Path, servers: dict, policies: dict | None = None) -> Path:
@@ -283,11 +284,12 @@ def agent_env(base_url: str | None = None, key: str | None = "sk-test", trust: b
 
 
 def run_agent(cwd: Path, lines: list[str], env: dict, timeout: float = 30,
-              args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """Run the REPL (with `args`, e.g. --tutorial) to completion on these input lines; every run is bounded."""
-    done = subprocess.run([sys.executable, INDEX, *args], cwd=cwd, input="".join(f"{l}\n" for l in lines),
+              args: tuple[str, ...] = (), program: str = AGENT) -> subprocess.CompletedProcess:
+    """Run the full agent's REPL (or `program`: LESSON, the tutorial's) to completion on these input lines,
+    with `args`; every run is bounded."""
+    done = subprocess.run([sys.executable, program, *args], cwd=cwd, input="".join(f"{l}\n" for l in lines),
                           capture_output=True, text=True, env=env, timeout=timeout)
-    if "--tutorial" in args:  # as index.ts, the twin's stop() sends SIGTERM and leaves: allow the servers a moment
+    if program == LESSON:  # as index.ts, the twin's stop() sends SIGTERM and leaves: allow the servers a moment
         assert wait_until(lambda: processes_in(cwd) == [], 5)
     assert_no_process_left(cwd)
     return done
@@ -320,11 +322,11 @@ def assert_no_process_left(cwd: Path) -> None:
 
 @pytest.fixture
 def start_agent():
-    """Start index.py with pipes; whatever a test leaves running gets SIGTERM, then SIGKILL."""
+    """Start the full agent with pipes; whatever a test leaves running gets SIGTERM, then SIGKILL."""
     agents = []
 
     def start(cwd: Path, env: dict, args: tuple[str, ...] = ()) -> subprocess.Popen:
-        agent = subprocess.Popen([sys.executable, INDEX, *args], cwd=cwd, stdin=subprocess.PIPE,
+        agent = subprocess.Popen([sys.executable, AGENT, *args], cwd=cwd, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                  preexec_fn=_default_sigint)
         agents.append(agent)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, agent_env, run_agent, wait_for_output, workdir
+from conftest import AGENT, ROOT, agent_env, run_agent, wait_for_output, workdir
 from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_calls
 
 INTEROP = ROOT / ".interop"
@@ -192,13 +192,13 @@ def test_server_everything_asks_through_the_repl(tmp_path):
     scripted model answers, asked twice), the form (filled, reviewed, accepted), roots (the project
     folder) and a URL (shown with its host, declined, never opened)."""
     import sys
-    from conftest import INDEX, run_in_pty
+    from conftest import AGENT, run_in_pty
     cwd = workdir(tmp_path / "agent", {"everything": {"command": "node", "args": [str(EVERYTHING_SERVER)],
                                                       **SLOW_START}})
     sampling = '/call mcp_everything_trigger-sampling-request {"prompt": "Say hello", "maxTokens": 40}\n'
     url = '/call mcp_everything_trigger-url-elicitation {"url": "https://example.com/verify?step=1"}\n'
     with FakeOpenAI([answer("sampled hello from the model")]) as model:
-        shown = run_in_pty([sys.executable, str(INDEX)], cwd, agent_env(model.base_url), [
+        shown = run_in_pty([sys.executable, str(AGENT)], cwd, agent_env(model.base_url), [
             ("Type a message", sampling), ("Allow?", "y\n"), ("Ask the model? [y/N]", "y\n"),
             ("Send this answer to the server? [y/N]", "y\n"),
             ("sampled hello from the model", "/call mcp_everything_trigger-elicitation-request {}\n"),
@@ -264,8 +264,8 @@ def test_an_unattended_run_with_many_real_tools_searches_for_the_one_it_needs(tm
               tool_calls(("mcp_time_convert_time", {"source_timezone": "UTC", "time": "12:00",
                                                     "target_timezone": "Asia/Tokyo"})), answer_from_tools]
     with FakeOpenAI(script) as model:
-        done = subprocess.run([sys.executable, str(ROOT / "day15" / "index.py"), "-p", "noon UTC in Tokyo?", "--json"],
-                              cwd=cwd, env=agent_env(model.base_url), capture_output=True, text=True, timeout=120)
+        done = subprocess.run([sys.executable, AGENT, "-p", "noon UTC in Tokyo?", "--json"], cwd=cwd,
+                              env=agent_env(model.base_url), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     first, second = ([t["function"]["name"] for t in r["tools"]] for r in model.requests[:2])
     assert first == ["get_current_time", "ls", "read", "mcp_time_get_current_time", "mcp_everything_echo",
@@ -299,7 +299,7 @@ def test_a_question_refused_inside_a_fastmcp_task_reaches_the_server(tmp_path):
     cwd = workdir(tmp_path, {"tasks": entry}, {"mcp_tasks_confirm": "allow"})
     with FakeOpenAI([tool_calls(("mcp_tasks_confirm", {})), answer_from_tools]) as model:
         began = time.monotonic()
-        done = subprocess.run([sys.executable, str(ROOT / "day15" / "index.py"), "-p", "go ahead"], cwd=cwd,
+        done = subprocess.run([sys.executable, AGENT, "-p", "go ahead"], cwd=cwd,
                               capture_output=True, text=True, env=agent_env(model.base_url), timeout=90)
     assert done.returncode == 0 and "Results: answered: decline" in done.stdout, done
     assert time.monotonic() - began < 30 and "[mcp_tasks_confirm] task " in done.stderr

@@ -1,7 +1,7 @@
 """The arrows between the parts (DESIGN.md, "Layout"): every import in day15/, function-level ones
 too, read with ast, must point the way the design draws. Drawn as a ladder, a part imports only parts
-on lower rungs; the lesson never imports the product; index.py reaches it only through beyond.repl.shell, inside
-a function; nothing in the product assigns into a lesson module."""
+on lower rungs; the lesson never imports the product (index.py included: the full agent has its own door,
+beyond_agent.py); nothing in the product assigns into a lesson module."""
 import ast
 import re
 from pathlib import Path
@@ -11,9 +11,9 @@ from conftest import ROOT
 LESSON = {"chat", "tools", "permissions", "mcp"}  # the tutorial's modules, under every part
 # The rungs, top first; a part may import the parts below its own rung, and the lesson modules.
 LADDER = [
-    {"entry"},                                         # day15/beyond_mcp.py, the published entry
+    {"entry"},                                         # day15/beyond_mcp.py and beyond_agent.py, the doors
     {"face"},                                          # beyond/__init__.py
-    {"repl"},                                          # repl/shell.py is the REPL index.py runs
+    {"repl"},                                          # repl/shell.py is the REPL beyond_agent.py runs
     {"agent"},
     {"model"},                                         # the model client: it runs tool calls through servers/
     {"servers"},
@@ -35,7 +35,7 @@ def part_of(module: str) -> str | None:
         return names[0]
     if names[0] in LESSON:
         return "lesson"
-    if names[0] == "beyond_mcp":
+    if names[0] in ("beyond_mcp", "beyond_agent"):
         return "entry"
     if names[0] != "beyond":
         return None
@@ -95,9 +95,8 @@ def wrong_way(root: Path) -> list[str]:
                 why = "the demo server is a program of its own: it imports nothing of the project"
             elif mine == "lesson" and theirs != "lesson":
                 why = "the lesson never imports the product"
-            elif mine == "index":
-                if theirs != "lesson" and target != "beyond.repl.shell":
-                    why = "index.py reaches the product through beyond.repl.shell only"
+            elif mine == "index" and theirs != "lesson":
+                why = "index.py is the lesson: it imports nothing of the product"
             elif theirs in ("index", "demo_server"):
                 why = "nothing imports a program"
             elif theirs == "lesson":
@@ -207,9 +206,9 @@ def module_level_imports(path: Path) -> list[tuple[int, str]]:
 
 
 def test_no_lesson_file_imports_the_product_when_it_is_imported():
-    """Copied alone, the lesson's files import: the product is reached inside a function (index.py) only."""
+    """Copied alone, the lesson's files import: none imports the product (beyond_*.py are its doors)."""
     for path in (ROOT / "day15").glob("*.py"):
-        if path.name != "beyond_mcp.py":
+        if not path.name.startswith("beyond_"):
             assert [m for _, m in module_level_imports(path) if m.split(".")[0] == "beyond"] == [], path.name
 
 
@@ -238,7 +237,7 @@ def test_the_product_never_assigns_into_a_lesson_module(tmp_path):
 
 
 def test_importing_the_product_builds_nothing():
-    """`import beyond` (as scripts and index.py do) makes no console and no set of servers."""
+    """`import beyond` (as scripts and beyond_agent.py do) makes no console and no set of servers."""
     import subprocess
     import sys
     code = ("import gc, sys; sys.path.insert(0, sys.argv[1]); import beyond, beyond.repl.shell; "
@@ -279,7 +278,8 @@ def test_the_lesson_has_no_hooks_and_the_product_reads_none_of_its_privates(tmp_
 def unused_in_lesson(folder: Path) -> list[str]:
     """Functions, classes and methods of the lesson's files that no lesson file uses, and parameters that
     their own function never reads (lambdas aside): what only the product would use."""
-    trees = {path.name: ast.parse(path.read_text()) for path in folder.glob("*.py") if path.name != "beyond_mcp.py"}
+    trees = {path.name: ast.parse(path.read_text()) for path in folder.glob("*.py")
+             if not path.name.startswith("beyond_")}
     used = {node.id for tree in trees.values() for node in ast.walk(tree) if isinstance(node, ast.Name)}
     used |= {node.attr for tree in trees.values() for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     found = []

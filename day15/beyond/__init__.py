@@ -2,8 +2,8 @@
 
 The parts, each a folder named for what it owns (imports point down this list; tests/test_layers.py
 holds the arrows):
-  repl/       the REPL index.py runs when this folder is there (shell.py: section 4.5 with the agent's
-              console), around the agent: commands, resources and prompts, -p, --tutorial
+  repl/       the REPL beyond_agent.py runs (shell.py: section 4.5 with the agent's console), around
+              the agent: commands, resources and prompts, -p, the mcp verbs
   agent.py    the one object the shell builds for the full agent
   model/      the model client: streamed, retried, bounded replies; the tools tool search offers
   servers/    many servers as registry tools: parallel start, names, pins, tool search, kept results

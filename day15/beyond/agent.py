@@ -41,7 +41,7 @@ GRACE_S = 2.0
 
 BANNER = "client: full (day15/beyond/): hardened, remote servers, the extensions in the README"
 # What the model reads for a tool that would have asked, in a run with nobody to ask (-p, repl/unattended.py).
-REFUSED = ("not run: {name} needs the user's approval and this run has nobody to ask (index.py -p); a tool runs "
+REFUSED = ("not run: {name} needs the user's approval and this run has nobody to ask (beyond_agent.py -p); a tool runs "
            "here only if .geekagent/GeekAgent.json allows it, or the user answered `a` for it in the REPL. "
            "Do not retry it; answer without it.")
 

@@ -14,7 +14,7 @@ import time
 
 try:
     import fcntl
-except ImportError:  # Windows: the full agent does not run there (index.py says so)
+except ImportError:  # Windows: the full agent does not run there (beyond_agent.py says so)
     fcntl = None
 
 # ${VAR} or ${VAR:-default}, as in shells and in Claude Code's configs; ${env:VAR}, as VS Code writes it.

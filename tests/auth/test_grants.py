@@ -124,11 +124,11 @@ def test_the_trust_question_names_what_a_grant_reads_and_where_its_secrets_go():
 
 
 def test_under_p_a_ci_job_logs_in_with_its_workload_token(tmp_path):
-    """index.py -p with workload identity: no terminal, no browser; the allowed tool runs on the token,
+    """beyond_agent.py -p with workload identity: no terminal, no browser; the allowed tool runs on the token,
     read from the job folder's own file."""
     import subprocess
     import sys
-    from conftest import INDEX, agent_env, assert_no_process_left, workdir
+    from conftest import AGENT, agent_env, assert_no_process_left, workdir
     from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
     with OAuthFake(assertions={ASSERTION}) as server:
         cwd = workdir(tmp_path / "job", {"ci": {"url": server.url, "oauth": {
@@ -137,7 +137,7 @@ def test_under_p_a_ci_job_logs_in_with_its_workload_token(tmp_path):
         (cwd / "ci").mkdir()
         (cwd / "ci" / "oidc.jwt").write_text(ASSERTION)
         with FakeOpenAI([tool_calls(("mcp_ci_echo", {"text": "deployed"})), answer_from_tools]) as model:
-            done = subprocess.run([sys.executable, INDEX, "-p", "deploy"], cwd=cwd, capture_output=True, text=True,
+            done = subprocess.run([sys.executable, AGENT, "-p", "deploy"], cwd=cwd, capture_output=True, text=True,
                                   env=agent_env(model.base_url), timeout=60)
         assert_no_process_left(cwd)
         assert done.returncode == 0, done.stderr

@@ -11,7 +11,7 @@ import beyond_mcp
 from beyond.auth.errors import AuthError
 from beyond.auth.grants import _assertion
 from beyond.auth.provider import FRESH
-from conftest import INDEX, ROOT, agent_env, assert_no_process_left, workdir
+from conftest import AGENT, ROOT, agent_env, assert_no_process_left, workdir
 from fakes.oauth_server import OAuthFake
 from fakes.openai_server import FakeOpenAI, answer
 from mcp import McpError
@@ -37,7 +37,7 @@ def test_a_folders_assertion_file_linked_to_the_agents_environment_is_never_sent
         env = {**agent_env(), "MARKER_SECRET": "sk-marker-0123456789"}
         with FakeOpenAI([answer("done")]) as model:
             env["OPENAI_BASE_URL"] = model.base_url
-            done = subprocess.run([sys.executable, INDEX, "-p", "hi", "--trust"], cwd=cwd, capture_output=True,
+            done = subprocess.run([sys.executable, AGENT, "-p", "hi", "--trust"], cwd=cwd, capture_output=True,
                                   text=True, env=env, timeout=60)
         assert_no_process_left(cwd)
         assert done.returncode == 0 and done.stdout == "done\n", done.stderr

@@ -303,19 +303,19 @@ def import_ms(module: str) -> float:
 
 
 def first_prompt_ms() -> float:
-    """python day15/index.py with the demo server, until its first prompt; then /exit."""
+    """python day15/beyond_agent.py with the demo server, until its first prompt; then /exit."""
     with tempfile.TemporaryDirectory() as cwd:
         (Path(cwd) / ".geekagent").mkdir()
         demo = {"command": sys.executable, "args": [str(ROOT / "day15" / "demo_server.py")]}
         (Path(cwd) / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo}}))
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}, "GEEKAGENT_TRUST": "1"}
         begun = time.perf_counter()
-        agent = subprocess.Popen([sys.executable, str(ROOT / "day15" / "index.py")], cwd=cwd, env=env,
+        agent = subprocess.Popen([sys.executable, str(ROOT / "day15" / "beyond_agent.py")], cwd=cwd, env=env,
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         seen = b""
         while not seen.endswith(b"> "):
             chunk = agent.stdout.read1(4096)
-            assert chunk, "index.py ended before its first prompt"
+            assert chunk, "beyond_agent.py ended before its first prompt"
             seen += chunk
         elapsed = (time.perf_counter() - begun) * 1000
         agent.communicate(b"/exit\n", timeout=PHASE_TIMEOUT_S)
@@ -518,7 +518,7 @@ def main() -> None:
              ("twin: spawn to tools listed, ms", runs(spawn_to_tools_ms, twin), None, ""),
              ("import day15/beyond_mcp.py (full client), ms", runs(import_ms, "beyond_mcp"), None, "≤ 10 ms"),
              ("import day15/mcp.py (twin), ms", runs(import_ms, "mcp"), None, ""),
-             ("index.py to first prompt (demo), ms", runs(first_prompt_ms), runs(bare_python_ms),
+             ("beyond_agent.py to first prompt (demo), ms", runs(first_prompt_ms), runs(bare_python_ms),
               "≤ 150 ms"),
              ("three 300 ms servers, ms", runs(parallel_start_ms, 3), runs(parallel_start_ms, 1),
               "≤ 1.3× one server"),

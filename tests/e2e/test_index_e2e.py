@@ -1,4 +1,5 @@
-"""End to end: day15/index.py as a subprocess with piped stdin and a scripted model."""
+"""End to end: day15/beyond_agent.py (and for section 5, day15/index.py too) as a subprocess with piped stdin and
+a scripted model."""
 import json
 import os
 import re
@@ -11,13 +12,13 @@ import time
 import pytest
 
 from beyond import net
-from conftest import (agent_env, assert_no_process_left, demo, fake, FAKES, INDEX, processes_in, ROOT, run_agent,
-                      wait_for_output, workdir)
+from conftest import (AGENT, FAKES, LESSON, ROOT, agent_env, assert_no_process_left, demo, fake, processes_in,
+                      run_agent, wait_for_output, workdir)
 from fakes.openai_server import answer, answer_from_tools, FakeOpenAI, Hang, HttpError, tool_calls
 
 SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
-# Tutorial section 5's checks run in both modes: the full agent, and the tutorial's program (index.py's own).
-MODES = {"full": (), "tutorial": ("--tutorial",)}
+# Tutorial section 5's checks run in both programs: the full agent, and the tutorial's (index.py).
+MODES = {"full": AGENT, "tutorial": LESSON}
 BANNER = {"full": "client: full (day15/beyond/)", "tutorial": "GeekAgent Day 15: MCP tools  (model"}
 
 
@@ -25,7 +26,7 @@ BANNER = {"full": "client: full (day15/beyond/)", "tutorial": "GeekAgent Day 15:
 def test_mcp_lists_the_discovered_tools(tmp_path, mode):
     """Section 5, check 1: /mcp shows `demo (2 tools)` and the two tool names the server reported."""
     cwd = workdir(tmp_path, {"demo": demo()})
-    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None), args=MODES[mode])
+    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None), program=MODES[mode])
     assert BANNER[mode] in done.stdout
     assert "demo (2 tools)\n  mcp_demo_word_count\n  mcp_demo_dice\n" in done.stdout
 
@@ -37,7 +38,7 @@ def test_tutorial_scenario(tmp_path, mode):
     script = [tool_calls(("mcp_demo_dice", {}), ("mcp_demo_word_count", {"text": "Model Context Protocol"})),
               answer_from_tools]
     with FakeOpenAI(script) as model:
-        done = run_agent(cwd, [SCENARIO, "y", "y", "/exit"], agent_env(model.base_url), args=MODES[mode])
+        done = run_agent(cwd, [SCENARIO, "y", "y", "/exit"], agent_env(model.base_url), program=MODES[mode])
     assert model.violations == []
     roll = re.search(r"\[tool mcp_demo_dice -> rolled ([1-6])\]", done.stdout)
     assert roll, done.stdout
@@ -61,11 +62,11 @@ def test_allow_then_deny_after_restart(tmp_path, mode):
     script = [tool_calls(("mcp_demo_dice", {})), answer_from_tools]
     cwd = workdir(tmp_path, {"demo": demo()}, {"mcp_demo_dice": "allow"})
     with FakeOpenAI(list(script)) as model:
-        done = run_agent(cwd, ["roll", "/exit"], agent_env(model.base_url), args=MODES[mode])
+        done = run_agent(cwd, ["roll", "/exit"], agent_env(model.base_url), program=MODES[mode])
     assert "Allow?" not in done.stdout and re.search(r"Results: rolled [1-6]", done.stdout)
     (cwd / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": {"mcp_demo_dice": "deny"}}))
     with FakeOpenAI(list(script)) as model:
-        done = run_agent(cwd, ["roll", "/exit"], agent_env(model.base_url), args=MODES[mode])
+        done = run_agent(cwd, ["roll", "/exit"], agent_env(model.base_url), program=MODES[mode])
     assert "Allow?" not in done.stdout and "rolled" not in done.stdout
     assert "Results: Denied: the tool mcp_demo_dice is not allowed" in done.stdout
 
@@ -142,7 +143,7 @@ def test_broken_config(tmp_path):
     (tmp_path / ".geekagent" / "mcp.json").write_text('{"mcpServers": {"a": {},}}')
     done = run_agent(tmp_path, ["/mcp", "/exit"], agent_env(key=None))
     assert done.returncode == 0 and "cannot read mcp.json" in done.stderr and "(no MCP servers" in done.stdout
-    done = run_agent(tmp_path, ["/exit"], agent_env(key=None), args=("--tutorial",))
+    done = run_agent(tmp_path, ["/exit"], agent_env(key=None), program=LESSON)
     assert done.returncode == 1 and "MCP config cannot be read: Expecting property name" in done.stderr
 
 
@@ -202,7 +203,8 @@ def test_make_demo_runs_the_conversation(tmp_path, mode):
     """make demo: the scripted model calls both demo tools, the user answers y twice, the answer sums up
     (in a folder of the test's with the repository's demo entry, so the checkout's audit log stays untouched)."""
     cwd = workdir(tmp_path, {"demo": demo()})
-    done = subprocess.run([sys.executable, str(FAKES / "demo_model.py"), *MODES[mode], "--trust"], cwd=ROOT,
+    args = ["--agent", "--trust"] if mode == "full" else []
+    done = subprocess.run([sys.executable, str(FAKES / "demo_model.py"), *args], cwd=ROOT,
                           input=f"{SCENARIO}\ny\ny\n/exit\n", capture_output=True, text=True, timeout=30,
                           env={**os.environ, "DEMO_FOLDER": str(cwd)})
     assert done.returncode == 0, done.stderr
@@ -214,10 +216,10 @@ def test_make_demo_runs_the_conversation(tmp_path, mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_start_up_says_what_is_true_and_the_tutorial_offers_its_own_commands(tmp_path, mode):
     """The panel line (index.ts: mcpLine) says what runs: demo(2) when trusted, none when not. The full agent
-    lists its commands and logins; --tutorial is index.py's program: its /mcp and /exit only, and a VS Code
-    file's "servers" it does not read."""
+    lists its commands and logins; index.py is the tutorial's program: its /mcp and /exit only, and a VS Code
+    file's "servers" it does not read; it trusts its folder, as the tutorial's does."""
     cwd = workdir(tmp_path, {"demo": demo()})
-    done = run_agent(cwd, ["/help", "/audit", "/mcp", "/exit"], agent_env(key=None), args=MODES[mode])
+    done = run_agent(cwd, ["/help", "/audit", "/mcp", "/exit"], agent_env(key=None), program=MODES[mode])
     assert "MCP  demo(2)" in done.stdout and "connected" not in done.stdout
     tutorial = mode == "tutorial"
     assert ("/resources" in done.stdout) is not tutorial and ("/mcp login" in done.stdout) is not tutorial
@@ -226,17 +228,18 @@ def test_start_up_says_what_is_true_and_the_tutorial_offers_its_own_commands(tmp
     assert ("demo (2 tools)" in done.stdout.split("MCP  demo(2)")[0]) is not tutorial
     vscode = workdir(tmp_path / "vscode", {})
     (vscode / ".geekagent" / "mcp.json").write_text(json.dumps({"servers": {"demo": demo()}}))
-    read = run_agent(vscode, ["/mcp", "/exit"], agent_env(key=None), args=MODES[mode])
+    read = run_agent(vscode, ["/mcp", "/exit"], agent_env(key=None), program=MODES[mode])
     assert ("MCP  none" in read.stdout) is tutorial and ("MCP  demo(2)" in read.stdout) is not tutorial
-    untrusted = run_agent(cwd, ["/exit"], agent_env(key=None, trust=False), args=MODES[mode])
-    assert "MCP  none" in untrusted.stdout and "not trusted" in untrusted.stderr
+    untrusted = run_agent(cwd, ["/exit"], agent_env(key=None, trust=False), program=MODES[mode])
+    assert ("MCP  demo(2)" if tutorial else "MCP  none") in untrusted.stdout
+    assert ("not trusted" in untrusted.stderr) is not tutorial
 
 
 def test_an_unknown_flag_prints_the_usage_and_runs_nothing(tmp_path):
-    """`--tutoral` (a typo) must not run the full client instead of the tutorial's: usage, exit 2."""
-    done = subprocess.run([sys.executable, str(INDEX), "--tutoral"], cwd=tmp_path, capture_output=True,
+    """`--sandbx` (a typo) must not run the agent less confined than asked: usage, exit 2."""
+    done = subprocess.run([sys.executable, str(AGENT), "--sandbx"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert done.returncode == 2 and "unknown option --tutoral" in done.stderr and "usage:" in done.stderr
+    assert done.returncode == 2 and "unknown option --sandbx" in done.stderr and "usage:" in done.stderr
     assert "GeekAgent Day 15 (Python): MCP tools" not in done.stdout
 
 

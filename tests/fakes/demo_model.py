@@ -1,7 +1,8 @@
 """`make demo`: the tutorial's section 4.1 conversation, in your terminal, without an API key.
 
-Starts the scripted model of the tests (openai_server.py) on 127.0.0.1 and runs day15/index.py
-against it, with any arguments given (`make demo ARGS=--tutorial` runs the tutorial's program). Whatever you
+Starts the scripted model of the tests (openai_server.py) on 127.0.0.1 and runs day15/index.py, the
+lesson, against it (`make demo ARGS=--agent`: day15/beyond_agent.py, the full agent, with any other
+arguments given). Whatever you
 type, the model rolls the die and counts the words of the phrase you quote (or of your whole
 message), asking through the MCP tools like a real model would; then it sums up the results. The agent
 runs in this repository (its .geekagent/), or in DEMO_FOLDER when that is set (the tests' own folder).
@@ -42,8 +43,10 @@ def main() -> int:
     with FakeOpenAI([demo_reply] * (2 * DEMO_TURNS)) as model:
         env = {**os.environ, "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "demo-key-not-secret",
                "OPENAI_MODEL": "scripted-demo-model"}
-        agent = subprocess.Popen([sys.executable, str(ROOT / "day15" / "index.py"), *sys.argv[1:]],
-                                 cwd=os.environ.get("DEMO_FOLDER") or ROOT, env=env)
+        full = "--agent" in sys.argv[1:]
+        command = [str(ROOT / "day15" / "beyond_agent.py"), *(arg for arg in sys.argv[1:] if arg != "--agent")] \
+            if full else [str(ROOT / "day15" / "index.py")]
+        agent = subprocess.Popen([sys.executable, *command], cwd=os.environ.get("DEMO_FOLDER") or ROOT, env=env)
         while True:
             try:
                 return agent.wait()

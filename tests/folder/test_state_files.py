@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from conftest import DAY15, INDEX, agent_env, run_in_pty, workdir
+from conftest import DAY15, AGENT, agent_env, run_in_pty, workdir
 
 WRITER = """
 import sys
@@ -52,7 +52,7 @@ def test_a_users_settings_file_that_cannot_be_parsed_is_left_as_it_is(tmp_path, 
     settings = own_user_dirs / "config" / "geekagent" / "settings.json"
     settings.parent.mkdir(parents=True)
     settings.write_text('{"safeFolders": [')
-    done = subprocess.run([sys.executable, INDEX], cwd=workdir(tmp_path, {}), input="/exit\n", capture_output=True,
+    done = subprocess.run([sys.executable, AGENT], cwd=workdir(tmp_path, {}), input="/exit\n", capture_output=True,
                           text=True, env=agent_env(key=None), timeout=30)
     assert done.returncode == 0 and settings.read_text() == '{"safeFolders": ['
     assert not list(settings.parent.glob("settings.json.corrupt-*"))
@@ -69,6 +69,6 @@ def test_history_is_appended_so_another_agents_lines_stay(tmp_path, own_user_dir
         with open(history, "a") as f:
             f.write("from another agent\n")
         return "/exit\r"
-    run_in_pty([sys.executable, INDEX], cwd, {**agent_env(key=None), "NO_COLOR": "1"},
+    run_in_pty([sys.executable, AGENT], cwd, {**agent_env(key=None), "NO_COLOR": "1"},
                [("> ", "/tools\r"), ("> ", another_agent_saves)])
     assert history.read_text().splitlines() == ["older", "from another agent", "/tools", "/exit"]

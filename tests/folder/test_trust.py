@@ -1,13 +1,12 @@
 """Folder trust (beyond/folder/trust.py): a folder's config runs only once trusted; the question shows what
 runs; .env parsed."""
 import json
-import shlex
 import sys
 
 import pytest
 
 from beyond.folder import dotenv
-from conftest import INDEX, Asked, agent_env, fake, run_agent, run_in_pty, workdir
+from conftest import AGENT, Asked, agent_env, fake, run_agent, run_in_pty, workdir
 
 
 def hostile_folder(tmp_path):
@@ -21,12 +20,11 @@ def test_untrusted_folder_without_terminal_runs_nothing(tmp_path):
     """No terminal, no --trust: the folder's server is not started and its .env is not read."""
     cwd = hostile_folder(tmp_path)
     env = {**agent_env(key=None, trust=False), "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    for args in ((), ("--tutorial",)):
-        done = run_agent(cwd, ["/mcp", "/exit"], env, args=args)
-        assert not (cwd / "PWNED").exists()
-        assert "attacker" not in done.stdout and "https://api.openai.com/v1" in done.stdout
-        assert "not trusted yet" in done.stderr and "--trust" in done.stderr
-        assert "(no MCP servers" in done.stdout  # and the REPL still works
+    done = run_agent(cwd, ["/mcp", "/exit"], env)
+    assert not (cwd / "PWNED").exists()
+    assert "attacker" not in done.stdout and "https://api.openai.com/v1" in done.stdout
+    assert "not trusted yet" in done.stderr and "--trust" in done.stderr
+    assert "(no MCP servers" in done.stdout  # and the REPL still works
     assert not (tmp_path / "config").exists() and not (cwd / ".geekagent" / "trusted-folders.json").exists()
 
 
@@ -37,7 +35,7 @@ def test_trust_is_asked_once_per_content_and_kept_outside_the_folder(tmp_path):
     entry["args"].append("\x1b[2Kspoof")  # an argument that would erase the line it is printed on
     cwd = workdir(tmp_path / "clone", {"demo": entry})
     env = {**agent_env(key=None, trust=False), "XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1"}
-    command = [sys.executable, INDEX]
+    command = [sys.executable, AGENT]
     shown = run_in_pty(command, cwd, env,
                        [("Trust this folder", "y\n"), ("> ", "/mcp\n"), ("mcp_demo_echo", "/exit\n")])
     assert "\\x1b[2Kspoof" in shown and "\x1b[2K" not in shown.split("Trust this folder")[0]
@@ -89,25 +87,15 @@ def test_a_broken_mcp_json_asks_nothing_and_says_what_is_wrong(tmp_path, monkeyp
 
 
 def test_the_question_shows_what_the_client_that_starts_them_runs(tmp_path):
-    """The question is built from the reading of mcp.json that starts the servers: with --tutorial the
-    twin's (a number in args and env, as str() writes it), which runs exactly the command line shown; the full
-    agent refuses the numbers in args and runs nothing."""
+    """The question is built from the reading of mcp.json that starts the servers: numbers in args, which
+    the full agent refuses, are shown refused, and nothing runs."""
     record = tmp_path / "record.py"
-    record.write_text("import json, os, sys\n"
-                      "open('ran.json', 'w').write(json.dumps([sys.argv, os.environ.get('N')]))\n")
+    record.write_text("open('ran.json', 'w').write('ran')\n")
     cwd = workdir(tmp_path / "clone", {})
     (cwd / ".geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {
         "0": {"command": sys.executable, "args": [str(record), 7, 1.5], "env": {"N": 2}}}}))
     env = {**agent_env(key=None, trust=False), "XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1"}
-    shown = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, env,
-                       [("Trust this folder", "y\n"), ("> ", "/exit\n")])
-    line = next(l for l in shown.splitlines() if "server 0: runs " in l)
-    argv, _, env_shown = line.split("server 0: runs ", 1)[1].strip().partition(" with env ")
-    ran, n = json.loads((cwd / "ran.json").read_text())
-    assert shlex.split(argv) == [sys.executable, *ran] and ran[1:] == ["7", "1.5"] and env_shown == f"N={n}" == "N=2"
-    (cwd / "ran.json").unlink()
-    full = run_in_pty([sys.executable, INDEX], cwd, {**env, "XDG_CONFIG_HOME": str(tmp_path / "config2")},
-                      [("Trust this folder", "y\n"), ("> ", "/exit\n")])
+    full = run_in_pty([sys.executable, AGENT], cwd, env, [("Trust this folder", "y\n"), ("> ", "/exit\n")])
     assert 'server 0: not started: .geekagent/mcp.json: mcpServers.0: "args" must be a list of strings' in full
     assert not (cwd / "ran.json").exists()
 
@@ -116,22 +104,7 @@ def test_a_file_that_starts_nothing_asks_nothing(tmp_path, monkeypatch, capsys):
     """No entry to start, no .env, nothing allowed: nothing to trust, so no question and nothing said."""
     from beyond.folder.trust import Project, decide
     monkeypatch.chdir(workdir(tmp_path / "clone", {}))
-    for tutorial in (False, True):
-        assert decide(Project.read(".", tutorial=tutorial), False, lambda q: pytest.fail(f"asked: {q}")) is True
+    assert decide(Project.read("."), False, lambda q: pytest.fail(f"asked: {q}")) is True
     assert capsys.readouterr().out == ""
 
 
-def test_a_folder_trusted_for_one_client_asks_again_when_the_other_would_run_more(tmp_path, monkeypatch, capsys):
-    """Trusted for the full agent, the same file asks again under --tutorial (whose program gives its servers
-    the whole environment, and leaves the disabled entry out as the question says); unchanged and in the same
-    mode it asks nothing."""
-    from beyond.folder.trust import Project, decide
-    monkeypatch.chdir(workdir(tmp_path / "clone", {"a": fake("normal"), "b": {**fake("slow"), "disabled": True}}))
-    asked = ask = Asked()
-    assert decide(Project.read("."), False, ask) and len(asked) == 1
-    assert decide(Project.read("."), False, ask) and len(asked) == 1
-    capsys.readouterr()
-    assert decide(Project.read(".", tutorial=True), False, ask) and len(asked) == 2
-    assert "  server b: disabled (not started)" in capsys.readouterr().out
-    assert decide(Project.read(".", tutorial=True), False, ask) and len(asked) == 2
-    assert decide(Project.read("."), False, ask) and len(asked) == 2

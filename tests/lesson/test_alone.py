@@ -1,5 +1,6 @@
-"""The lesson alone: day15/'s flat files copied into an empty folder are the tutorial's program, with or
-without the POSIX calls the product needs (as on Windows), and the whole project without those calls runs it."""
+"""The lesson: day15/'s flat files, copied into an empty folder or in the repository, are the tutorial's
+program, with or without the POSIX calls the product needs (as on Windows); the full agent's door without
+those calls starts nothing and says why; an edit to index.py is what runs."""
 import re
 import shutil
 import subprocess
@@ -7,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import DAY15, agent_env, assert_no_process_left, workdir
+from conftest import DAY15, agent_env, assert_no_process_left, demo, workdir
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
 
 SCENARIO = "roll a die, then count the characters and words of 'Model Context Protocol'"
@@ -22,10 +23,10 @@ for name in ("fcntl", "termios", "readline", "pty", "tty"):
 
 
 def copy_lesson(folder):
-    """day15/*.py but the entry for scripts (which is the product's), and a config for the demo server."""
+    """day15/*.py but the product's doors (beyond_*.py), and a config for the demo server."""
     (folder / "day15").mkdir(parents=True)
     for path in DAY15.glob("*.py"):
-        if path.name != "beyond_mcp.py":
+        if not path.name.startswith("beyond_"):
             shutil.copy(path, folder / "day15" / path.name)
     return workdir(folder, {"demo": {"command": sys.executable, "args": ["day15/demo_server.py"]}})
 
@@ -41,15 +42,18 @@ def run(cwd, lines, env, no_posix, tmp_path, index="day15/index.py", args=()):
     return done
 
 
-@pytest.mark.parametrize("no_posix", [False, True], ids=["as-is", "no-posix-calls"])
-def test_the_lesson_copied_alone_holds_section_5s_conversation(tmp_path, no_posix):
+@pytest.mark.parametrize("where, no_posix", [("alone", False), ("alone", True), ("repository", True)],
+                         ids=["copied alone", "copied alone, no posix calls", "repository, no posix calls"])
+def test_the_lesson_holds_section_5s_conversation(tmp_path, where, no_posix):
     """/mcp lists the two discovered tools; the scenario asks y/N twice on stdin, both tools run through
     the registry, the answer holds both results; /exit stops the server (no process left)."""
-    cwd = copy_lesson(tmp_path / "alone")
+    alone = where == "alone"
+    cwd = copy_lesson(tmp_path / "alone") if alone else workdir(tmp_path / "p", {"demo": demo()})
     script = [tool_calls(("mcp_demo_dice", {}), ("mcp_demo_word_count", {"text": "Model Context Protocol"})),
               answer_from_tools]
     with FakeOpenAI(script) as model:
-        done = run(cwd, ["/mcp", SCENARIO, "y", "y", "/exit"], agent_env(model.base_url), no_posix, tmp_path)
+        done = run(cwd, ["/mcp", SCENARIO, "y", "y", "/exit"], agent_env(model.base_url), no_posix, tmp_path,
+                   index="day15/index.py" if alone else str(DAY15 / "index.py"))
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert "MCP  demo(2)" in done.stdout
     assert "demo (2 tools)\n  mcp_demo_word_count\n  mcp_demo_dice\n" in done.stdout
@@ -59,29 +63,45 @@ def test_the_lesson_copied_alone_holds_section_5s_conversation(tmp_path, no_posi
     assert done.stdout.count("Allow?") == 2 and model.violations == []
 
 
-@pytest.mark.parametrize("tutorial", [False, True], ids=["copied alone", "--tutorial"])
-def test_section_5s_deny_is_offered_and_refused_and_end_of_input_leaves(tmp_path, tutorial):
-    """Section 5's last check, copied alone and with --tutorial: a tool GeekAgent.json denies is still
+@pytest.mark.parametrize("where", ["copied alone", "repository"])
+def test_section_5s_deny_is_offered_and_refused_and_end_of_input_leaves(tmp_path, where):
+    """Section 5's last check, copied alone and in the repository: a tool GeekAgent.json denies is still
     offered to the model, and its call is refused by the permission layer, never run (the model reads
     why); Ctrl-D (end of input) leaves."""
     cwd = copy_lesson(tmp_path / "alone")
     (cwd / ".geekagent" / "GeekAgent.json").write_text('{"tools": {"mcp_demo_dice": "deny"}}')
     with FakeOpenAI([tool_calls(("mcp_demo_dice", {})), answer_from_tools]) as model:
         done = run(cwd, ["roll"], agent_env(model.base_url), False, tmp_path,
-                   index=str(DAY15 / "index.py") if tutorial else "day15/index.py", args=("--tutorial",) * tutorial)
+                   index=str(DAY15 / "index.py") if where == "repository" else "day15/index.py")
     assert done.returncode == 0 and "Allow?" not in done.stdout, done
     assert "mcp_demo_dice" in [spec["function"]["name"] for spec in model.requests[0]["tools"]]
     assert "rolled" not in done.stdout and "[tool mcp_demo_dice -> Denied" in done.stdout, done.stdout
 
 
-@pytest.mark.parametrize("args", [(), ("--tutorial",), ("mcp", "validate", "--trust")])
-def test_the_whole_project_without_posix_calls_starts_nothing_and_says_why(tmp_path, args):
-    """The repository's index.py on a Python without the product's calls, in an untrusted folder whose
-    server would write a marker: it never falls back to the lesson (which would start it unasked), it exits 2
-    with one line, and the marker is not written; --help and the mcp verbs are no exception to it."""
+@pytest.mark.parametrize("args", [(), ("--help",), ("mcp", "validate", "--trust")])
+def test_the_full_agent_without_posix_calls_starts_nothing_and_says_why(tmp_path, args):
+    """beyond_agent.py on a Python without the product's calls, in an untrusted folder whose server would
+    write a marker: it never falls back to the lesson (which would start it unasked), it exits 2 with one
+    line naming the lesson, and the marker is not written; --help and the mcp verbs are no exception."""
     marker = tmp_path / "marker"
     cwd = workdir(tmp_path / "clone", {"m": {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}})
-    done = run(cwd, ["/exit"], agent_env(key=None, trust=False), True, tmp_path, index=str(DAY15 / "index.py"),
-               args=args)
+    done = run(cwd, ["/exit"], agent_env(key=None, trust=False), True, tmp_path,
+               index=str(DAY15 / "beyond_agent.py"), args=args)
     assert done.returncode == 2 and done.stdout == "" and not marker.exists(), done
-    assert done.stderr.count("\n") == 1 and "needs Linux, macOS or WSL, where --tutorial runs" in done.stderr
+    assert done.stderr == "error: the full agent needs Linux, macOS or WSL; day15/index.py, the lesson, runs on any " \
+                          "Python\n", done.stderr
+
+
+def test_an_edit_to_index_pys_loop_is_what_runs(tmp_path):
+    """In a copy of the repository, a line added to index.py's /mcp shows when index.py runs."""
+    shutil.copytree(DAY15, tmp_path / "repo" / "day15", ignore=shutil.ignore_patterns("__pycache__"))
+    index = tmp_path / "repo" / "day15" / "index.py"
+    source = index.read_text()
+    mcp_command = '    statuses = mcp.mcp_statuses()\n    if not statuses:\n        print("(no MCP'
+    assert source.count(mcp_command) == 1
+    index.write_text(source.replace(mcp_command, '    print("A READER WAS HERE")\n' + mcp_command))
+    cwd = workdir(tmp_path / "p", {"demo": demo()})
+    done = subprocess.run([sys.executable, str(index)], cwd=cwd, input="/mcp\n/exit\n", capture_output=True,
+                          text=True, env=agent_env(key=None), timeout=60)
+    assert done.returncode == 0 and "A READER WAS HERE\ndemo (2 tools)" in done.stdout, done
+    assert_no_process_left(cwd)

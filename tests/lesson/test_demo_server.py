@@ -77,7 +77,7 @@ def test_notifications_are_not_answered():
 
 
 def test_ctrl_c_ends_it_quietly():
-    """SIGINT (with --tutorial the terminal's Ctrl-C reaches the servers too) ends it without a traceback."""
+    """SIGINT (under index.py the terminal's Ctrl-C reaches the servers too) ends it without a traceback."""
     import select
     import signal
     proc = subprocess.Popen([sys.executable, str(DAY15 / "demo_server.py")], stdin=subprocess.PIPE,

@@ -5,7 +5,7 @@ import re
 import sys
 
 
-from conftest import INDEX, agent_env, demo, fake, run_in_pty, workdir
+from conftest import AGENT, agent_env, demo, fake, run_in_pty, workdir
 from fakes.openai_server import FakeOpenAI, answer
 
 ALLOWED = {"mcp_fake_ask_later": "allow", "mcp_fake_replies": "allow"}
@@ -53,7 +53,7 @@ def test_a_question_at_the_prompt_takes_the_terminal_whole(tmp_path):
     "half typed", which Enter sends as the message. The server's words are marked as its own."""
     cwd = workdir(tmp_path / "p", {"fake": fake("normal")}, ALLOWED)
     with FakeOpenAI([answer("noted")]) as model:
-        screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
+        screen = run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path, model.base_url), [
             ("> ", later(tmp_path)), ("scheduled", "half typed"), ("half typed", now(tmp_path)),
             ("token (required)", "tok-secret-1\r"), ("[a]ccept", "a\r"), ("> half typed", "\r"),
             ("noted", received(tmp_path)), ('"accept"', "/exit\r", received(tmp_path))])
@@ -77,7 +77,7 @@ def test_a_question_that_comes_during_the_permission_question_waits_for_it(tmp_p
         (tmp_path / "now").touch()
         assert wait_until(sent.exists, 20)  # the form is on its way while the question waits
         return "y\r"
-    screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path), [
+    screen = run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path), [
         ("> ", later(tmp_path, sent=str(sent))), ("scheduled", '/call mcp_fake_echo {"text": "ran"}\r'),
         ("Allow?", once_sent), ("token (required)", "tok-2\r"), ("[a]ccept", "a\r"),
         ("> ", received(tmp_path)), ('"accept"', "/exit\r", received(tmp_path))])
@@ -89,7 +89,7 @@ def test_a_question_that_comes_during_the_permission_question_waits_for_it(tmp_p
 def test_ctrl_c_in_a_form_cancels_it_and_the_next_line_goes_to_the_repl(tmp_path):
     """Ctrl-C at a field of a server's form: the server gets cancel, and the agent goes on at its prompt."""
     cwd = workdir(tmp_path / "p", {"fake": fake("normal")}, ALLOWED)
-    screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path), [
+    screen = run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path), [
         ("> ", later(tmp_path)), ("scheduled", now(tmp_path)), ("token (required)", "\x03"),
         ("(cancelled)", "/call mcp_fake_replies\r"), ('"cancel"', "/exit\r", AGAIN)])
     assert list(replies(screen).values()) == [{"action": "cancel"}]
@@ -115,7 +115,7 @@ def test_the_prompt_comes_within_the_grace_and_a_slow_server_joins_with_its_line
     late = fake("named", '["echo"]', env={"INIT_WHEN": str(tmp_path / "go")})
     cwd = workdir(tmp_path / "p", {"demo": demo(), "late": late})
     with FakeOpenAI([answer("first"), answer("second")]) as model:
-        shown = run_in_pty([sys.executable, INDEX], cwd, {**agent_env(model.base_url), "NO_COLOR": "1"},
+        shown = run_in_pty([sys.executable, AGENT], cwd, {**agent_env(model.base_url), "NO_COLOR": "1"},
                            [("> ", "/mcp\n"), ("still starting (", "hi\n"),
                             ("first", lambda shown: (tmp_path / "go").touch() or ""),
                             ("[mcp] late: ready", "again\n"), ("second", "/exit\n")], timeout=60)
@@ -139,7 +139,7 @@ def test_a_line_typed_while_the_model_works_never_answers_the_next_question(tmp_
         assert typed.wait(20), "the test never typed ahead"
         return tool_calls(("mcp_demo_dice", {}))
     with FakeOpenAI([thinking, answer_from_tools, answer("yes to what?")]) as model:
-        screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
+        screen = run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path, model.base_url), [
             # "y" and Enter, then "half", typed while the model is waited for (the terminal may not echo it)
             ("> ", "roll\r"), ("waiting for the model", "y\rhalf"),
             ("waiting for the model", lambda shown: typed.set() or ""),
@@ -154,7 +154,7 @@ def test_call_to_a_server_still_starting_waits_for_it(tmp_path):
     late = fake("named", '["echo"]', env={"INIT_WHEN": str(tmp_path / "go")})
     broken = fake("named", '["echo"]', env={"INIT_WHEN": str(tmp_path / "never")}, startupTimeout=1)
     cwd = workdir(tmp_path / "p", {"late": late, "broken": broken}, {"mcp_late_echo": "allow"})
-    shown = run_in_pty([sys.executable, INDEX], cwd, {**agent_env(key=None), "NO_COLOR": "1"},
+    shown = run_in_pty([sys.executable, AGENT], cwd, {**agent_env(key=None), "NO_COLOR": "1"},
                        [("> ", '/call mcp_late_echo {"text": "hello"}\n'),
                         ("is still starting; waiting for it", lambda shown: (tmp_path / "go").touch() or ""),
                         ("hello", "/call mcp_broken_echo {}\n"), ("broken", "/exit\n")], timeout=60)

@@ -1,4 +1,4 @@
-"""`index.py mcp <verb>` (beyond/repl/manage.py, validate.py, imports.py), each run as a subprocess in a folder
+"""`beyond_agent.py mcp <verb>` (beyond/repl/manage.py, validate.py, imports.py), each run as a subprocess in a folder
 and a home of the test's own."""
 import json
 import os
@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import INDEX, Asked, agent_env, assert_no_process_left, demo, fake, processes_in
+from conftest import AGENT, Asked, agent_env, assert_no_process_left, demo, fake, processes_in
 from fakes.http_server import FakeHttpMcp
 
 
 def verb(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, INDEX, "mcp", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, AGENT, "mcp", *args], cwd=cwd, capture_output=True, text=True,
                           env=env or agent_env(trust=False), timeout=60)
 
 
@@ -199,7 +199,7 @@ def test_usage_errors_exit_2(tmp_path):
 def test_edits_at_once_are_all_kept_and_a_link_is_never_written_through(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    adds = [subprocess.Popen([sys.executable, INDEX, "mcp", "add", f"s{i}", "--", "echo", str(i)], cwd=work,
+    adds = [subprocess.Popen([sys.executable, AGENT, "mcp", "add", f"s{i}", "--", "echo", str(i)], cwd=work,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=agent_env(trust=False))
             for i in range(6)]
     assert [add.wait(60) for add in adds] == [0] * 6

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import INDEX, agent_env, assert_no_process_left, fake, run_agent, workdir
+from conftest import AGENT, agent_env, assert_no_process_left, fake, run_agent, workdir
 from fakes.openai_server import FakeOpenAI, answer, tool_calls
 
 SECRET = "ghp_0123456789abcdefXYZ"  # the agent's GH_TOKEN; the fake model streams 3 characters a piece
@@ -33,7 +33,7 @@ def test_in_the_prompt_the_result_and_the_streamed_answer(tmp_path):
 def test_in_what_p_prints(tmp_path, as_json):
     cwd = workdir(tmp_path, {"fake": fake("normal")}, {"mcp_fake_echo": "allow"})
     with FakeOpenAI(script()) as model:
-        done = subprocess.run([sys.executable, INDEX, "-p", "show me", *["--json"] * as_json], cwd=cwd,
+        done = subprocess.run([sys.executable, AGENT, "-p", "show me", *["--json"] * as_json], cwd=cwd,
                               capture_output=True, text=True, timeout=30,
                               env={**agent_env(model.base_url), "GH_TOKEN": SECRET})
     assert_no_process_left(cwd)

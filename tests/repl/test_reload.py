@@ -84,7 +84,7 @@ def test_reload_in_an_untrusted_folder_starts_none_of_its_entries(tmp_path, star
 def test_on_a_terminal_reload_and_enable_ask_the_trust_question_first(tmp_path):
     """A folder's new entry starts at /mcp reload only once the user trusts it; a disabled one, enabled again,
     asks again; disabling asks nothing."""
-    from conftest import INDEX, run_in_pty
+    from conftest import AGENT, run_in_pty
     import sys
     write(tmp_path, {})
     env = {**agent_env(key=None, trust=False), "NO_COLOR": "1", "TERM": "xterm"}
@@ -92,7 +92,7 @@ def test_on_a_terminal_reload_and_enable_ask_the_trust_question_first(tmp_path):
     def add_entry(shown: str) -> str:
         write(tmp_path, {"demo": server("demo")})
         return "/mcp reload\r"
-    screen = run_in_pty([sys.executable, INDEX], tmp_path, env, [
+    screen = run_in_pty([sys.executable, AGENT], tmp_path, env, [
         ("Type a message", add_entry),
         ("Trust this folder", "y\r"),
         ("mcp.json reloaded: added demo", "/mcp disable demo\r"),

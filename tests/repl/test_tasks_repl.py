@@ -5,7 +5,7 @@ import signal
 import subprocess
 import sys
 
-from conftest import FAKES, INDEX, agent_env, assert_no_process_left, run_agent, run_in_pty, wait_until, workdir
+from conftest import FAKES, AGENT, agent_env, assert_no_process_left, run_agent, run_in_pty, wait_until, workdir
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
 from fakes.tasks_server import TasksHttp
 from test_console import pty_env
@@ -32,7 +32,7 @@ def test_a_form_inside_a_task_and_ctrl_c_on_a_task(tmp_path):
     cwd = tasks_folder(tmp_path / "p")
     script = [tool_calls(("mcp_tasks_form", {})), answer_from_tools, tool_calls(("mcp_tasks_forever", {}))]
     with FakeOpenAI(script) as model:
-        screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
+        screen = run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path, model.base_url), [
             ("> ", "greet me\r"), ("name (required)", "Ada\r"), ("[a]ccept", "a\r"), ("tokens:", "work forever\r"),
             ("task working", "\x03"), ("> ", "/exit\r")])
     assert "Results: hello Ada" in screen and "(cancelled)" in screen
@@ -47,7 +47,7 @@ def test_p_runs_a_task_and_declines_its_form_as_it_would_a_standalone_one(tmp_pa
     cwd = tasks_folder(tmp_path)
     script = [tool_calls(("mcp_tasks_slow", {"seconds": 0.2}), ("mcp_tasks_form", {})), answer_from_tools]
     with FakeOpenAI(script) as model:
-        done = subprocess.run([sys.executable, INDEX, "-p", "go"], cwd=cwd, capture_output=True, text=True,
+        done = subprocess.run([sys.executable, AGENT, "-p", "go"], cwd=cwd, capture_output=True, text=True,
                               env=agent_env(model.base_url), timeout=30)
     assert_no_process_left(cwd)
     assert done.returncode == 0, done.stderr
@@ -63,7 +63,7 @@ def test_p_refusing_a_sampling_request_inside_a_task_ends_the_task_at_once(tmp_p
     well before taskTimeout; the model reads why."""
     cwd = tasks_folder(tmp_path)
     with FakeOpenAI([tool_calls(("mcp_tasks_sample", {})), answer_from_tools]) as model:
-        done = subprocess.run([sys.executable, INDEX, "-p", "go"], cwd=cwd, capture_output=True, text=True,
+        done = subprocess.run([sys.executable, AGENT, "-p", "go"], cwd=cwd, capture_output=True, text=True,
                               env=agent_env(model.base_url), timeout=30)
     assert_no_process_left(cwd)
     assert done.returncode == 0 and "which was refused; the task was cancelled" in done.stdout, done
@@ -77,7 +77,7 @@ def test_a_task_outlives_a_killed_agent_and_tasks_shows_its_result(tmp_path):
         cwd = workdir(tmp_path / "p", {"remote": {"url": server.url, "protocol": "2026-07-28"}}, ALLOWED)
         env = {**agent_env(), "XDG_STATE_HOME": str(tmp_path / "state")}
         with FakeOpenAI([tool_calls(("mcp_remote_slow", {"seconds": 1.0}))]) as model:
-            agent = subprocess.Popen([sys.executable, INDEX, "-p", "go"], cwd=cwd, env={
+            agent = subprocess.Popen([sys.executable, AGENT, "-p", "go"], cwd=cwd, env={
                 **env, "OPENAI_BASE_URL": model.base_url}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:
                 assert wait_until(lambda: any(m.get("method") == "tasks/get" for m in server.seen))

@@ -3,7 +3,7 @@ import json
 import re
 import sys
 
-from conftest import agent_env, demo, fake, INDEX, run_agent, run_in_pty, workdir
+from conftest import agent_env, demo, fake, AGENT, run_agent, run_in_pty, workdir
 from fakes.openai_server import answer, FakeOpenAI, HttpError, tool_calls
 
 def pty_env(tmp_path, base_url=None) -> dict:
@@ -16,7 +16,7 @@ def test_keys_paste_continuation_and_history(tmp_path):
     cwd = workdir(tmp_path / "p", {})
     paste = "\x1b[200~def f(x):\n    return x * 2\x1b[201~\r"
     with FakeOpenAI([answer("first answer"), answer("second answer")]) as model:
-        screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
+        screen = run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path, model.base_url), [
             ("> ", "half typed"), ("half typed", "\x03"), ("> ", paste, "\x03"), ("first answer", "one \\\r"),
             ("... ", "two\r"),
             ("second answer", "exit\r")])
@@ -31,7 +31,7 @@ def test_tab_completes_commands_and_tool_names(tmp_path):
     """Tab after /mc gives /mcp; after "/call mcp_demo_d" it gives the tool's whole name and a space,
     so the arguments typed right after it are arguments."""
     cwd = workdir(tmp_path / "p", {"demo": demo()})
-    screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path), [
+    screen = run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path), [
         ("> ", "/mc\t\r"), ("mcp_demo_dice", "/call mcp_demo_d\t{}\r"), ("Allow?", "y\r"), ("rolled", "/exit\r")])
     assert "demo (2 tools)" in screen and "rolled" in screen
 
@@ -39,7 +39,7 @@ def test_tab_completes_a_resource_mention(tmp_path):
     """After @ Tab offers the servers that listed resources, then their URIs; a unique one ends in a space."""
     cwd = workdir(tmp_path / "p", {"ctx": fake("context"), "demo": demo()})
     with FakeOpenAI([answer("noted")]) as model:
-        run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
+        run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path, model.base_url), [
             ("> ", "what is on @\t"), ("ctx:", "demo://n\t"), ("today ", "?\r"), ("noted", "/exit\r")])
     (user,) = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
     assert user.startswith("what is on @ctx:demo://notes/today ?\n\n[resource ctx:demo://notes/today]\nBuy milk.")
@@ -69,7 +69,7 @@ def test_a_server_cannot_reach_the_agents_terminal(tmp_path):
     REPL), and is in a process group of its own (the terminal's Ctrl-C is not its). On Linux it
     stays in the agent's session, which the kernel schedules as one group."""
     cwd = workdir(tmp_path / "p", {"fake": fake("normal")})
-    screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path), [
+    screen = run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path), [
         ("> ", "/call mcp_fake_terminal\r"), ("Allow?", "y\r"), ('"pid"', "/exit\r")])
     seen = json.loads(re.search(r'\{"tty".*?\}', screen).group(0))
     assert seen["tty"].startswith("refused") and seen["pgid"] == seen["pid"]
@@ -81,7 +81,7 @@ def test_a_model_endpoint_that_hiccups_is_tried_again_on_the_activity_line(tmp_p
     """A 503 asking for a second: the activity line says it is tried again, then the answer comes."""
     cwd = workdir(tmp_path / "p", {})
     with FakeOpenAI([HttpError(503, '{"error": {"message": "busy"}}', retry_after="1"), answer("there")]) as model:
-        screen = run_in_pty([sys.executable, INDEX], cwd, pty_env(tmp_path, model.base_url), [
+        screen = run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path, model.base_url), [
             ("> ", "hi\r"), ("there", "/exit\r")])
     assert re.search(r"waiting for the model \(trying again in 1 s \(1 of 3\): HTTP 503 from ", screen)
     assert all(len(line) < 80 for line in re.findall(r"\r\x1b\[K([^\r\n]*)", screen))  # cut to the terminal's width
@@ -135,24 +135,24 @@ def test_logs_help_version_history_last_and_suggestions(tmp_path):
     assert "fake:\n  info: cache warmed\n  warning: disk almost full" in done.stdout
     assert "[mcp:fake] warning: disk almost full" in done.stderr and "cache warmed" not in done.stderr
     assert "did you mean mcp_fake_log" in done.stdout and done.stdout.count("logged") >= 2
-    for flag, expected in (("--help", "usage: python3 day15/index.py"), ("--version", "GeekAgent Day 15")):
+    for flag, expected in (("--help", "usage: python3 day15/beyond_agent.py"), ("--version", "GeekAgent Day 15")):
         assert expected in run_agent(cwd, [], agent_env(key=None), args=(flag,)).stdout
 
 def test_old_python_gets_one_line():
     """On Python older than 3.10 the agent says what it needs instead of a traceback."""
     import subprocess
-    code = ("import sys, runpy; sys.version_info = (3, 9, 18); sys.argv = ['index.py']; "
-            f"runpy.run_path({INDEX!r}, run_name='__main__')")
+    code = ("import sys, runpy; sys.version_info = (3, 9, 18); sys.argv = ['beyond_agent.py']; "
+            f"runpy.run_path({AGENT!r}, run_name='__main__')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert done.returncode == 1 and "needs Python 3.10 or newer" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_ctrl_c_with_the_tutorials_program_leaves(tmp_path):
-    """--tutorial: index.py's own loop, where Ctrl-C leaves as index.ts does, and no server is left."""
-    from conftest import processes_in, wait_until
+    """index.py, the lesson: its own loop, where Ctrl-C leaves as index.ts does, and no server is left."""
+    from conftest import LESSON, processes_in, wait_until
     cwd = workdir(tmp_path / "p", {"demo": demo()})
-    screen = run_in_pty([sys.executable, INDEX, "--tutorial"], cwd, pty_env(tmp_path), [("You > ", "\x03", "\x03")])
-    # (run_in_pty waits for the agent to end: with --tutorial, Ctrl-C is the end)
+    screen = run_in_pty([sys.executable, LESSON], cwd, pty_env(tmp_path), [("You > ", "\x03", "\x03")])
+    # (run_in_pty waits for the program to end: in the lesson, Ctrl-C is the end)
     assert "GeekAgent Day 15: MCP tools" in screen and "MCP  demo(2)" in screen
     assert wait_until(lambda: not processes_in(cwd), 5)
 
@@ -161,7 +161,7 @@ def test_a_line_from_a_server_goes_above_the_prompt(tmp_path):
     """A server's line that comes while the prompt waits (here stderr, with --verbose) is written above
     the prompt, which is drawn again with what was typed so far."""
     cwd = workdir(tmp_path / "p", {"fake": fake("normal")}, {"mcp_fake_say_later": "allow"})
-    screen = run_in_pty([sys.executable, INDEX, "--verbose"], cwd, pty_env(tmp_path), [
+    screen = run_in_pty([sys.executable, AGENT, "--verbose"], cwd, pty_env(tmp_path), [
         ("> ", "/call mcp_fake_say_later {}\r"), ("scheduled", "half"),
         ("said later\r\n> half", "\x15/exit\r")])  # keys typed before the redraw would race it
     assert re.search(r"\r\x1b\[K\[mcp:fake\] said later\r\n> half", screen), repr(screen[-300:])

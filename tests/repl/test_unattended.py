@@ -1,4 +1,4 @@
-"""index.py -p: one prompt run to its end without a terminal; the answer on stdout, its exit status."""
+"""beyond_agent.py -p: one prompt run to its end without a terminal; the answer on stdout, its exit status."""
 import json
 import re
 import signal
@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from conftest import INDEX, agent_env, assert_no_process_left, demo, fake, wait_until, workdir
+from conftest import AGENT, agent_env, assert_no_process_left, demo, fake, wait_until, workdir
 from fakes.openai_server import FakeOpenAI, HttpError, answer, answer_from_tools, tool_calls
 
 ROLL_AND_COUNT = [tool_calls(("mcp_demo_dice", {}), ("mcp_demo_word_count", {"text": "a b c"})), answer_from_tools]
 
 
 def run_p(cwd, args, env, stdin=""):
-    done = subprocess.run([sys.executable, INDEX, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, AGENT, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
                           env=env, timeout=30)
     assert_no_process_left(cwd)
     return done
@@ -94,13 +94,13 @@ def test_help_describes_every_flag_of_its_usage_line():
 
 @pytest.mark.parametrize("args, says", [
     (["-p"], "-p needs the prompt"), (["--json"], "--json goes with -p"), (["-p", "  "], "the prompt is empty"),
-    (["-p", "hi", "--tutorial"], "the tutorial's client is a REPL only"),
+    (["-p", "hi", "--tutorial"], "unknown option --tutorial"),
     (["-p", "hi", "--jsn"], "unknown option --jsn"),
     (["-p", "a", "-p", "b"], "-p is given twice; one run takes one prompt"),
 ])
 def test_a_command_line_that_cannot_run_exits_2_with_the_usage(tmp_path, args, says):
     done = run_p(workdir(tmp_path, {}), args, agent_env(key=None))
-    assert done.returncode == 2 and says in done.stderr and "usage: python3 day15/index.py" in done.stderr
+    assert done.returncode == 2 and says in done.stderr and "usage: python3 day15/beyond_agent.py" in done.stderr
     assert done.stdout == ""
 
 

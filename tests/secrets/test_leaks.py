@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from beyond.servers import toolset
-from conftest import INDEX, agent_env, assert_no_process_left, connect, fake, run_in_pty, workdir
+from conftest import AGENT, agent_env, assert_no_process_left, connect, fake, run_in_pty, workdir
 from fakes.openai_server import FakeOpenAI, answer, tool_calls
 
 TOKEN = "ghp_Zq8vL2mN4pR6tX9w"  # 20 characters
@@ -54,7 +54,7 @@ def test_nothing_the_repl_shows_keeps_or_sends_holds_it(tmp_path, kind):
     cwd, secret = setup(tmp_path, kind)
     typed = f'/call mcp_leaky_leak {{"note": "{secret}"}}\r'
     with FakeOpenAI(script(answer("read"), answer("reviewed"))) as model:
-        screen = run_in_pty([sys.executable, INDEX], cwd, env(tmp_path, model.base_url), [
+        screen = run_in_pty([sys.executable, AGENT], cwd, env(tmp_path, model.base_url), [
             ("> ", "leak it\r"), ("done", "/logs leaky\r"), ("log says", "/last\r"), ("glued", "/audit\r"),
             ("leak_error", typed), ("the proxy", "see @leaky:leak://held\r"), ("read", "/prompt leaky review code=x "
                                                                               "focus=held\r"), ("reviewed", "/exit\r")])
@@ -74,7 +74,7 @@ def test_nothing_the_repl_shows_keeps_or_sends_holds_it(tmp_path, kind):
 def test_nothing_p_prints_holds_it(tmp_path, kind, as_json):
     cwd, secret = setup(tmp_path, kind)
     with FakeOpenAI(script()) as model:
-        done = subprocess.run([sys.executable, INDEX, "-p", "leak it", *["--json"] * as_json], cwd=cwd,
+        done = subprocess.run([sys.executable, AGENT, "-p", "leak it", *["--json"] * as_json], cwd=cwd,
                               capture_output=True, text=True, timeout=30, env=env(tmp_path, model.base_url))
     assert_no_process_left(cwd)
     assert done.returncode == 0, done.stderr
@@ -93,7 +93,7 @@ def test_an_untrusted_folder_cannot_make_words_vanish_and_placeholders_stay(tmp_
     (tmp_path / "config" / "geekagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"mine": fake("normal")}}))
     text = "the response from ollama and lm-studio"
     with FakeOpenAI([tool_calls(("mcp_mine_echo", {"text": text})), answer("done")]) as model:
-        done = subprocess.run([sys.executable, INDEX], cwd=cwd, input="go\ny\n/exit\n", capture_output=True,
+        done = subprocess.run([sys.executable, AGENT], cwd=cwd, input="go\ny\n/exit\n", capture_output=True,
                               text=True, timeout=30, env={**env(tmp_path, model.base_url), "OPENAI_API_KEY": "ollama",
                                                           "GEEKAGENT_TRUST": "0"})
     assert_no_process_left(cwd)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import INDEX, agent_env
+from conftest import AGENT, agent_env
 
 URL = "https://mcp.example.com/mcp"
 # The entries, as `mcp add` takes them: where the secret stands, and the fix the refusal gives.
@@ -31,7 +31,7 @@ ADDED = {
 
 
 def verb(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, INDEX, "mcp", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, AGENT, "mcp", *args], cwd=cwd, capture_output=True, text=True,
                           env=agent_env(trust=False), timeout=60)
 
 

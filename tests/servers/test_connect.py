@@ -10,7 +10,7 @@ import permissions
 from beyond.servers import registry
 from beyond.servers import toolset
 from conftest import (
-    agent_env, answer_every_question, demo, run_agent, run_call, set_tool_policy, workdir, write_config)
+    LESSON, agent_env, answer_every_question, demo, run_agent, run_call, set_tool_policy, workdir, write_config)
 
 
 def test_missing_file_means_no_servers(tmp_path):
@@ -187,7 +187,7 @@ def test_without_a_project_the_users_servers_start(tmp_path, own_user_dirs):
 def test_the_tutorials_client_reads_the_folders_file_only(tmp_path, own_user_dirs):
     user_file(own_user_dirs, {"mine": demo()})
     cwd = workdir(tmp_path / "p", {"demo": demo()})
-    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None), args=("--tutorial",))
+    done = run_agent(cwd, ["/mcp", "/exit"], agent_env(key=None), program=LESSON)
     assert "demo (2 tools)" in done.stdout and "mine" not in done.stdout
 
 

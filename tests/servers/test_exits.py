@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 
-from conftest import INDEX, agent_env, fake, processes_in, run_agent, wait_until, workdir
+from conftest import AGENT, agent_env, fake, processes_in, run_agent, wait_until, workdir
 
 
 def test_signal_at_any_moment_of_start_up_leaves_no_server(tmp_path):
@@ -22,7 +22,7 @@ def test_signal_at_any_moment_of_start_up_leaves_no_server(tmp_path):
 
     def one(i: int, delay: float | None) -> None:
         cwd = workdir(tmp_path / str(i), {f"s{j}": fake("ignore_term", "0.2", timeout=30) for j in range(2)})
-        agent = subprocess.Popen([sys.executable, INDEX], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        agent = subprocess.Popen([sys.executable, AGENT], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, env=agent_env(key=None))
         if delay is None:
             wait_until(lambda: set(processes_in(cwd)) - {agent.pid}, 20)

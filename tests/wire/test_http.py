@@ -130,7 +130,7 @@ def test_refused_urls(entry, problem):
 
 
 def test_end_to_end_beside_stdio(tmp_path):
-    """index.py with a remote and a stdio server: the model calls a tool of each."""
+    """The full agent with a remote and a stdio server: the model calls a tool of each."""
     with FakeHttpMcp("sse") as remote_server:
         cwd = workdir(tmp_path, {"demo": demo(), "remote": {"type": "http", "url": remote_server.url}},
                       {"mcp_demo_word_count": "allow", "mcp_remote_echo": "allow"})

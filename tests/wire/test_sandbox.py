@@ -15,7 +15,7 @@ import pytest
 
 from beyond.client.config import parse_server_config
 from beyond.wire import sandbox
-from conftest import DAY15, FAKES, INDEX, agent_env, connect, fake, run_agent, wait_for_output, workdir
+from conftest import DAY15, FAKES, AGENT, agent_env, connect, fake, run_agent, wait_for_output, workdir
 
 REAL_ABI = sandbox.abi()
 needs_landlock = pytest.mark.skipif(REAL_ABI < 6, reason=f"this kernel's Landlock ABI is {REAL_ABI}; 6 is needed")
@@ -233,7 +233,7 @@ def test_a_process_without_capabilities_cannot_read_the_agents_environment(tmp_p
     without = ("import os, sys\nsys.path.insert(0, sys.argv[1])\nfrom beyond.wire.confine import drop_capabilities\n"
                "drop_capabilities()\n")
     agent = subprocess.Popen([sys.executable, "-c", without + "os.execv(sys.executable, [sys.executable, sys.argv[2]])",
-                              str(DAY15), INDEX], cwd=workdir(tmp_path, {}), env=agent_env(key="sk-planted-key"),
+                              str(DAY15), AGENT], cwd=workdir(tmp_path, {}), env=agent_env(key="sk-planted-key"),
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_for_output(agent, "Type a message")

@@ -41,7 +41,7 @@ from conftest import FAKES, wait_until
 
 REAL_ABI = sandbox.abi()
 PROBE = str(FAKES / "probe_server.py")
-AGENT = str(FAKES / "boxed_agent.py")
+BOXED_AGENT = str(FAKES / "boxed_agent.py")
 NOBODY = 65534
 GIT_CONFIG = '[remote "origin"]\n\turl = https://me:ghp_PLANTEDtoken0123456789abcdef@github.com/me/repo.git\n'
 # What each probe tries, and whether the sandbox must refuse it (None: an availability wall, judged apart).
@@ -130,8 +130,8 @@ def drive(world: dict, runs: list[tuple[int, str]], entries: dict, namespaces: b
     asked = {"uid": world["uid"], "home": world["home"], "project": world["project"], "runs": runs,
              "entries": entries, "probes": probes}
     env = {"PATH": os.environ["PATH"], "TMPDIR": world["tmp"], **({} if namespaces else {"GEEKAGENT_NAMESPACES": "0"})}
-    done = subprocess.run([world["python"], AGENT, json.dumps(asked)], capture_output=True, text=True, timeout=240,
-                          env=env)
+    done = subprocess.run([world["python"], BOXED_AGENT, json.dumps(asked)], capture_output=True, text=True,
+                          timeout=240, env=env)
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
 

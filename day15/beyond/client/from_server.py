@@ -54,7 +54,7 @@ REFUSALS_KEPT = 8
 
 class FromServer:
     """What one server sends unasked, and the state its handling needs; `echo` prints the server's
-    words as they come, with the [mcp:name] prefix, as the tutorial does (index.py --verbose)."""
+    words as they come, with the [mcp:name] prefix, as the tutorial does (beyond_agent.py --verbose)."""
 
     def __init__(self, client, echo: bool = False) -> None:
         self.client, self.echo = client, echo

@@ -2,8 +2,7 @@
 
 The exact command line (every argument, control characters made visible) or the URL; where each
 variable of the user's environment goes, never its value; the roots outside the project folder; what
-a login without a person reads and where the ID token goes. With --tutorial, what the tutorial's
-client spawns for an entry, converted as it converts it.
+a login without a person reads and where the ID token goes.
 """
 import os
 import shlex
@@ -14,7 +13,6 @@ from beyond.dirs import VARIABLE, only_variables
 from beyond.secrets import is_secret_name, mask, masked_entry, places
 from beyond.text import clean, shorten
 from beyond.wire.sandbox import what_it_may
-from mcp import McpServerConfig
 
 
 # What the question says of an entry that is configured and not started.
@@ -62,19 +60,6 @@ def _in_args(config: ServerConfig) -> list[str]:
     found = [f"{name} in args" for name in names if is_secret_name(name) or mask(values[name]) != values[name]]
     return list(dict.fromkeys(found + [place.where for place in places({"args": config.args})
                                        if not only_variables(place.value)]))
-
-
-def what_the_twin_runs(cfg: McpServerConfig) -> str:
-    """What mcp.McpClient.start() spawns for an entry: its command line and env, str() of each value as
-    start() makes them; what it cannot spawn fails that server, unstarted."""
-    try:
-        if not isinstance(cfg.command, str) or not isinstance(cfg.args, list):
-            raise TypeError("the tutorial's client needs a command string and \"args\" as a list of strings")
-        argv, env = [cfg.command, *(str(arg) for arg in cfg.args)], {key: str(value) for key, value in cfg.env.items()}
-    except (TypeError, AttributeError) as e:
-        return f"not started: {clean(str(e), one_line=True)}"
-    env = ", ".join(f"{key}={shown_value(str(key), value, 80)}" for key, value in env.items())
-    return clean(f"runs {shlex.join(argv)}" + (f" with env {env}" if env else ""), one_line=True)
 
 
 def _logs_in(oauth: dict) -> str:

@@ -4,7 +4,7 @@ once the user trusts them (the .env file itself is beyond the tutorial too).
 The tutorial starts every server in mcp.json and reads .env, so starting the agent in a cloned
 folder would run that folder's commands, and a .env could send your API key to another host.
 Here the three files are read once (Project), and what the question shows is built from the same
-parsed entries that start the servers (with --tutorial, as the tutorial's client reads them): every
+parsed entries that start the servers: every
 command line or URL, every key the .env sets (those that change how programs run set apart), every
 tool GeekAgent.json allows unasked. The answer is kept, with a hash of each file, in the user's
 config directory ($XDG_CONFIG_HOME/geekagent/), never in the folder: a changed mcp.json or .env
@@ -13,7 +13,6 @@ asks again, and so does a GeekAgent.json that allows more. Without a terminal no
 ($XDG_CONFIG_HOME/geekagent/mcp.json, servers for every folder) needs no trust.
 """
 import hashlib
-import json
 import os
 import re
 import sys
@@ -25,11 +24,11 @@ from beyond.folder.dotenv import DOTENV_PATH, parse_dotenv
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond.dirs import FolderError, LinkOutside, config_dir, read_inside
 from beyond.folder.project import JsonStore
-from beyond.folder.question import DISABLED, shown_value, what_runs, what_the_twin_runs
+from beyond.folder.question import DISABLED, shown_value, what_runs
 from beyond.secrets import mask
 from beyond.text import clean, shorten
 from beyond.wire.sandbox import insist
-from mcp import McpError, mcp_server_entries
+from mcp import McpError
 
 # The files a folder's trust covers, relative to the folder; a change to the first two asks again.
 TRUSTED_FILES = (MCP_CONFIG_PATH, DOTENV_PATH, permissions.POLICY_PATH)
@@ -49,13 +48,12 @@ class Project:
     files: dict[str, bytes | None] = field(default_factory=dict)    # path -> bytes; None when missing
     problems: dict[str, str] = field(default_factory=dict)          # path -> why it is not used
     links: set[str] = field(default_factory=set)                    # the paths that are links out of the folder
-    tutorial: bool = False  # its servers are started by the tutorial's client (mcp.py), which reads mcp.json its way
     sandbox: bool = False   # --sandbox: every stdio entry confined, shown so in the question (wire/sandbox.py)
     parsed: dict[str, ServerConfig] | None = None  # mcp.json's entries, parsed once: shown, then started
 
     @classmethod
-    def read(cls, folder: str = ".", tutorial: bool = False, sandbox: bool = False) -> "Project":
-        project = cls(os.path.realpath(folder), tutorial=tutorial, sandbox=sandbox)
+    def read(cls, folder: str = ".", sandbox: bool = False) -> "Project":
+        project = cls(os.path.realpath(folder), sandbox=sandbox)
         for path in TRUSTED_FILES:
             try:
                 project.files[path] = read_inside(path, root=folder)
@@ -84,27 +82,15 @@ class Project:
         return self.parsed
 
     def entries(self) -> dict[str, str]:
-        """What each entry runs, as the client that starts them reads mcp.json; McpError if it cannot."""
-        if not self.tutorial:
-            return {name: what_runs(config, self.folder) for name, config in self.servers().items()}
-        if MCP_CONFIG_PATH in self.problems:
-            raise McpError(self.problems[MCP_CONFIG_PATH])
-        try:  # as mcp.connect_mcp_servers reads the same bytes, less the "disabled" ones (repl/tutorial.py)
-            raw = self.files[MCP_CONFIG_PATH]
-            data = None if raw is None else json.loads(raw.decode("utf-8"))
-            off = {name for name, entry in ((data.get("mcpServers") or {}) if isinstance(data, dict) else {}).items()
-                   if isinstance(entry, dict) and entry.get("disabled") is True}
-            return {} if raw is None else {name: DISABLED if name in off else what_the_twin_runs(cfg)
-                                           for name, cfg in mcp_server_entries(data)}
-        except (ValueError, TypeError, AttributeError, RecursionError) as e:  # as connect fails on it
-            raise McpError(f"{MCP_CONFIG_PATH}: {e}") from None
+        """What each entry runs, as the question shows it; McpError if mcp.json cannot be used."""
+        return {name: what_runs(config, self.folder) for name, config in self.servers().items()}
 
     def policies(self) -> dict[str, str]:
         """GeekAgent.json's tool policies; PolicyError when it cannot be used (it never silently widens access)."""
         if permissions.POLICY_PATH in self.links:  # a policy file meant to be somewhere else: never ignored in silence
             raise permissions.PolicyError(self.problems[permissions.POLICY_PATH])
         if permissions.POLICY_PATH in self.problems:
-            return {}  # a folder, unreadable: it allows nothing (index.py says so in one line)
+            return {}  # a folder, unreadable: it allows nothing (the agent says so in one line)
         raw = self.files[permissions.POLICY_PATH]
         if raw is None:
             return {}
@@ -208,16 +194,14 @@ def _record(project: Project) -> dict | None:
 
 
 def _key(project: Project) -> str:
-    """Where the answer is kept: per folder, and apart for --tutorial, whose program gives its servers the
-    whole environment and no sandbox, so a folder trusted for the one is asked again for the other."""
-    return project.folder + (" (--tutorial)" if project.tutorial else "")
+    """Where the answer is kept: per folder (an answer kept for a client this agent no longer has, under
+    the folder's name and more, is never read)."""
+    return project.folder
 
 
 def _runs_as_trusted(entries: dict | None, record: dict, changed: list[str]) -> bool:
     """Whether what mcp.json runs, read now, was shown when the folder was trusted: each entry as it was, or
-    disabled since (fewer servers, or the same written otherwise). Read by the other client (--tutorial or
-    not), the same file may run what that question never showed (a "disabled" entry the tutorial's client
-    starts)."""
+    disabled since (fewer servers, or the same written otherwise)."""
     kept = record.get("entries")
     if entries is None or not isinstance(kept, dict):
         return not changed  # unusable now, or trusted before entries were kept: only as it was
@@ -283,7 +267,7 @@ def _say(text: str) -> None:
 
 
 def user_config_path() -> str:
-    """The user's own mcp.json: servers for every folder (the full agent's; the tutorial's reads the folder's)."""
+    """The user's own mcp.json: servers for every folder."""
     return os.path.join(config_dir(), "mcp.json")
 
 

@@ -1,13 +1,12 @@
 """The REPL around the agent.
 
-  shell.py       the REPL index.py runs: section 4.5 with the agent's console; the command line read
+  shell.py       the REPL beyond_agent.py runs: section 4.5 with the agent's console; the command line read
   commands.py    /tools, /call, /logs, /history, /last, /audit, /reset, /mcp login and logout
   resources.py   resources and prompts: /resources, /read, @server:uri, /prompts, /prompt
   options.py     the command line: flags, -p and --json, --help and --version
   unattended.py  -p and --json: one prompt to its end, nobody asked
   tasks.py       /tasks: the folder's tasks not seen to their end (a crash, Ctrl-C, taskTimeout)
-  tutorial.py    --tutorial: index.py's own program, behind the folder's trust question
-  manage.py      `index.py mcp list/get/add/remove/enable/disable`: the mcp.json files edited, nothing started
+  manage.py      `beyond_agent.py mcp list/get/add/remove/enable/disable`: the mcp.json files edited, nothing started
   validate.py    `mcp validate`: each server started, its lists counted, everything stopped; exit 1 if any fails
   imports.py     `mcp import`: the servers of Claude Desktop, Claude Code, Cursor, VS Code, Gemini or Codex
   verbs.py       what the verbs share: their failures and the reading of their command lines

@@ -1,4 +1,4 @@
-"""Beyond the tutorial: `index.py mcp import SOURCE [--user] [--yes]`, the servers another client has.
+"""Beyond the tutorial: `beyond_agent.py mcp import SOURCE [--user] [--yes]`, the servers another client has.
 
 SOURCE names a client (its project file in this folder and its user file where it keeps it) or a file.
 Each entry becomes this agent's: VS Code's `servers` and `type`, Gemini's `httpUrl`, Codex's TOML tables

@@ -1,4 +1,4 @@
-"""Beyond the tutorial: `index.py mcp <verb>`, the servers managed without editing JSON and without a session.
+"""Beyond the tutorial: `beyond_agent.py mcp <verb>`, the servers managed without editing JSON and without a session.
 
 list, get, add, remove, enable and disable read and write the two mcp.json files (folder/mcp_files.py)
 and start nothing; validate (validate.py) starts the servers to check them; import (imports.py) copies
@@ -22,7 +22,7 @@ from beyond.repl.verbs import (Refused, Usage, flag, literal_secrets, name_of, n
 from beyond.secrets import mask, mask_data, masked_entry
 from beyond.text import clean
 
-USAGE = """usage: python3 day15/index.py mcp <verb> ...
+USAGE = """usage: python3 day15/beyond_agent.py mcp <verb> ...
   list [--json]                               every server of both files, none started
   get NAME [--json]                           one entry as written, with its scope
   add NAME [--user] [--env K=V]... [--sandbox[=network]] [--force] -- COMMAND [ARG...]  a local server

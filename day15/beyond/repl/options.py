@@ -1,4 +1,4 @@
-"""Beyond the tutorial: the command line of index.py: its flags, -p and --json, --help and --version.
+"""Beyond the tutorial: the command line of beyond_agent.py: its flags, -p and --json, --help and --version.
 
 index.ts takes no options. Here a misspelt flag is an error (it must not run another client than the
 one asked for), and -p PROMPT (or -p -, from stdin) runs one prompt unattended (unattended.py).
@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from beyond.text import clean
 
 VERSION = "GeekAgent Day 15 (Python) 0.2.0"
-USAGE = """usage: python3 day15/index.py [--tutorial] [-p PROMPT [--json]] [--trust] [--sandbox] [--verbose]
-                                [--no-browser] [--help] [--version]
-  --tutorial    run the tutorial's program (index.py's loop, mcp.py) behind the folder's trust question
+USAGE = """usage: python3 day15/beyond_agent.py [-p PROMPT [--json]] [--trust] [--sandbox] [--verbose]
+                                      [--no-browser] [--help] [--version]
   -p PROMPT     run this prompt to its end without a terminal and print the answer (-p - reads it from stdin);
                 only tools GeekAgent.json (or your `a` in the REPL) allows run; exit 0 answered, 1 failed, 2 usage
   --json        with -p: print {"answer", "tool_calls", "usage"} (and "error") as one JSON object
@@ -22,9 +21,9 @@ USAGE = """usage: python3 day15/index.py [--tutorial] [-p PROMPT [--json]] [--tr
   --no-browser  /mcp login shows the URL to open elsewhere, even where a browser is (GEEKAGENT_NO_BROWSER=1)
   --help        this text
   --version     the agent's name and version
-       python3 day15/index.py mcp list|get|add|remove|enable|disable|validate|import ...
+       python3 day15/beyond_agent.py mcp list|get|add|remove|enable|disable|validate|import ...
                 manage the servers without a session (`mcp --help` says how)"""
-FLAGS = ("--tutorial", "--trust", "--sandbox", "--verbose", "--no-browser", "--help", "--version")
+FLAGS = ("--trust", "--sandbox", "--verbose", "--no-browser", "--help", "--version")
 # A prompt from stdin is read up to this many characters (more is a usage error, not a cut prompt).
 MAX_PROMPT_CHARS = 1_000_000
 
@@ -36,7 +35,6 @@ class UsageError(ValueError):
 @dataclass
 class Options:
     """What the command line asks for."""
-    tutorial: bool = False
     prompt: str | None = None  # -p: run it unattended
     as_json: bool = False
     trust: bool = False        # --trust, or GEEKAGENT_TRUST=1
@@ -69,8 +67,8 @@ def parse(args: list[str], stdin=None) -> Options:
     unknown = [arg for arg in rest if arg not in FLAGS]
     if unknown:
         raise UsageError(f"unknown option {clean(unknown[0], one_line=True)}")
-    found.tutorial, found.verbose, found.help, found.version, found.sandbox = (flag in rest for flag in (
-        "--tutorial", "--verbose", "--help", "--version", "--sandbox"))
+    found.verbose, found.help, found.version, found.sandbox = (flag in rest for flag in (
+        "--verbose", "--help", "--version", "--sandbox"))
     found.trust = "--trust" in rest or os.environ.get("GEEKAGENT_TRUST") == "1"
     found.browser = "--no-browser" not in rest and os.environ.get("GEEKAGENT_NO_BROWSER") != "1"
     if found.help or found.version:
@@ -79,9 +77,4 @@ def parse(args: list[str], stdin=None) -> Options:
         raise UsageError("--json goes with -p")
     if found.prompt is not None and not found.prompt.strip():
         raise UsageError("the prompt is empty")
-    if found.prompt is not None and found.tutorial:
-        raise UsageError("-p runs the full agent; the tutorial's client is a REPL only")
-    beyond = [flag for flag in ("--sandbox", "--verbose", "--no-browser") if flag in rest]
-    if beyond and found.tutorial:
-        raise UsageError(f"{beyond[0]} is the full agent's; --tutorial runs the tutorial's program as it is")
     return found

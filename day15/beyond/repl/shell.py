@@ -1,11 +1,10 @@
-"""Beyond the tutorial: the agent's shell, the REPL index.py runs when day15/beyond/ is there.
+"""Beyond the tutorial: the agent's shell, the REPL beyond_agent.py runs.
 
 It keeps the tutorial's section 4.5 as index.ts has it (connect at start-up, the side panel's line,
 /mcp, /exit, the loop) with the agent's console for every line read (keys, history, one question at
 a time). It reads the command line (options.py) and puts the commands beyond /mcp and /exit
 (commands.py, resources.py) in its table; an Agent (agent.py) holds the rest: the folder and its
-trust, the console, the full client's servers, the model. With --tutorial it runs index.py's own
-program instead, behind the folder's trust question (tutorial.py).
+trust, the console, the full client's servers, the model.
 """
 import sys
 import time
@@ -14,7 +13,6 @@ import chat
 from beyond.agent import Agent, shown, style
 from beyond.model.hints import missing_key_hint
 from beyond.repl import commands, manage, reload, resources, unattended
-from beyond.repl import tutorial as tutorial_mode
 from beyond.repl.options import USAGE, VERSION, UsageError, parse
 from beyond.servers import toolset
 from beyond.servers.status import McpStatus
@@ -49,8 +47,8 @@ class Session:
         chat_turn(self, text, typed)
 
 
-def main(argv: list[str] | None = None, tutorial=None) -> int:
-    """The full agent; with --tutorial, `tutorial` (index.py's program) behind the folder's trust question."""
+def main(argv: list[str] | None = None) -> int:
+    """The full agent."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["mcp"]:  # Beyond the tutorial: the servers managed without a session (manage.py)
         return manage.main(argv[1:])
@@ -62,12 +60,6 @@ def main(argv: list[str] | None = None, tutorial=None) -> int:
     if options.help or options.version:
         print(USAGE if options.help else VERSION)
         return 0
-    if options.tutorial:
-        try:
-            return tutorial_mode.run(tutorial, options.trust)
-        except KeyboardInterrupt:  # Ctrl-C at the trust question: leave quietly
-            print()
-            return 130
     agent = Agent(options)
     try:
         if not agent.prepare():  # Beyond the tutorial: the folder's trust, its .env and policies; built-in tools

@@ -1,13 +1,13 @@
 """Beyond the tutorial: one prompt run to its end without a terminal, for scripts and CI.
 
-`index.py -p "prompt"` (or `-p -`: the prompt from stdin) starts as the REPL does (the folder's
+`beyond_agent.py -p "prompt"` (or `-p -`: the prompt from stdin) starts as the REPL does (the folder's
 trust included: without --trust an untrusted folder's servers do not start), then runs one
 conversation and leaves. Nobody is asked anything: a tool runs only if GeekAgent.json (or an
 earlier `a`) allows it; an `ask` tool is refused with a note the model reads, and what servers ask
 is declined (asks/handlers.py). The answer alone goes to stdout, everything else to stderr; with
 `--json`, one object: {"answer", "tool_calls": [{"name", "arguments", "outcome"}], "usage"}, also
 when Ctrl-C or a signal ends the run. An @server:uri in the prompt is attached as in the REPL. Exit
-status: 0 answered, 1 the model or the run failed, 2 a usage error (index.py), 130 Ctrl-C, 128+N signal N.
+status: 0 answered, 1 the model or the run failed, 2 a usage error (beyond_agent.py), 130 Ctrl-C, 128+N signal N.
 """
 import json
 import signal

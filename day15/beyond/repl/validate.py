@@ -1,4 +1,4 @@
-"""Beyond the tutorial: `index.py mcp validate [NAME...] [--json] [--trust] [--sandbox]`, servers checked
+"""Beyond the tutorial: `beyond_agent.py mcp validate [NAME...] [--json] [--trust] [--sandbox]`, servers checked
 without a chat session.
 
 Each named entry (or every enabled one, of both files) starts as the agent would start it: the folder's
