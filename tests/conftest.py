@@ -82,9 +82,12 @@ def own_user_dirs(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def clean_state():
-    """Every test starts with an empty registry, default policies and no servers."""
+    """Every test starts with an empty registry, default policies (the lesson's and the full agent's) and no
+    servers."""
+    from beyond.folder import approvals
     empty_registry()
     permissions.load_policies(str(ROOT / "tests" / "no-such-policy-file.json"))  # the defaults alone
+    approvals.load_policies({})
     yield
     mcp.stop_mcp_servers()
     beyond_mcp.stop_mcp_servers()
@@ -92,8 +95,16 @@ def clean_state():
 
 
 def set_tool_policy(name: str, policy: str) -> None:
-    """A tool's policy for this test, as GeekAgent.json would give it (clean_state restores the defaults)."""
-    permissions._policies[name] = policy
+    """A tool's policy for this test, as GeekAgent.json would give it to the lesson and to the full agent
+    (clean_state restores the defaults)."""
+    from beyond.folder import approvals
+    permissions._policies[name] = approvals.POLICIES[name] = policy
+
+
+def policy_of(name: str) -> str:
+    """A tool's policy in the full agent now (folder/approvals.py's table)."""
+    from beyond.folder.approvals import Approvals
+    return Approvals().policy_for(name)
 
 
 def answer_every_question(monkeypatch, answer) -> None:

@@ -16,7 +16,7 @@ import tools
 from beyond.asks.handlers import Handlers
 from beyond.auth.screen import Screen
 from beyond.console import Console
-from beyond.folder.approvals import Approvals
+from beyond.folder.approvals import Approvals, load_policies
 from beyond.folder.audit import AuditLog
 from beyond.folder.project import find_project
 from beyond.folder.secret_files import read_question
@@ -95,14 +95,13 @@ class Agent:
             print(f"warning: {shown(project.problems[permissions.POLICY_PATH], one_line=True)}", file=sys.stderr)
         self.policies = policies  # GeekAgent.json's own, as -p --json names what allowed a tool
         untrusted_allows = [] if self.trusted else project.allows()
-        permissions.load_policies(policies={**policies, **dict.fromkeys(untrusted_allows, "ask")})
         tools.register_builtin_tools()
         # Every Allow? through the console: below what the model wrote, one at a time, never answered by what
         # was typed before it. With -p nobody is asked: the model reads why.
         confirm = self.console.confirm if self.prompt is None else (lambda question, always=True: False)
         folder = self.root or os.getcwd()  # where an `a` is kept
-        self.approvals = Approvals(folder, confirm=confirm,
-                                   declined=tools.DECLINED if self.prompt is None else REFUSED)
+        load_policies({**policies, **dict.fromkeys(untrusted_allows, "ask")})
+        self.approvals = Approvals(folder, confirm=confirm, declined=tools.DECLINED if self.prompt is None else REFUSED)
         plain = tools.get_tool("read")  # asks for a file of secrets even when it is allowed
         toolset.replace_builtin(toolset.Asking(plain.name, plain.description, plain.parameters, plain.run,
                                                question=read_question()))
@@ -119,6 +118,7 @@ class Agent:
         audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool), confined=self._confined)
         self.calls.reports.append(lambda name, arguments, decision, outcome, seconds, size: audit.record(
             name, arguments, decision, outcome, seconds - self.console.asked_within(seconds), size))  # the tool's time
+        self.results = Results(self.approvals)
         self.calls.keep = self.results.keep  # a long result is kept whole, read back by pages
         # Its tools chosen by tool search once the servers are there; a reply's calls that ask nobody run at once.
         self.chat = ModelChat(run_tool=self.calls.run, asks=lambda name: self.approvals.policy_for(name) == "ask")
@@ -126,7 +126,7 @@ class Agent:
                         interactive=False if self.prompt is not None else None)
         self.servers = Servers(asks=asks, screen=Screen(browser=self.options.browser, console=self.console),
                                approvals=self.approvals, activity=self.console.activity.tool, tasks=self.task_log)
-        self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of, self.approvals.policy_for)
+        self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of, self.approvals)
         self.search.register()
         self.chat.choose = self.search.choose  # many MCP tools: a few offered, the others searched
 

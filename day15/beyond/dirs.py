@@ -79,6 +79,33 @@ def only_variables(text: str) -> bool:
     return not VARIABLE.sub("", text).strip()
 
 
+def parse_json(path: str) -> object:
+    """A config file's JSON, or None when there is no such file; ValueError naming the file otherwise."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read {os.path.basename(path)}: {e}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ValueError(f"{path}: over {MAX_CONFIG_BYTES >> 20} MB: no config file is that big")
+    return decode_json(path, raw)
+
+
+def decode_json(path: str, raw: bytes) -> object:
+    """The JSON in a file's bytes; ValueError naming the file, the line and the column where it is wrong."""
+    try:
+        return json.loads(raw.decode("utf-8-sig"))  # a byte order mark, as some editors write, is fine
+    except json.JSONDecodeError as e:  # where, in an editor's terms, and the commonest cause by name
+        before = e.doc[:e.pos].rstrip()
+        comma = before.endswith(",") and e.msg.startswith(("Expecting property name", "Expecting value"))
+        raise ValueError(f"{path}: cannot read {os.path.basename(path)}: line {e.lineno}, column {e.colno}: "
+                         f"{e.msg}" + (" (a trailing comma?)" if comma else "")) from None
+    except (ValueError, RecursionError) as e:
+        raise ValueError(f"{path}: cannot read {os.path.basename(path)}: {e}") from None
+
+
 def read_inside(path: str, limit: int = MAX_CONFIG_BYTES, root: str | None = ".") -> bytes | None:
     """The bytes of a file of the folder `root`, read once; None when there is none. FolderError when
     it leads outside `root` (through a link, or named so), into the kernel's folders, is no regular

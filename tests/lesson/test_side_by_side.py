@@ -16,7 +16,7 @@ import permissions
 import tools
 from beyond.servers import toolset
 from conftest import (
-    answer_every_question, connect, demo, echo_from_threads, empty_registry, fake, pid_alive, run_call,
+    answer_every_question, connect, demo, echo_from_threads, empty_registry, fake, pid_alive, policy_of, run_call,
     set_tool_policy, wait_until, write_config)
 from fakes.http_server import FakeHttpMcp
 
@@ -278,7 +278,7 @@ def test_resources_and_prompts(tmp_path):
     mcp.stop_mcp_servers()
     empty_registry()
     status = connect(tmp_path, {"ctx": fake("context")})["ctx"]
-    assert "mcp_ctx_read_resource" in status.tools and permissions.policy_for("mcp_ctx_read_resource") == "ask"
+    assert "mcp_ctx_read_resource" in status.tools and policy_of("mcp_ctx_read_resource") == "ask"
     assert [p["name"] for p in status.client.list_prompts()] == ["review"]
     assert status.client.read_resource("demo://notes/today") == "Buy milk. Call Ada."
 

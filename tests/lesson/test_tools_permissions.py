@@ -118,7 +118,7 @@ def test_missing_policy_file_keeps_defaults(tmp_path):
 
 
 @pytest.mark.parametrize("content, problem", [
-    ("{oops", "cannot read GeekAgent.json"),
+    ("{oops", "cannot read it: Expecting property name"),
     ('{"tools": ["read"]}', '"tools" must be an object'),
     ('{"tools": {"mcp_demo_dice": "yes"}}', "tools.mcp_demo_dice must be"),
     ("[]", "top level must be a JSON object"),

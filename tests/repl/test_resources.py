@@ -2,7 +2,7 @@
 import re
 
 from beyond.servers import toolset
-from conftest import agent_env, demo, fake, run_agent, run_call, set_tool_policy, workdir
+from conftest import agent_env, demo, fake, policy_of, run_agent, run_call, set_tool_policy, workdir
 from fakes.http_server import FakeHttpMcp
 from fakes.openai_server import FakeOpenAI, answer, answer_from_tools, tool_calls
 
@@ -104,7 +104,7 @@ def test_a_server_that_gains_resources_gets_its_reader(tmp_path):
     assert wait_until(lambda: toolset.get("mcp_bare_read_resource") is not None)
     assert client.listed == ["demo://notes/tomorrow"]
     assert "mcp_bare_read_resource" in beyond_mcp.mcp_statuses()[0].tools
-    assert permissions.policy_for("mcp_bare_read_resource") == "ask"  # a reader asks, like any tool
+    assert policy_of("mcp_bare_read_resource") == "ask"  # a reader asks, like any tool
     set_tool_policy("mcp_bare_read_resource", "allow")
     assert run_call("mcp_bare_read_resource", '{"uri": "demo://notes/tomorrow"}') == "Rest."
 

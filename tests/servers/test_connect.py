@@ -6,11 +6,11 @@ import sys
 import pytest
 
 import beyond_mcp
-import permissions
 from beyond.servers import registry
 from beyond.servers import toolset
 from conftest import (
-    LESSON, agent_env, answer_every_question, demo, run_agent, run_call, set_tool_policy, workdir, write_config)
+    LESSON, agent_env, answer_every_question, demo, policy_of, run_agent, run_call, set_tool_policy, workdir,
+    write_config)
 
 
 def test_missing_file_means_no_servers(tmp_path):
@@ -77,7 +77,7 @@ def test_good_and_failing_server(tmp_path):
     assert statuses["demo"].tools == ["mcp_demo_word_count", "mcp_demo_dice"]
     assert statuses["demo"].error is None
     assert "cannot start server" in statuses["broken"].error
-    assert permissions.policy_for("mcp_demo_dice") == "ask"
+    assert policy_of("mcp_demo_dice") == "ask"
     assert toolset.get("mcp_demo_word_count").description.startswith("[MCP:demo] Count the characters")
 
 
@@ -92,8 +92,8 @@ def test_configured_policy_wins(tmp_path):
     """A policy set in GeekAgent.json is not overridden by the MCP default ask."""
     set_tool_policy("mcp_demo_dice", "allow")
     beyond_mcp.connect_mcp_servers(write_config(tmp_path, {"demo": demo()}))
-    assert permissions.policy_for("mcp_demo_dice") == "allow"
-    assert permissions.policy_for("mcp_demo_word_count") == "ask"
+    assert policy_of("mcp_demo_dice") == "allow"
+    assert policy_of("mcp_demo_word_count") == "ask"
 
 
 def test_names_are_sanitized():

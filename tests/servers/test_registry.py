@@ -3,12 +3,11 @@ mask, list changes."""
 import json
 
 import beyond_mcp
-import permissions
 from beyond.servers import registry
 from beyond.servers import toolset
 from conftest import (
-    agent_env, answer_every_question, connect, fake, run_agent, run_call, said_on_stderr, set_tool_policy,
-    wait_until, workdir)
+    agent_env, answer_every_question, connect, fake, policy_of, run_agent, run_call, said_on_stderr,
+    set_tool_policy, wait_until, workdir)
 from fakes.openai_server import FakeOpenAI, answer
 
 
@@ -23,8 +22,8 @@ def test_list_changed_updates_registry(tmp_path, capfd):
     assert wait_until(lambda: toolset.get("mcp_fake_extra") is not None)
     assert toolset.get("mcp_fake_child_pid") is None
     assert "mcp_fake_extra" in beyond_mcp.mcp_statuses()[0].tools
-    assert permissions.policy_for("mcp_fake_echo") == "allow"
-    assert permissions.policy_for("mcp_fake_extra") == "ask"
+    assert policy_of("mcp_fake_echo") == "allow"
+    assert policy_of("mcp_fake_extra") == "ask"
     # The line is written just after the registry changes, on the re-list thread.
     assert said_on_stderr(capfd, "[mcp:fake] tools changed: added mcp_fake_extra; removed mcp_fake_child_pid")
 
@@ -77,7 +76,7 @@ def test_collision_gives_both_tools_hashed_names_and_no_policy(tmp_path, capfd):
     statuses = connect(tmp_path, {"a": fake("named", json.dumps(["b_c"])), "a_b": fake("named", json.dumps(["c"]))})
     (first,), (second,) = statuses["a"].tools, statuses["a_b"].tools
     assert first != second and "mcp_a_b_c" not in (first, second)
-    assert permissions.policy_for(first) == permissions.policy_for(second) == "ask"
+    assert policy_of(first) == policy_of(second) == "ask"
     err = capfd.readouterr().err
     assert "would be named mcp_a_b_c" in err and "b_c of server a" in err and "c of server a_b" in err
 
@@ -90,7 +89,7 @@ def test_a_tool_named_like_another_servers_reader_takes_neither_name_nor_policy(
     (tool,) = statuses["a"].tools
     reader = [name for name in statuses["a_b"].tools if "read_resource" in name]
     assert len(reader) == 1 and len({tool, reader[0], "mcp_a_b_read_resource"}) == 3
-    assert permissions.policy_for(tool) == permissions.policy_for(reader[0]) == "ask"
+    assert policy_of(tool) == policy_of(reader[0]) == "ask"
     assert "the resource reader of server a_b" in capfd.readouterr().err
 
 

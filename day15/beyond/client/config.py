@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 
 from beyond.auth.clients import TOKEN_METHODS
 from beyond.auth.grants import GRANTS
-from beyond.dirs import UnsetVariable, expand
+from beyond.dirs import UnsetVariable, decode_json, expand, parse_json
 from mcp import McpError, McpServerConfig
-from permissions import decode_json, parse_json
 
 MCP_CONFIG_PATH = ".geekagent/mcp.json"
 

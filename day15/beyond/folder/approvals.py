@@ -23,6 +23,17 @@ from beyond.secrets import mask
 from beyond.wire.sandbox import what_it_may
 
 
+# The full agent's policy table: the lesson's defaults, GeekAgent.json's policies as the trust question
+# checked them (load_policies), and the defaults the agent's tools were registered with since (ensure).
+POLICIES: dict[str, str] = dict(permissions.DEFAULT_POLICIES)
+
+
+def load_policies(policies: dict[str, str]) -> None:
+    """The table for this run: the defaults, then `policies` (checked already)."""
+    POLICIES.clear()
+    POLICIES.update({**permissions.DEFAULT_POLICIES, **policies})
+
+
 def pin_of(info: dict) -> str:
     """What a tool says it is: its description and input schema, hashed."""
     return _hashed([info.get("description"), info.get("inputSchema")])
@@ -89,16 +100,21 @@ class Approvals:
         self._tools = {name: entry for name, entry in kept.items() if isinstance(entry, dict)}
         self._said: dict[str, str] = {}
         self._runs: dict[str, dict | None] = {}
-        self._policies: dict[str, str] = {}  # this run's answers, over GeekAgent.json's (permissions.py)
+        self._policies: dict[str, str] = {}  # this run's answers, over the table's (POLICIES)
         self._lock = threading.Lock()
 
     # --- the question ----------------------------------------------------------------------
 
     def policy_for(self, name: str) -> str:
-        """The tool's policy now: as this run's answers changed it, else as permissions.py has it."""
+        """The tool's policy now: as this run's answers changed it, else as the table has it (POLICIES); a
+        tool nobody gave a policy is denied."""
         with self._lock:
             changed = self._policies.get(name)
-        return changed or permissions.policy_for(name)
+        return changed or POLICIES.get(name, "deny")
+
+    def ensure(self, name: str, default: str) -> None:
+        """Give a tool a policy only if none is given (GeekAgent.json's wins), as permissions.py does."""
+        POLICIES.setdefault(name, default)  # one dict operation: atomic under the GIL
 
     def decide(self, name: str, prompt: str, whatever_the_policy: bool = False) -> str:
         """allow or deny as the policy says, without asking; for ask, the user's answer to `prompt` (masked):

@@ -14,10 +14,10 @@ import os
 import stat
 from collections.abc import Callable
 
-from beyond.dirs import MAX_CONFIG_BYTES, NOFOLLOW, FolderError, config_dir, exclusive, read_inside, state_dir
+from beyond.dirs import (MAX_CONFIG_BYTES, NOFOLLOW, FolderError, config_dir, decode_json, exclusive, read_inside,
+                         state_dir)
 from beyond.folder.project import FOLDER, find_project
 from beyond.text import clean
-from permissions import decode_json
 
 MCP_JSON = "mcp.json"
 

@@ -22,7 +22,7 @@ import permissions
 from beyond.client.roots import roots_of
 from beyond.folder.dotenv import DOTENV_PATH, parse_dotenv
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
-from beyond.dirs import FolderError, LinkOutside, config_dir, read_inside
+from beyond.dirs import FolderError, LinkOutside, config_dir, decode_json, read_inside
 from beyond.folder.project import JsonStore
 from beyond.folder.question import DISABLED, shown_value, what_runs
 from beyond.secrets import mask
@@ -95,10 +95,10 @@ class Project:
         if raw is None:
             return {}
         try:
-            data = permissions.decode_json(permissions.POLICY_PATH, raw)
+            data = decode_json(permissions.POLICY_PATH, raw)
         except ValueError as e:
             raise permissions.PolicyError(str(e)) from None
-        return permissions.checked_policies(permissions.POLICY_PATH, data)
+        return checked_policies(permissions.POLICY_PATH, data)
 
     def allows(self) -> list[str]:
         """The tools GeekAgent.json lets run unasked beyond the built-in defaults (none when it is broken)."""
@@ -191,6 +191,21 @@ def _record(project: Project) -> dict | None:
     """What was kept when the folder was last trusted (None: never, or not usable)."""
     record = store().load().get(_key(project))
     return record if isinstance(record, dict) and isinstance(record.get("files"), dict) else None
+
+
+def checked_policies(path: str, data: object) -> dict[str, str]:
+    """GeekAgent.json's tool policies, the whole file checked before any of it takes effect, so a typo never
+    widens access (as the lesson's load_policies checks them); PolicyError naming the file and the key."""
+    if not isinstance(data, dict):
+        raise permissions.PolicyError(f"{path}: the top level must be a JSON object")
+    tools = data.get("tools", {})
+    if not isinstance(tools, dict):
+        raise permissions.PolicyError(f"{path}: \"tools\" must be an object of tool name -> allow/ask/deny")
+    for name, value in tools.items():
+        if value not in permissions.POLICIES:
+            raise permissions.PolicyError(f"{path}: tools.{name} must be \"allow\", \"ask\" or \"deny\", "
+                                          f"not {value!r}")
+    return tools
 
 
 def _key(project: Project) -> str:

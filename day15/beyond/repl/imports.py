@@ -16,14 +16,13 @@ import sys
 
 from beyond.client.config import parse_server_config
 from beyond.console import Console
-from beyond.dirs import VARIABLE, FolderError, read_inside
+from beyond.dirs import VARIABLE, FolderError, decode_json, read_inside
 from beyond.folder.mcp_files import project_file, user_file
 from beyond.folder.question import what_runs
 from beyond.repl.verbs import NAME, Refused, Usage, flag, literal_secrets, no_more, too_short, written_out
 from beyond.secrets import mask
 from beyond.text import clean
 from mcp import McpError
-from permissions import decode_json
 
 # A variable as VS Code and Cursor write it, and what no other form may be: ${input:...}, ${workspaceFolder}...
 VS_CODE_VARIABLE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")

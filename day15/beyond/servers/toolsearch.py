@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Callable
 
-import permissions
+from beyond.folder.approvals import Approvals
 from beyond.servers import toolset
 from beyond.text import shorten
 from tools import Tool
@@ -63,12 +63,13 @@ class Offered:
 class ToolSearch:
     """tool_search for one agent: always_loaded() names the MCP tools their entries always load
     (Servers.always_loaded), server_of(tool) the server a tool comes from, so one server cannot take
-    every match, policy_for(tool) its policy now (Approvals.policy_for)."""
+    every match; `approvals` says a tool's policy now (and gives tool_search its own)."""
 
     def __init__(self, always_loaded: Callable[[], set[str]] = set,
-                 server_of: Callable[[str], str] = lambda name: name,
-                 policy_for: Callable[[str], str] = permissions.policy_for) -> None:
-        self.always_loaded, self.server_of, self.policy_for = always_loaded, server_of, policy_for
+                 server_of: Callable[[str], str] = lambda name: name, approvals: Approvals | None = None) -> None:
+        self.always_loaded, self.server_of = always_loaded, server_of
+        self.approvals = approvals or Approvals()
+        self.policy_for = self.approvals.policy_for
         self.offered = Offered()
 
     def register(self) -> None:
@@ -79,7 +80,7 @@ class ToolSearch:
             toolset.add(Tool(NAME, "Find and load tools of the MCP servers that are not offered yet: the best "
                                      f"{MATCHES} matches of the query, with their descriptions; from then on they "
                                      "can be called like any other tool.", schema, self.search))
-            permissions.ensure_tool_policy(NAME, "allow")
+            self.approvals.ensure(NAME, "allow")
 
     def choose(self, specs: list[dict], messages: list[dict]) -> list[dict]:
         """The specs one request offers (ModelChat's choice): none that is denied (never run, so never
@@ -97,7 +98,7 @@ def _is_mcp(name: str) -> bool:
 
 
 def choose(specs: list[dict], messages: list[dict], always: set[str],
-           policy_for: Callable[[str], str] = permissions.policy_for) -> list[dict]:
+           policy_for: Callable[[str], str]) -> list[dict]:
     """The specs one request offers: all of them while they are few, else the loaded ones and tool_search."""
     mcp = [spec for spec in specs if _is_mcp(spec["function"]["name"])]
     size = sum(len(json.dumps(spec)) for spec in specs)
@@ -138,7 +139,7 @@ def fair(ranked: list[Tool], server_of: Callable[[str], str]) -> list[Tool]:
 
 
 def search(args: dict, server_of: Callable[[str], str],
-           policy_for: Callable[[str], str] = permissions.policy_for) -> str:
+           policy_for: Callable[[str], str]) -> str:
     """The best matches of the query among the MCP tools (or the one it names), loaded from now on."""
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
