@@ -5,7 +5,6 @@ where a tool call's failure becomes text for the model. MCP tools are added by m
 """
 import json
 import os
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -94,12 +93,6 @@ def cut(text: str, limit: int) -> str:
 
 # --- built-in tools: read-only, confined to the project root -------------------------------
 
-# A page of `read` is this many lines, and at most this many bytes (a file may be one huge line),
-# so one call cannot flood the model's context or the agent's memory.
-READ_PAGE_LINES = 200
-READ_PAGE_BYTES = 64 * 1024
-
-
 def register_builtin_tools(root: str = ".") -> None:
     """Register get_current_time, ls and read, confined to root (the working directory)."""
     base = os.path.realpath(root)
@@ -107,24 +100,12 @@ def register_builtin_tools(root: str = ".") -> None:
                        {"type": "object", "properties": {}}, lambda args: _current_time()))
     register_tool(Tool("ls", "List a directory inside the project.",
                        _path_schema(), lambda args: _ls(base, args.get("path", "."))))
-    register_tool(Tool("read", f"Read a text file inside the project, {READ_PAGE_LINES} lines per page.",
-                       _path_schema(offset={"type": "integer", "description": "first line, from 0"}),
-                       lambda args: read_page(base, args.get("path", ""), args.get("offset", 0))))
+    register_tool(Tool("read", "Read a text file inside the project.",
+                       _path_schema(), lambda args: _read(base, args.get("path", ""))))
 
 
-def _path_schema(**extra: dict) -> dict:
-    props = {"path": {"type": "string", "description": "relative to the project root"}, **extra}
-    return {"type": "object", "properties": props}
-
-
-def _skip_line(f) -> bool:
-    """Read past one line, in pieces of at most a page; False at the end of the file."""
-    part = f.readline(READ_PAGE_BYTES)
-    if not part:
-        return False
-    while not part.endswith(b"\n") and (part := f.readline(READ_PAGE_BYTES)):
-        pass
-    return True
+def _path_schema() -> dict:
+    return {"type": "object", "properties": {"path": {"type": "string", "description": "relative to the project root"}}}
 
 
 def _current_time() -> str:
@@ -147,30 +128,7 @@ def _ls(base: str, path: str) -> str:
     return "\n".join(names) or "(empty directory)"
 
 
-def read_page(base: str, path: str, offset: object) -> str:
-    """One page from line `offset`: at most READ_PAGE_LINES lines and READ_PAGE_BYTES bytes."""
-    target, start = inside(base, path), max(int(offset), 0)
-    info = os.stat(target)
-    # Beyond the tutorial: only regular files (a FIFO would block forever, a device never end).
-    if not stat.S_ISREG(info.st_mode):
-        raise ValueError(f"{path!r} is not a regular file")
-    if start > info.st_size:  # a line takes a byte at least: answered at once, however big the offset
-        return f"(offset {start} is past the end of {path!r}, which has {info.st_size:,} bytes)"
-    with open(target, "rb") as f:
-        for skipped in range(start):  # skip whole lines in bounded steps, however long they are
-            if not _skip_line(f):
-                return f"(offset {start} is past the end of {path!r}, which has {skipped} lines)"
-        page, lines = b"", 0
-        while lines < READ_PAGE_LINES and len(page) < READ_PAGE_BYTES:
-            line = f.readline(READ_PAGE_BYTES - len(page))
-            if not line:
-                break
-            page += line
-            lines += line.endswith(b"\n")
-        more = f.read(1) != b""
-    text = page.decode("utf-8", "replace").removesuffix("\n")
-    if more and lines:
-        text += f"\n... more follows; call read with offset {start + lines}"
-    elif more:
-        text += f"\n... line {start} is longer than {READ_PAGE_BYTES:,} bytes; this is its start"
-    return text
+def _read(base: str, path: str) -> str:
+    """The start of the file's text: at most MAX_RESULT_CHARS characters."""
+    with open(inside(base, path), encoding="utf-8", errors="replace") as f:
+        return f.read(MAX_RESULT_CHARS)

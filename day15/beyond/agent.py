@@ -27,6 +27,7 @@ from beyond.model.client import ModelChat
 from beyond.model.hints import missing_key_hint, plain_http_hint
 from beyond.servers.calls import Calls
 from beyond.servers.exits import Orphans, stop_on_signals
+from beyond.servers.reading import read_tool
 from beyond.servers.results import Results
 from beyond.servers.connect import Servers
 from beyond.servers.toolsearch import ToolSearch
@@ -102,8 +103,8 @@ class Agent:
         folder = self.root or os.getcwd()  # where an `a` is kept
         load_policies({**policies, **dict.fromkeys(untrusted_allows, "ask")})
         self.approvals = Approvals(folder, confirm=confirm, declined=tools.DECLINED if self.prompt is None else REFUSED)
-        plain = tools.get_tool("read")  # asks for a file of secrets even when it is allowed
-        toolset.replace_builtin(toolset.Asking(plain.name, plain.description, plain.parameters, plain.run,
+        paging = read_tool()  # by pages; it asks for a file of secrets even when it is allowed
+        toolset.replace_builtin(toolset.Asking(paging.name, paging.description, paging.parameters, paging.run,
                                                question=read_question()))
         self.calls = Calls(self.approvals)
         self._full(folder)

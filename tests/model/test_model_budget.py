@@ -1,7 +1,6 @@
 """A hostile model: bounded per reply (calls and result size), a prompt that shows every argument,
-a history the endpoint accepts whatever the reply was, and `read` that answers past the end at once."""
+and a history the endpoint accepts whatever the reply was."""
 import json
-import threading
 
 import pytest
 
@@ -31,21 +30,6 @@ def test_one_reply_runs_a_bounded_number_of_calls_adding_a_bounded_amount(model,
     notes = sum(len(r) - len(r.split("\n[... ")[0]) for r in results[:32])
     assert sum(len(r) for r in results[:32]) - notes == reply_calls.MAX_REPLY_RESULT_CHARS
     assert "call again in a later reply for the rest" in results[31] and results[0].startswith("y" * 1999)
-
-
-def test_read_past_the_end_answers_at_once(tmp_path):
-    """An offset of 1e11 lines is answered at once, without reading or looping; one past the last line too."""
-    (tmp_path / "small.txt").write_text("one\ntwo\n")
-    tools.register_builtin_tools(str(tmp_path))
-    results = []
-    worker = threading.Thread(target=lambda: results.extend(
-        tools.run_tool("read", json.dumps({"path": "small.txt", "offset": offset})) for offset in (10**11, 2, 3)),
-        daemon=True)
-    worker.start()
-    worker.join(10)
-    assert not worker.is_alive() and len(results) == 3
-    assert "past the end" in results[0] and "8 bytes" in results[0]
-    assert "past the end" in results[2] and "2 lines" in results[2]
 
 
 def test_the_prompt_shows_every_argument(monkeypatch):
