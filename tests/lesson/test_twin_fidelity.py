@@ -130,22 +130,24 @@ def test_tools_that_are_not_named_objects_fail_that_server_only(tmp_path, tools_
     ({"mcpServers": "ab"}, "has no attribute 'items'"),  # no object of servers: the file cannot be used
     ([{"command": "x"}], "has no attribute 'get'"),      # a top-level list has no "mcpServers"
 ])
-def test_a_file_of_another_shape_cannot_be_used(config, says):
+def test_a_file_of_another_shape_cannot_be_used(tmp_path, config, says):
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
     with pytest.raises(AttributeError, match=says):
-        mcp.mcp_server_entries(config)
+        mcp.connect_mcp_servers(str(tmp_path / "mcp.json"))
 
 
 def test_an_entry_that_is_no_object_or_has_numbers_in_args(tmp_path):
-    """"a": 5 fails that server, unstarted; "args": [8080] and an env number run as their str()."""
+    """"a": 5 and an entry without "command" fail that server, unstarted, saying which key; "args": [8080] and
+    an env number run as their str()."""
     script = tmp_path / "server.py"
     script.write_text(SERVER)
     answers = json.dumps({"initialize": INIT, "tools/list": TOOLS})
-    assert [name for name, _ in mcp.mcp_server_entries({"mcpServers": None})] == []
     try:
-        mcp.connect_mcp_servers(write_config(tmp_path, {"a": 5, "n": {"command": sys.executable, "args": [
-            str(script), answers, 8080], "env": {"PORT": 8080}}}))
-        broken, numbers = mcp.mcp_statuses()
-        assert broken.error and not REPR.search(broken.error) and numbers.tools == ["mcp_n_t"]
+        mcp.connect_mcp_servers(write_config(tmp_path, {"a": 5, "b": {"args": []}, "n": {
+            "command": sys.executable, "args": [str(script), answers, 8080], "env": {"PORT": 8080}}}))
+        broken, no_command, numbers = mcp.mcp_statuses()
+        assert broken.error == no_command.error == '"command" must be a string: the program that runs the server'
+        assert numbers.tools == ["mcp_n_t"]
         assert mcp._clients[-1].proc.args[-1] == "8080"
     finally:
         mcp.stop_mcp_servers()

@@ -148,7 +148,7 @@ class OAuth:
         """A login: the entry's grant (auth/grants.py), which needs nobody; else, when allowed, the browser's."""
         grant = self.settings.get("grant")
         if not self.login_allowed and not grant:
-            raise LoginNeeded(f"needs login: /mcp login {self.name}", self.name)
+            raise LoginNeeded(f"needs login: /mcp login {self.name}")
         prm, meta = discover(self.outbound, self.url, found)
         self._bound(meta)
         resource = prm.get("resource") or canonical(self.url)

@@ -7,7 +7,7 @@ content against the tool's outputSchema), and a list follows nextCursor within b
 """
 import json
 
-from beyond.client.errors import ReplyError
+from beyond.client.errors import ReplyError, ServerError
 from beyond.client.schema import mismatch
 from beyond.text import shorten
 from mcp import McpError
@@ -35,30 +35,30 @@ def gathered(request, method: str, key: str, server: str) -> list[dict]:
             raise
         items = result.get(key, [])
         if not isinstance(items, list):
-            raise McpError(f"{method} answered \"{key}\" that is not a list: {shorten(json.dumps(items))}", server)
+            raise ServerError(f"{method} answered \"{key}\" that is not a list: {shorten(json.dumps(items))}", server)
         found += [item for item in items if isinstance(item, dict)]
         size += len(json.dumps(items)) if items else 0  # about what the pages took on the wire
         if size > MAX_LISTED_BYTES:
-            raise McpError(f"{method} answered over {MAX_LISTED_BYTES >> 20} MB in its pages; refused", server)
+            raise ServerError(f"{method} answered over {MAX_LISTED_BYTES >> 20} MB in its pages; refused", server)
         cursor = result.get("nextCursor")
         if not cursor:
             return found
         params = {"cursor": cursor}
-    raise McpError(f"{method} still had more pages after {MAX_TOOL_PAGES}", server)
+    raise ServerError(f"{method} still had more pages after {MAX_TOOL_PAGES}", server)
 
 
 def call_text(result: dict, output_schema: dict | None, server: str) -> str:
     """The text of a tools/call result, or McpError: a content that is not a list, isError true (only
     true: "false" or 1 is no error flag), structured content that does not match the outputSchema."""
     if not isinstance(result.get("content", []), list):
-        raise McpError("tools/call answered \"content\" that is not a list", server)
+        raise ServerError("tools/call answered \"content\" that is not a list", server)
     text = content_text(result)
     if result.get("isError") is True:
-        raise McpError(text, server)
+        raise ServerError(text, server)
     problem = mismatch(result["structuredContent"], output_schema) if (
         isinstance(output_schema, dict) and "structuredContent" in result) else None
     if problem:
-        raise McpError(f"its structuredContent does not match the tool's outputSchema: {problem}", server)
+        raise ServerError(f"its structuredContent does not match the tool's outputSchema: {problem}", server)
     return text
 
 

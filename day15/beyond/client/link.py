@@ -9,6 +9,7 @@ A transport replaced finds its inbox closed, so what it says late is not taken f
 """
 import threading
 
+from beyond.client.errors import ServerError
 from beyond.wire.base import Transport
 from mcp import McpError
 
@@ -104,15 +105,15 @@ class Link:
         if not client.dead_reason and not self.restarting:
             return  # the common case, without taking the lock
         if not self._restart_lock.acquire(timeout=client.cfg.startup_timeout + RESTART_WAIT_MARGIN_S):
-            raise McpError("the server is still being restarted; try again", client.name)
+            raise ServerError("the server is still being restarted; try again", client.name)
         try:
             reason = client.dead_reason
             if not reason or client.closed or self.transport is None:
                 return
             if self._restart_failed:
-                raise McpError(self._restart_failed, client.name)
+                raise ServerError(self._restart_failed, client.name)
             if self._restarts >= MAX_RESTARTS:
-                raise McpError(f"{reason}; not restarted: it stopped {MAX_RESTARTS + 1} times", client.name)
+                raise ServerError(f"{reason}; not restarted: it stopped {MAX_RESTARTS + 1} times", client.name)
             self._restarts += 1
             self._restarted.clear()
             self.restarter, self.restarting = threading.get_ident(), True
@@ -122,7 +123,7 @@ class Link:
                 client.start()
             except McpError as e:
                 self._restart_failed = f"{reason}; restarting it failed: {e}"
-                raise McpError(self._restart_failed, client.name) from None
+                raise ServerError(self._restart_failed, client.name) from None
         finally:
             self.restarting, self.restarter = False, None
             self._restarted.set()
@@ -136,7 +137,7 @@ class Link:
         (bounded); the restarting thread's own requests, the handshake's, go at once."""
         if self.restarting_elsewhere():
             if not self._restarted.wait(self.client.cfg.startup_timeout + RESTART_WAIT_MARGIN_S):
-                raise McpError("the server is still being restarted; try again", self.client.name)
+                raise ServerError("the server is still being restarted; try again", self.client.name)
 
     def restarting_elsewhere(self) -> bool:
         """Whether another thread restarts the server now (from before the old one is revived until the

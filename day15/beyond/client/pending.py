@@ -7,6 +7,7 @@ reply to an id nobody waits for any more finds nothing, so a late reply is the r
 import queue
 import threading
 
+from beyond.client.errors import ServerError
 from mcp import McpError
 
 
@@ -26,7 +27,7 @@ class Pending:
         """A new request's id, its waiter kept; McpError at once when the server is dead."""
         with self._lock:
             if self.dead:
-                raise McpError(f"{method} failed: {self.dead}", self.name)
+                raise ServerError(f"{method} failed: {self.dead}", self.name)
             request_id, self._next_id = self._next_id, self._next_id + 1
             self._waiting[request_id] = waiter
         return request_id
@@ -56,7 +57,7 @@ class Pending:
             self.dead = self.dead or reason
             waiting, self._waiting = list(self._waiting.values()), {}
         for waiter in waiting:
-            waiter.put(McpError(reason, self.name))
+            waiter.put(ServerError(reason, self.name))
 
     def revive(self) -> None:
         """Forget the last death: the server is being started again."""

@@ -13,7 +13,7 @@ import time
 
 from beyond.client.capabilities import URL_ELICITATION_REQUIRED, AskRefused, Asks, NoAsks, offered_to, pages_visited
 from beyond.client.content import parse_message
-from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError
+from beyond.client.errors import Interrupted, NoReply, Refused, ReplyError, ServerError
 from beyond.client.from_server import FromServer
 from beyond.client.link import Link, kind_for
 from beyond.client.pending import Pending
@@ -56,7 +56,7 @@ class Requests:
         try:
             self.link.connect(self.login)
         except TransportError as e:
-            raise McpError(str(e), self.name) from None
+            raise ServerError(str(e), self.name) from None
 
     def reconnect(self) -> None:
         self.link.reconnect_if_dead()  # a stdio server that exited on a probe it did not understand
@@ -163,11 +163,12 @@ class Requests:
                 return self._transmit(message, deadline, about)
             except SessionExpired as e:
                 if attempt == 2 or message.get("method") in (None, "initialize"):
-                    raise McpError(f"{e}{' even after a new initialize' if attempt == 2 else ''}", self.name) from None
+                    again = " even after a new initialize" if attempt == 2 else ""
+                    raise ServerError(f"{e}{again}", self.name) from None
                 self.link.renew_session(e.session)  # the server forgot our session: initialize again, once
             except Deadline as e:
                 if call is None:
-                    raise McpError(str(e), self.name) from None
+                    raise ServerError(str(e), self.name) from None
                 if cancelled():  # its answer was cut by the main thread's Ctrl-C (waits.py)
                     self._cancel(message["id"], message["method"], "cancelled by the user")
                     raise KeyboardInterrupt from None
@@ -178,14 +179,14 @@ class Requests:
             except Dropped as e:
                 raise Interrupted(str(e), self.name) from None
             except TransportError as e:
-                raise McpError(str(e), self.name) from None
+                raise ServerError(str(e), self.name) from None
 
     def send_message(self, message: dict, deadline: float) -> None:
         """One message through the transport by the deadline (now: one try, as answers and cancels are)."""
         try:
             self._transmit(message, deadline, self.revisions.about(message, self.tools))
         except TransportError as e:
-            raise McpError(str(e), self.name) from None
+            raise ServerError(str(e), self.name) from None
 
     def _transmit(self, message: dict, deadline: float, about: About) -> None:
         link, dead = self.link, self.pending.dead
@@ -193,7 +194,7 @@ class Requests:
         restarting = link.restarting and link.restarter != threading.get_ident()  # by another thread
         if transport is None or dead or ("id" in message and restarting):
             why = dead or ("the server was restarted meanwhile" if transport else "not started")
-            raise McpError(f"{message.get('method', 'reply')} failed: {why}", self.name)
+            raise ServerError(f"{message.get('method', 'reply')} failed: {why}", self.name)
         transport.send(message, deadline, about)
 
     def _wait(self, request_id: int, method: str, waiter: queue.SimpleQueue, call: Call) -> object:
@@ -272,8 +273,8 @@ class Requests:
             outcome = ReplyError(shorten(str(error.get("message", "unknown error")), 2000), self.name, code,
                                  error.get("data"))
         elif not isinstance(message.get("result"), dict):
-            outcome = McpError(f"the reply's result is not an object: {shorten(json.dumps(message.get('result')), 80)}",
-                               self.name)
+            outcome = ServerError("the reply's result is not an object: "
+                                  f"{shorten(json.dumps(message.get('result')), 80)}", self.name)
         else:
             outcome = message["result"]
         if type(request_id) is int and self.pending.settle(request_id, outcome):
@@ -291,7 +292,7 @@ class Requests:
     def reject(self, request_id: int, reason: str) -> None:
         """No reply to this request will come (discarded over the message limit, or the request not written):
         its waiter fails with why."""
-        self.pending.settle(request_id, McpError(reason, self.name))
+        self.pending.settle(request_id, ServerError(reason, self.name))
 
     @property
     def dead_reason(self) -> str | None:

@@ -16,7 +16,7 @@ import json
 import threading
 
 from beyond.client.capabilities import AskRefused
-from beyond.client.errors import NoReply, Refused, ReplyError
+from beyond.client.errors import NoReply, Refused, ReplyError, ServerError
 from beyond.client.schema import mirrored, param_values
 from beyond.client.tasks import declaring, task_allowed
 from beyond.text import shorten
@@ -88,8 +88,8 @@ class Revisions:
             except McpError as e:
                 if not _answered(e):
                     raise  # no answer, an exit, a refused connection: not a question of revisions
-                raise McpError(f"{e} (if the server speaks only MCP 2026-07-28, set \"protocol\": \"auto\" "
-                               "in its entry)", self.name) from None
+                raise ServerError(f"{e} (if the server speaks only MCP 2026-07-28, set \"protocol\": \"auto\" "
+                                  "in its entry)", self.name) from None
         auto = self.config.protocol == "auto"
         try:  # "2026-07-28" waits as long as the entry's startupTimeout: a slow server is a live one
             return self._discover(min(DISCOVER_WAIT_S, self.config.startup_timeout) if auto else None)
@@ -97,8 +97,8 @@ class Revisions:
             if self.config.protocol != "auto":
                 if not _answered(e):
                     raise  # a server that is down is not one of another revision
-                raise McpError(f"{e} (for a server that speaks only the handshake, set \"protocol\": "
-                               "\"legacy\" or \"auto\" in its entry)", self.name) from None
+                raise ServerError(f"{e} (for a server that speaks only the handshake, set \"protocol\": "
+                                  "\"legacy\" or \"auto\" in its entry)", self.name) from None
             self.said(f"server/discover found no 2026-07-28 server ({e}); using the handshake")
             return self._fall_back(e)
 
@@ -110,8 +110,8 @@ class Revisions:
         init = self.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": self.offered(),
                                            "clientInfo": CLIENT_INFO})
         if init.get("protocolVersion") not in SUPPORTED_VERSIONS:
-            raise McpError(f"unsupported protocol version {init.get('protocolVersion')!r} "
-                           f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", self.name)
+            raise ServerError(f"unsupported protocol version {init.get('protocolVersion')!r} "
+                              f"(this client speaks {', '.join(SUPPORTED_VERSIONS)})", self.name)
         return init
 
     def _initialized(self, init: dict) -> dict:
@@ -135,7 +135,7 @@ class Revisions:
         common = [v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported]
         if not common:
             self.revision = None
-            raise McpError(f"server/discover: {self._versions_differ(supported)}", self.name)
+            raise ServerError(f"server/discover: {self._versions_differ(supported)}", self.name)
         self.revision = common[-1]
         return result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
 
@@ -178,7 +178,7 @@ class Revisions:
                     return self._adopt(self._late)
                 except McpError:
                     self.revision = None
-            raise McpError(f"{e} (and server/discover failed: {why})", self.name) from None
+            raise ServerError(f"{e} (and server/discover failed: {why})", self.name) from None
 
     def subscribe(self, capabilities: dict, open_stream, new_id) -> None:
         """Ask to hear when the tool or resource list changes (subscriptions/listen), as far as the server
@@ -292,11 +292,11 @@ class Revisions:
         if kind == "task":
             return task_allowed(method, self.name)  # an invalid answer but where the extension allows it
         if kind == "input_required":
-            raise McpError(f"{method}: the server asked for input more than {MAX_INPUT_ROUNDS} times, or on a "
-                           "request that takes none", self.name)
+            raise ServerError(f"{method}: the server asked for input more than {MAX_INPUT_ROUNDS} times, or on a "
+                              "request that takes none", self.name)
         if kind != "complete":
-            raise McpError(f"{method}: the server answered with an unknown resultType {shorten(json.dumps(kind), 80)}",
-                           self.name)
+            raise ServerError(f"{method}: the server answered with an unknown resultType "
+                              f"{shorten(json.dumps(kind), 80)}", self.name)
 
 
 def _answered(e: McpError) -> bool:

@@ -15,7 +15,7 @@ from beyond.auth.provider import FRESH
 from beyond.client.capabilities import Asks
 from beyond.client.config import ServerConfig, parse_server_config
 from beyond.client.content import call_text, gathered, prompt_messages, resource_text
-from beyond.client.errors import Refused, ReplyError
+from beyond.client.errors import Refused, ReplyError, ServerError
 from beyond.client.requests import Requests
 from beyond.client.tasks import NoTasks, Task
 from beyond.text import shorten
@@ -76,7 +76,7 @@ class Session(Requests):
             self._shutdown(str(e))
             refused = refused_in(self.cfg, list(self.from_server.tail))  # what a sandbox kept from it, if any
             if refused:
-                raise McpError(f"{e}{refused}", e.server) from None
+                raise ServerError(f"{e}{refused}", self.name) from None
             raise
 
     def list_tools(self) -> list[dict]:
@@ -155,8 +155,8 @@ class Session(Requests):
             result = self.request("tools/call", params, call=call)
             if result.get("resultType") == "task":  # 2026-07-28, the tasks extension: polled to its end
                 if not self.revisions.modern:  # only a 2026-07-28 session declares the extension
-                    raise McpError("tools/call: the server answered with a task, though this session never told it "
-                                   "of the tasks extension (an invalid answer)", self.name)
+                    raise ServerError("tools/call: the server answered with a task, though this session never told it "
+                                      "of the tasks extension (an invalid answer)", self.name)
                 result = Task(self, tool, result, on_progress, self.tasks).run()
             return call_text(result, output_schema, self.name)
         except McpError as e:  # what a sandbox refused it, as its error or its lines since say

@@ -15,7 +15,7 @@ import json
 import threading
 import time
 
-from beyond.client.errors import ReplyError
+from beyond.client.errors import ReplyError, ServerError
 from beyond.text import clean, shorten
 from beyond.waits import SIGNAL_CHECK_S, cancelled
 from mcp import McpError
@@ -38,8 +38,8 @@ def declaring(capabilities: dict) -> dict:
 def task_allowed(method: str, server: str) -> None:
     """A task answers only TASK_METHODS; to anything else it is an invalid answer (McpError)."""
     if method not in TASK_METHODS:
-        raise McpError(f"{method}: the server answered with a task, which only {', '.join(TASK_METHODS)} may be "
-                       "answered with (an invalid answer)", server)
+        raise ServerError(f"{method}: the server answered with a task, which only {', '.join(TASK_METHODS)} may be "
+                          "answered with (an invalid answer)", server)
 
 
 class NoTasks:
@@ -56,8 +56,8 @@ def task_id(created: dict, server: str) -> str:
     """The id of a task the server created, checked: a string of sane length."""
     value = created.get("taskId")
     if not isinstance(value, str) or not value or len(value) > MAX_TASK_ID_CHARS:
-        raise McpError(f"tools/call: the server answered with a task without a usable taskId "
-                       f"({shorten(json.dumps(value), 80)})", server)
+        raise ServerError(f"tools/call: the server answered with a task without a usable taskId "
+                          f"({shorten(json.dumps(value), 80)})", server)
     return value
 
 
@@ -107,7 +107,7 @@ class Task:
         if status == "completed":
             result = task.get("result")
             if not isinstance(result, dict):
-                raise McpError(f"task {self.id} completed without a result object", self.session.name)
+                raise ServerError(f"task {self.id} completed without a result object", self.session.name)
             return result
         if status == "failed":
             error = task.get("error") if isinstance(task.get("error"), dict) else {}
@@ -118,7 +118,7 @@ class Task:
         if status == "cancelled":
             self.kept.delivered(self.id, self.session.cfg)
             why = f": {shorten(str(task['statusMessage']), 200)}" if task.get("statusMessage") else ""
-            raise McpError(f"task {self.id} was cancelled by the server{why}", self.session.name)
+            raise ServerError(f"task {self.id} was cancelled by the server{why}", self.session.name)
         return None
 
     def _poll(self, bad: int) -> tuple[dict, int]:
@@ -127,8 +127,8 @@ class Task:
         if isinstance(answer, dict) and answer.get("status") in STATUSES and answer.get("taskId") in (None, self.id):
             return answer, 0
         if bad + 1 >= MAX_BAD_ANSWERS:
-            raise McpError(f"task {self.id}: tasks/get answered {MAX_BAD_ANSWERS} times with no task status "
-                           f"({shorten(json.dumps(answer, default=str), 120)})", self.session.name)
+            raise ServerError(f"task {self.id}: tasks/get answered {MAX_BAD_ANSWERS} times with no task status "
+                              f"({shorten(json.dumps(answer, default=str), 120)})", self.session.name)
         return {**self.first, "status": "working", "statusMessage": "(an answer that was no task, ignored)"}, bad + 1
 
     def _interval(self, task: dict) -> float:
@@ -149,9 +149,9 @@ class Task:
             time.sleep(min(left, SIGNAL_CHECK_S))
         if time.monotonic() >= deadline:
             self.cancel("taskTimeout")
-            raise McpError(f"task {self.id} of {self.tool} did not finish within {self.session.cfg.task_timeout:g} s "
-                           "(the entry's taskTimeout) and was cancelled; /tasks shows it while the server keeps it",
-                           self.session.name)
+            raise ServerError(f"task {self.id} of {self.tool} did not finish within "
+                              f"{self.session.cfg.task_timeout:g} s (the entry's taskTimeout) and was cancelled; "
+                              "/tasks shows it while the server keeps it", self.session.name)
 
     def _answer(self, requests: object) -> None:
         """Answer the task's new input requests, each as the same request of the server's own would be. A
@@ -165,8 +165,8 @@ class Task:
                 continue
             if len(self.answered) >= MAX_INPUT_KEYS:
                 self.cancel("too many questions")
-                raise McpError(f"task {self.id} asked more than {MAX_INPUT_KEYS} questions; it was cancelled",
-                               self.session.name)
+                raise ServerError(f"task {self.id} asked more than {MAX_INPUT_KEYS} questions; it was cancelled",
+                                  self.session.name)
             self.answered.add(key)
             method = str(request.get("method"))
             answer = self.session.answer_input(method, request.get("params"))
@@ -174,8 +174,9 @@ class Task:
                 answer = {"action": "decline"}
             if answer is None:
                 self.cancel(f"{shorten(method, 80)} was refused")
-                raise McpError(f"task {self.id} of {self.tool} asked for {shorten(clean(method, one_line=True), 80)}, "
-                               "which was refused; the task was cancelled", self.session.name)
+                raise ServerError(f"task {self.id} of {self.tool} asked for "
+                                  f"{shorten(clean(method, one_line=True), 80)}, which was refused; the task was "
+                                  "cancelled", self.session.name)
             responses[key] = answer
         if responses:
             self.session.request("tasks/update", {"taskId": self.id, "inputResponses": responses})

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from beyond.auth.errors import AuthError
 from beyond.auth.provider import FRESH, OAuth
+from beyond.client.errors import ServerError
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond.client.session import Session
 from beyond.dirs import UnsetVariable, expand
@@ -197,7 +198,7 @@ class Servers:
             said = OAuth(name, expand(config.url, "url"), config.oauth, lambda text: None,
                          allow_insecure=config.allow_insecure).logout()
         except (AuthError, UnsetVariable) as e:
-            raise McpError(str(e), name) from None
+            raise ServerError(str(e), name) from None
         self._forget(name)
         with self._lock:
             self._statuses[name] = McpStatus(name, [], f"logged out (/mcp login {name} to log in again)",

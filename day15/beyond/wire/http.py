@@ -130,7 +130,7 @@ class HttpTransport(Transport):
                     try:
                         self.oauth.unauthorized(outcome.sent, outcome.challenge)
                     except LoginNeeded as e:
-                        raise LoginNeeded(f"{outcome.error} ({e})", self.name) from None
+                        raise LoginNeeded(f"{outcome.error} ({e})") from None
                 elif not self.oauth.forbidden(outcome.challenge):
                     raise TransportError(outcome.error)
                 deadline += time.monotonic() - began  # the time the login took is not the request's
