@@ -1,8 +1,8 @@
 """Chat Completions and the tool-call loop (tutorial Day 15: chat.ts, unchanged on Day 15).
 
-Chat posts the conversation to any OpenAI-compatible endpoint with urllib, one request per round, and
-runs the model's tool calls through tools.run_tool() until the model answers in text. Printing is left
-to index.py (on_tool); tools and permissions to tools.py.
+Chat posts the conversation to any OpenAI-compatible endpoint with urllib, one request per
+round, and runs the model's tool calls through tools.run_tool() until the model answers in text.
+Printing is left to index.py (on_tool); tools and permissions to tools.py.
 """
 import json
 import os
@@ -15,7 +15,7 @@ from tools import openai_tools, run_tool
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # A small, cheap model that supports function calling; override with OPENAI_MODEL.
 DEFAULT_MODEL = "gpt-4o-mini"
-# Long enough for a slow model to think and answer at length, short enough that a dead endpoint does not hang.
+# Long enough for a slow model to answer at length, short enough that a dead endpoint does not hang.
 HTTP_TIMEOUT_S = 300.0
 # A model that keeps calling tools is stopped after this many rounds, so a loop cannot run forever.
 MAX_ROUNDS = 30
@@ -46,11 +46,13 @@ def new_history() -> list[dict]:
 
 
 class Chat:
-    """The model and the tool loop: complete() is one request, run_turn() one turn of the user's."""
+    """The model and the tool loop: complete() is one request, run_turn() one turn of the user's.
+    It holds nothing across turns: the conversation is the caller's history list. The loop calls its
+    two steps, complete() and run_calls(), as methods, so a client of its own may replace them."""
 
     def run_turn(self, history: list[dict], user_text: str,
                  on_tool: Callable[[str, str], None] = lambda name, result: None) -> str:
-        """Ask, run the tool calls, ask again, until the model answers in text; that text is returned."""
+        """Ask, run the tool calls, ask again, until the model answers in text; return that text."""
         history.append({"role": "user", "content": user_text})
         for _ in range(MAX_ROUNDS):
             message = self.complete(history)
@@ -61,7 +63,7 @@ class Chat:
         return f"({STOPPED.format(rounds=MAX_ROUNDS)})"
 
     def complete(self, messages: list[dict]) -> dict:
-        """One Chat Completions request with the tools on offer: the reply's message, or ChatError."""
+        """One Chat Completions request with the tools on offer: its message, or ChatError."""
         url = f"{base_url()}/chat/completions"
         body = {"model": model(), "messages": messages}
         if openai_tools():
@@ -69,7 +71,8 @@ class Chat:
         headers = {"Content-Type": "application/json"}
         if os.environ.get("OPENAI_API_KEY"):
             headers["Authorization"] = f"Bearer {os.environ['OPENAI_API_KEY']}"
-        request = urllib.request.Request(url, json.dumps(body).encode("utf-8"), headers, method="POST")
+        data = json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(url, data, headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
                 reply = json.loads(response.read())

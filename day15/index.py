@@ -2,7 +2,7 @@
 
 Start-up as index.ts: load the tool policies, register the built-in tools, connect the servers of
 .geekagent/mcp.json (a config that cannot be read stops it), print the side panel's line (a plain
-REPL has no panel); then each line is /mcp, /exit or a chat turn, and every way out stops the servers.
+REPL has no panel); then each line is /mcp, /exit or a chat turn; every way out stops the servers.
 Like the tutorial's program it trusts the folder it runs in: every server starts unasked, with your
 whole environment. The full agent, for folders you did not write, is day15/beyond_agent.py.
 """
@@ -57,7 +57,8 @@ def cmd_mcp() -> None:
         print("(no MCP servers: declare them in .geekagent/mcp.json and restart)")
     for s in statuses:
         tool_lines = "".join(f"\n  {tool}" for tool in s.tools)
-        print(f"x {s.server}: {s.error}" if s.error else f"{s.server} ({len(s.tools)} tools){tool_lines}")
+        ok = f"{s.server} ({len(s.tools)} tools){tool_lines}"
+        print(f"x {s.server}: {s.error}" if s.error else ok)
 
 
 def repl() -> None:
@@ -87,7 +88,7 @@ def chat_turn(model: chat.Chat, history: list[dict], text: str) -> None:
     try:
         print(model.run_turn(history, text, on_tool=on_tool))
     except chat.ChatError as e:
-        del history[start:]  # the failed turn is forgotten, so the next request is one the API takes
+        del history[start:]  # the failed turn is forgotten: the next request is one the API takes
         print(f"error: {e}")
 
 

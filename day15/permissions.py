@@ -35,7 +35,8 @@ def load_policies(path: str = POLICY_PATH) -> dict[str, str]:
         raise PolicyError(f'{path}: "tools" must be an object of tool name -> allow/ask/deny')
     for name, value in tools.items():
         if value not in POLICIES:
-            raise PolicyError(f'{path}: tools.{name} must be "allow", "ask" or "deny", not {value!r}')
+            raise PolicyError(f'{path}: tools.{name} must be "allow", "ask" or "deny", '
+                              f'not {value!r}')
     _policies.clear()
     _policies.update({**DEFAULT_POLICIES, **tools})
     return dict(_policies)

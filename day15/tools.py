@@ -44,8 +44,9 @@ def all_tools() -> list[Tool]:
 
 
 def openai_tools() -> list[dict]:
-    """The Chat Completions `tools` array: every tool, a denied one too (its call is refused by run_tool)."""
-    return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+    """The Chat Completions `tools` array: every tool, a denied one too (run_tool refuses it)."""
+    return [{"type": "function",
+             "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
             for t in all_tools()]
 
 
@@ -81,14 +82,17 @@ def parse_arguments(name: str, arguments_json: str) -> dict | str:
         args = json.loads(arguments_json or "{}")
     except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python parses
         return f"Error: the arguments for {name} are not valid JSON ({e}); send a JSON object."
-    return args if isinstance(args, dict) else f"Error: the arguments for {name} must be a JSON object."
+    if not isinstance(args, dict):
+        return f"Error: the arguments for {name} must be a JSON object."
+    return args
 
 
 def cut(text: str, limit: int) -> str:
     """At most `limit` characters, ending in a note of how many were cut."""
     if len(text) <= limit:
         return text
-    return text[:limit] + f"\n[... {len(text) - limit:,} more characters cut: the result was {len(text):,} long]"
+    note = f"[... {len(text) - limit:,} more characters cut: the result was {len(text):,} long]"
+    return f"{text[:limit]}\n{note}"
 
 
 # --- built-in tools: read-only, confined to the project root -------------------------------
@@ -105,7 +109,8 @@ def register_builtin_tools(root: str = ".") -> None:
 
 
 def _path_schema() -> dict:
-    return {"type": "object", "properties": {"path": {"type": "string", "description": "relative to the project root"}}}
+    path = {"type": "string", "description": "relative to the project root"}
+    return {"type": "object", "properties": {"path": path}}
 
 
 def _current_time() -> str:
@@ -114,7 +119,8 @@ def _current_time() -> str:
 
 def inside(base: str, path: str) -> str:
     """Resolve path under base; refuse absolute paths, '..' and symlinks that lead outside."""
-    if not isinstance(path, str) or os.path.isabs(path) or ".." in path.replace("\\", "/").split("/"):
+    if not isinstance(path, str) or os.path.isabs(path) \
+            or ".." in path.replace("\\", "/").split("/"):
         raise ValueError(f"path {path!r} must be relative to the project root, without '..'")
     target = os.path.realpath(os.path.join(base, path))
     if os.path.commonpath([base, target]) != base:

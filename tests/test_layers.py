@@ -295,6 +295,18 @@ def unused_in_lesson(folder: Path) -> list[str]:
     return found
 
 
+def test_the_lesson_stays_small_and_narrow():
+    """The six lesson files: at most 720 lines together (mcp.py 240, index.py 100, demo_server.py 75),
+    none over 100 characters, so a reader holds them beside the tutorial."""
+    sizes = {path.name: path.read_text(encoding="utf-8").splitlines() for path in (ROOT / "day15").glob("*.py")
+             if not path.name.startswith("beyond_")}
+    assert sorted(sizes) == ["chat.py", "demo_server.py", "index.py", "mcp.py", "permissions.py", "tools.py"]
+    assert sum(map(len, sizes.values())) <= 720 and len(sizes["mcp.py"]) <= 240
+    assert len(sizes["index.py"]) <= 100 and len(sizes["demo_server.py"]) <= 75
+    wide = [f"{name}:{n}" for name, lines in sizes.items() for n, line in enumerate(lines, 1) if len(line) > 100]
+    assert wide == [], wide
+
+
 def test_nothing_in_the_lesson_is_there_for_the_product_alone(tmp_path):
     """Every function, class, method and parameter of a lesson file is used by the lesson itself; the check
     finds one that is not."""
