@@ -66,8 +66,9 @@ class Chat:
         """One Chat Completions request with the tools on offer: its message, or ChatError."""
         url = f"{base_url()}/chat/completions"
         body = {"model": model(), "messages": messages}
-        if openai_tools():
-            body["tools"] = openai_tools()
+        specs = openai_tools()
+        if specs:
+            body["tools"] = specs
         headers = {"Content-Type": "application/json"}
         if os.environ.get("OPENAI_API_KEY"):
             headers["Authorization"] = f"Bearer {os.environ['OPENAI_API_KEY']}"

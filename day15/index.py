@@ -4,7 +4,8 @@ Start-up as index.ts: load the tool policies, register the built-in tools, conne
 .geekagent/mcp.json (a config that cannot be read stops it), print the side panel's line (a plain
 REPL has no panel); then each line is /mcp, /exit or a chat turn; every way out stops the servers.
 Like the tutorial's program it trusts the folder it runs in: every server starts unasked, with your
-whole environment. The full agent, for folders you did not write, is day15/beyond_agent.py.
+whole environment. The full agent, for folders you did not write, is day15/beyond_agent.py (in the
+repository).
 """
 import sys
 
@@ -25,19 +26,18 @@ def main() -> int:
         return 1
     tools.register_builtin_tools()
     try:
-        mcp.connect_mcp_servers()
-    except Exception as e:  # as index.ts: whatever stops the client from reading the file
-        print(f"MCP config cannot be read: {e}", file=sys.stderr)
-        mcp.stop_mcp_servers()
-        return 1
-    try:
+        try:
+            mcp.connect_mcp_servers()
+        except Exception as e:  # as index.ts: whatever stops the client from reading the file
+            print(f"MCP config cannot be read: {e}", file=sys.stderr)
+            return 1
         print(f"GeekAgent Day 15: MCP tools  (model {chat.model()} at {chat.base_url()})")
         print(f"MCP  {mcp_line()}")
         repl()
-    except KeyboardInterrupt:  # as index.ts: Ctrl-C leaves
+    except KeyboardInterrupt:  # as index.ts: Ctrl-C leaves, while the servers start too
         print()
     finally:
-        mcp.stop_mcp_servers()
+        mcp.stop_mcp_servers()  # every way out stops them
     return 0
 
 

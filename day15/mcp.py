@@ -1,9 +1,8 @@
 """The MCP client as tutorial Day 15 builds it, section 4.4: the twin of mcp.ts, written as Python.
 
-Where Node has events, threads read stdout and stderr, write stdin and wait for the exit. Input the
-tutorial never sends fails only that call or server: a line that is no JSON object, or an id that is
-no int, matches nothing; a result that is no object, or tools that are no named objects, fail it; an
-entry without a command string fails that server; args and env become str()."""
+Threads stand for Node's events: they read stdout and stderr, write stdin, wait for the exit. What
+the tutorial never sends fails only that call or server: a line that is no JSON object, or an id no
+int, matches nothing; an entry without a command, a result or tools of another shape fail it."""
 import json
 import os
 import queue
@@ -113,8 +112,8 @@ class McpClient:
                 return  # as mcp.ts's stdin 'error' handler: the server is gone; _mark_dead says why
 
     def _watch_exit(self) -> None:
-        """Exit thread: wait() is the only way to learn that the process ended; what it wrote is
-        read first, for up to 0.5 s."""
+        """Exit thread: wait() is the only way to learn that the process ended. Its last replies
+        may still be in the pipe: they are read first, for up to 0.5 s."""
         code = self.proc.wait()
         self._read_all.wait(0.5)
         self._mark_dead(f"server process exited (code {code})")
@@ -126,6 +125,7 @@ class McpClient:
             return  # a line that is not valid JSON is ignored
         request_id = msg.get("id") if isinstance(msg, dict) else None
         with self._lock:
+            # type() is int: True is an int to Python, and must not match id 1
             pending = self._pending.pop(request_id, None) if type(request_id) is int else None
         if pending is None:
             return  # no request with that id: the server's notification, which the demo ignores

@@ -1,4 +1,4 @@
-"""Tool permissions: allow, ask or deny per tool (tutorial Day 8, used by Day 15 section 4.1).
+"""Tool permissions: allow, ask or deny per tool (tutorial Day 8; Day 15 sections 3.4 and 5).
 
 Owns the policy table read from .geekagent/GeekAgent.json and the yes/no question.
 The registry (tools.py) and the MCP adapter (mcp.py) call authorize(); nothing here runs a tool.

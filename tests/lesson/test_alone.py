@@ -105,3 +105,25 @@ def test_an_edit_to_index_pys_loop_is_what_runs(tmp_path):
                           text=True, env=agent_env(key=None), timeout=60)
     assert done.returncode == 0 and "A READER WAS HERE\ndemo (2 tools)" in done.stdout, done
     assert_no_process_left(cwd)
+
+
+def test_ctrl_c_while_a_server_starts_leaves_no_server(tmp_path):
+    """Ctrl-C while a server that ignores it is starting: index.py leaves without a traceback, and the
+    server is stopped on the way out (its SIGTERM is not ignored)."""
+    import signal
+    from conftest import processes_in, wait_for_output, wait_until
+    server = tmp_path / "stubborn.py"
+    server.write_text("import signal, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                      "print('starting', file=sys.stderr, flush=True)\ntime.sleep(60)\n")
+    cwd = workdir(tmp_path / "p", {"slow": {"command": sys.executable, "args": [str(server)]}})
+    lesson = subprocess.Popen([sys.executable, str(DAY15 / "index.py")], cwd=cwd, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=agent_env(key=None))
+    try:
+        wait_for_output(lesson, "[mcp:slow] starting", stream="stderr")
+        lesson.send_signal(signal.SIGINT)
+        _, err = lesson.communicate(timeout=30)
+        assert lesson.returncode == 0 and b"Traceback" not in err, err
+        assert wait_until(lambda: processes_in(cwd) == [], 10)
+    finally:
+        lesson.kill()
+        lesson.communicate()
