@@ -119,7 +119,6 @@ class Agent:
         audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool), confined=self._confined)
         self.calls.reports.append(lambda name, arguments, decision, outcome, seconds, size: audit.record(
             name, arguments, decision, outcome, seconds - self.console.asked_within(seconds), size))  # the tool's time
-        self.results = Results(self.approvals)
         self.calls.keep = self.results.keep  # a long result is kept whole, read back by pages
         # Its tools chosen by tool search once the servers are there; a reply's calls that ask nobody run at once.
         self.chat = ModelChat(run_tool=self.calls.run, asks=lambda name: self.approvals.policy_for(name) == "ask")
@@ -127,7 +126,7 @@ class Agent:
                         interactive=False if self.prompt is not None else None)
         self.servers = Servers(asks=asks, screen=Screen(browser=self.options.browser, console=self.console),
                                approvals=self.approvals, activity=self.console.activity.tool, tasks=self.task_log)
-        self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of, self.approvals)
+        self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of, self.approvals.policy_for)
         self.search.register()
         self.chat.choose = self.search.choose  # many MCP tools: a few offered, the others searched
 

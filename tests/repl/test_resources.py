@@ -95,7 +95,6 @@ def test_a_server_that_gains_resources_gets_its_reader(tmp_path):
     """A server that lists no resources at start gets its reader once it says its resources changed
     and then lists some; @ completion knows the new URI."""
     import beyond_mcp
-    import permissions
     from conftest import connect, wait_until
     client = connect(tmp_path, {"bare": fake("empty_context")})["bare"].client
     assert client.listed == [] and toolset.get("mcp_bare_read_resource") is None

@@ -16,7 +16,7 @@ from fakes.openai_server import answer, tool_calls
 
 @pytest.fixture
 def searching(monkeypatch, servers):
-    search = toolsearch.ToolSearch(servers.always_loaded, servers.server_of, servers.approvals)
+    search = toolsearch.ToolSearch(servers.always_loaded, servers.server_of)
     search.register()
     answer_every_question(monkeypatch, lambda question: True)  # the MCP tools ask; the user says yes
     return SimpleNamespace(choose=search.choose, search=search.search, servers=servers, model=ModelChat(search.choose))

@@ -8,7 +8,6 @@ import queue
 import threading
 
 from beyond.client.errors import ServerError
-from mcp import McpError
 
 
 class Pending:

@@ -34,6 +34,16 @@ def load_policies(policies: dict[str, str]) -> None:
     POLICIES.update({**permissions.DEFAULT_POLICIES, **policies})
 
 
+def policy_for(name: str) -> str:
+    """The tool's policy in the table; a tool nobody gave one is denied."""
+    return POLICIES.get(name, "deny")
+
+
+def ensure(name: str, default: str) -> None:
+    """Give a tool a policy only if none is given (GeekAgent.json's wins), as permissions.py does."""
+    POLICIES.setdefault(name, default)  # one dict operation: atomic under the GIL
+
+
 def pin_of(info: dict) -> str:
     """What a tool says it is: its description and input schema, hashed."""
     return _hashed([info.get("description"), info.get("inputSchema")])
@@ -110,11 +120,7 @@ class Approvals:
         tool nobody gave a policy is denied."""
         with self._lock:
             changed = self._policies.get(name)
-        return changed or POLICIES.get(name, "deny")
-
-    def ensure(self, name: str, default: str) -> None:
-        """Give a tool a policy only if none is given (GeekAgent.json's wins), as permissions.py does."""
-        POLICIES.setdefault(name, default)  # one dict operation: atomic under the GIL
+        return changed or policy_for(name)
 
     def decide(self, name: str, prompt: str, whatever_the_policy: bool = False) -> str:
         """allow or deny as the policy says, without asking; for ask, the user's answer to `prompt` (masked):

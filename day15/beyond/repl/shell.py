@@ -129,7 +129,7 @@ def status_lines(status: McpStatus, with_tools: bool, most: int | None = None) -
     revision, login = (client.revision, client.login_status()) if client else (None, None)
     spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
     spoken += [f"  {shown(login, one_line=True)}"] if login else []
-    spoken += [f"  {what_it_may(client.cfg)}"] if client and client.cfg.kind == "stdio" else []
+    spoken += [f"  {shown(what_it_may(client.cfg), one_line=True)}"] if client and client.cfg.kind == "stdio" else []
     listed = status.tools if most is None or len(status.tools) <= most + 1 else status.tools[:most]
     more = [f"  ... and {len(status.tools) - len(listed)} more (/mcp {server})"] * (len(listed) < len(status.tools))
     return [head] + ([f"  {tool}" for tool in listed] + more + unusable + spoken if with_tools else [])

@@ -16,7 +16,7 @@ import zlib
 from collections import defaultdict
 from collections.abc import Callable
 
-from beyond.folder.approvals import Approvals, runs_of
+from beyond.folder.approvals import Approvals, ensure, runs_of
 from beyond.secrets import mask, mask_data
 from beyond.servers import toolset
 from beyond.text import clean, shorten, shown_arguments, squeeze
@@ -118,7 +118,7 @@ def register_all(server: str, client, contested: set[str], approvals: Approvals,
         except ValueError as e:
             client.log(f"skipped tool {info['name']}: {e}")
             continue
-        approvals.ensure(name, "ask")
+        ensure(name, "ask")
         _pin(server, name, info, runs, approvals)
         names.append(name)
     if has_resources(client):
@@ -140,7 +140,7 @@ def _register_resource_reader(server: str, client, contested: set[str], approval
     toolset.add(toolset.Asking(name, f"[MCP:{server}] Read one resource of this server by its URI (as tool results "
                                      "link to them: [link: ...], [resource: ...]).", schema,
                                lambda args: client.read_resource(str(args.get("uri", ""))), question=question))
-    approvals.ensure(name, "ask")
+    ensure(name, "ask")
     approvals.review(name, None, runs_of(client.cfg))  # its description is ours and never changes: nothing to pin
     return [name]
 

@@ -11,10 +11,9 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
 
 from beyond.dirs import state_dir
-from beyond.folder.approvals import Approvals
+from beyond.folder.approvals import ensure
 from beyond.servers import toolset
 from tools import MAX_RESULT_CHARS, Tool, cut
 
@@ -33,26 +32,23 @@ RESULT_ID = re.compile(r"r-[0-9a-f]{1,16}-[0-9a-f]{12}\.txt")
 NAME = "read_result"
 
 class Results:
-    """The kept results of one agent, whose approvals give read_result its policy; _lock lets one keep (and
-    its prune) happen at a time."""
+    """The kept results of one agent; _lock lets one keep (and its prune) happen at a time."""
 
-    def __init__(self, approvals: Approvals | None = None) -> None:
-        self.approvals = approvals or Approvals()
+    def __init__(self) -> None:
         self._lock = threading.Lock()
 
     def keep(self, name: str, text: str) -> str:
         """tools.py's shortening of a long result: kept whole, the model told its head, tail, size and id."""
         with self._lock:
-            return keep(name, text, self.approvals.ensure)
+            return keep(name, text)
 
 
 def folder() -> str:
     return os.path.join(state_dir(), "results")
 
 
-def keep(name: str, text: str, ensure: Callable[[str, str], None] = lambda name, policy: None) -> str:
-    """A long result kept whole (the caller keeps one at a time): its head, tail, size and id; read_result
-    registered, its policy given by `ensure`."""
+def keep(name: str, text: str) -> str:
+    """A long result kept whole (the caller keeps one at a time): its head, tail, size and id."""
     data = text.encode("utf-8", "surrogatepass")
     if len(data) > MAX_KEPT_BYTES:
         return cut(text, MAX_RESULT_CHARS)
@@ -65,7 +61,7 @@ def keep(name: str, text: str, ensure: Callable[[str, str], None] = lambda name,
             f.write(data)
     except OSError as e:  # a full disk or a folder we may not write: cut, as without this module
         return cut(text, MAX_RESULT_CHARS) + f"\n[the whole result could not be kept: {e.strerror or e}]"
-    _register(ensure)
+    _register()
     hidden = len(text) - HEAD_CHARS - TAIL_CHARS
     return (f"{text[:HEAD_CHARS]}\n[... {hidden:,} characters not shown of {len(text):,}: the whole result of {name} "
             f'is kept as "{result_id}"; read any part with {NAME} {{"id": "{result_id}", "offset": {HEAD_CHARS}, '
@@ -91,7 +87,7 @@ def read_result(args: dict) -> str:
     return f"{said}\n{text[offset:end]}"
 
 
-def _register(ensure: Callable[[str, str], None]) -> None:
+def _register() -> None:
     """read_result, from the first kept result on; allowed unless GeekAgent.json says otherwise (it
     reads only what a tool the user allowed returned)."""
     if toolset.get(NAME):

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Callable
 
-from beyond.folder.approvals import Approvals
+from beyond.folder import approvals
 from beyond.servers import toolset
 from beyond.text import shorten
 from tools import Tool
@@ -63,13 +63,12 @@ class Offered:
 class ToolSearch:
     """tool_search for one agent: always_loaded() names the MCP tools their entries always load
     (Servers.always_loaded), server_of(tool) the server a tool comes from, so one server cannot take
-    every match; `approvals` says a tool's policy now (and gives tool_search its own)."""
+    every match, policy_for(tool) its policy now (Approvals.policy_for)."""
 
     def __init__(self, always_loaded: Callable[[], set[str]] = set,
-                 server_of: Callable[[str], str] = lambda name: name, approvals: Approvals | None = None) -> None:
-        self.always_loaded, self.server_of = always_loaded, server_of
-        self.approvals = approvals or Approvals()
-        self.policy_for = self.approvals.policy_for
+                 server_of: Callable[[str], str] = lambda name: name,
+                 policy_for: Callable[[str], str] = approvals.policy_for) -> None:
+        self.always_loaded, self.server_of, self.policy_for = always_loaded, server_of, policy_for
         self.offered = Offered()
 
     def register(self) -> None:
@@ -80,7 +79,7 @@ class ToolSearch:
             toolset.add(Tool(NAME, "Find and load tools of the MCP servers that are not offered yet: the best "
                                      f"{MATCHES} matches of the query, with their descriptions; from then on they "
                                      "can be called like any other tool.", schema, self.search))
-            self.approvals.ensure(NAME, "allow")
+            approvals.ensure(NAME, "allow")
 
     def choose(self, specs: list[dict], messages: list[dict]) -> list[dict]:
         """The specs one request offers (ModelChat's choice): none that is denied (never run, so never

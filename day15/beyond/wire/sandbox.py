@@ -95,15 +95,19 @@ def wrapped(config, command: list[str], env: dict) -> tuple[list[str], dict, byt
     for folder in cache.values():
         os.makedirs(folder, mode=0o700, exist_ok=True)
     private = tempfile.mkdtemp(prefix="geekagent-sandbox-")
-    covers = (os.path.join(private, COVERS[0]), os.path.join(private, COVERS[1]))
-    open(covers[0], "w").close()
-    os.mkdir(covers[1])
-    for cover in covers:  # what covers a secret: empty, and no one may open it (the server has no capability)
-        os.chmod(cover, 0)
-    write = [*given.write, *given.cache[1:], private]
-    launch = {"abi": offered, "program": given.program, "network": given.network, "limits": limits(),
-              "grants": rules(given, inside, write[len(given.write):], DEVICES),
-              "mounts": mounts(inside, write, covers)}
+    try:
+        covers = (os.path.join(private, COVERS[0]), os.path.join(private, COVERS[1]))
+        open(covers[0], "w").close()
+        os.mkdir(covers[1])
+        for cover in covers:  # what covers a secret: empty, and no one may open it (the server has no capability)
+            os.chmod(cover, 0)
+        write = [*given.write, *given.cache[1:], private]
+        launch = {"abi": offered, "program": given.program, "network": given.network, "limits": limits(),
+                  "grants": rules(given, inside, write[len(given.write):], DEVICES),
+                  "mounts": mounts(inside, write, covers)}
+    except BaseException:  # a folder that changed under the walk: nothing of this start is left behind
+        remove(private)
+        raise
     # Without network a proxy is of no use to it, and its address may hold the proxy's password.
     kept = env if given.network else {key: value for key, value in env.items() if key not in NETWORK_ENV}
     server_env = {**kept, **cache, "TMPDIR": private}

@@ -90,12 +90,12 @@ class StdioTransport(Transport):
                 launcher, env, handed, self._private = sandbox.wrapped(self.config, command, env)
                 pipe = os.pipe()
                 command = launcher + [str(pipe[0]), "--"] + command
-        except UnsetVariable as e:
-            raise TransportError(str(e)) from None
-        except sandbox.NotFound as e:
+        except (UnsetVariable, sandbox.NotFound) as e:
             raise TransportError(str(e)) from None
         except sandbox.Refused as e:
             raise TransportError(f"sandbox: {e}; \"sandbox\": false in its entry runs it unconfined") from None
+        except OSError as e:  # a folder to write that cannot be made, a folder that changed while walked
+            raise TransportError(f"sandbox: {e}") from None
         with self._proc_lock:
             if self._stopping:
                 raise TransportError("server stopped")
