@@ -31,7 +31,7 @@ clean:
 INTEROP := .interop
 UV_VERSION := 0.13.9
 interop: $(VENV)/.pytest-installed $(INTEROP)/.installed
-	$(VPY) -m pytest -q tests/interop_servers.py tests/interop_logins.py
+	$(VPY) -m pytest -q tests/interop_servers.py tests/interop_logins.py tests/interop_skills.py
 
 # The logins: the Python SDK's simple-auth pair from its sdist's examples/servers/, and the TypeScript
 # SDK's example server (its package carries dist/esm/examples/); no copy of either is kept here. The

@@ -1,7 +1,8 @@
 """The client command `make conformance` hands the official MCP conformance suite (tests/conformance.py).
 
 It only maps a scenario to calls of the public full client: McpClient(name, entry).start(login=True),
-call_tool, stop. The suite appends the server URL and sets MCP_CONFORMANCE_SCENARIO,
+call_tool, list_skills, load_skill, read_skill_file, stop.
+The suite appends the server URL and sets MCP_CONFORMANCE_SCENARIO,
 MCP_CONFORMANCE_CONTEXT (JSON: client credentials, the calls to make) and
 MCP_CONFORMANCE_PROTOCOL_VERSION (the entry's "protocol": the handshake up to 2025-11-25;
 CONFORMANCE_PROTOCOL, if set, instead: "auto" lets the client find the revision itself). The
@@ -80,6 +81,24 @@ def calls(scenario: str, tools: list[dict], context: dict) -> list[tuple[str, di
     return []
 
 
+# The skills extension's scenarios (SEP-2640): list the skills; load the suite's one skill, and read its
+# supporting file only if the load passed every check (a tampered SKILL.md must stop it before that).
+SKILL = "skill://pdf-processing/SKILL.md"
+
+
+def skills(client, scenario: str) -> None:
+    listed = client.list_skills()
+    print("skills:", [entry.uri for entry in listed], client.skill_problems)
+    if scenario == "sep-2640-client-no-prefetch":
+        return
+    try:
+        print("loaded:", client.load_skill(SKILL)[:80])
+    except beyond_mcp.McpError as e:
+        print("not loaded:", e)
+        return
+    print("file:", client.read_skill_file(SKILL, "references/FORMS.md")[:80])
+
+
 def main() -> int:
     url, scenario = sys.argv[-1], os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
@@ -90,6 +109,8 @@ def main() -> int:
             for step in (client.list_resources, client.list_prompts):
                 step()
             client.read_resource("file:///path/to/file%20name.txt")
+        if scenario.startswith("sep-2640-client-"):
+            skills(client, scenario)
         for name, arguments in calls(scenario, tools, context):
             try:
                 # As the agent calls (beyond/servers/registry.py): asking for progress.

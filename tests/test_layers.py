@@ -15,7 +15,7 @@ LADDER = [
     {"face"},                                          # beyond/__init__.py
     {"repl"},                                          # repl/shell.py is the REPL beyond_agent.py runs
     {"agent"},
-    {"model"},                                         # the model client: it runs tool calls through servers/
+    {"model", "skills"},                               # the model client: it runs tool calls through servers/
     {"servers"},
     {"folder", "asks"},
     {"client"},

@@ -6,6 +6,7 @@ holds the arrows):
               the agent: commands, resources and prompts, -p, the mcp verbs
   agent.py    the one object the shell builds for the full agent
   model/      the model client: streamed, retried, bounded replies; the tools tool search offers
+  skills/     the agent's skills: MCP servers', the folder's and yours, loaded after the user's answer
   servers/    many servers as registry tools: parallel start, names, pins, tool search, kept results
   folder/     the project folder and the user's own files: trust, approvals, the audit log
   asks/       what a server asks of the user: the handlers, the terminal form

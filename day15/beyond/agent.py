@@ -32,6 +32,8 @@ from beyond.servers.results import Results
 from beyond.servers.connect import Servers
 from beyond.servers.toolsearch import ToolSearch
 from beyond.servers import toolset
+from beyond.skills.cache import SkillCache
+from beyond.skills.loading import LOAD, Skills
 from beyond.terminal import shown, style  # the shell's too
 from beyond.wire.sandbox import keep_to_itself, what_it_may
 
@@ -113,8 +115,6 @@ class Agent:
     def _full(self, folder: str) -> None:
         """The full agent's parts for this folder."""
         self.orphans.adopt()  # a server's descendant that leaves its process group is still ours to stop
-        for tool in toolset.every():  # the built-ins: an `a` allows them; nothing of theirs to pin
-            self.approvals.review(tool.name, None)
         self.task_log = TaskLog(folder)
         audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool), confined=self._confined)
         self.calls.reports.append(lambda name, arguments, decision, outcome, seconds, size: audit.record(
@@ -125,10 +125,20 @@ class Agent:
         asks = Handlers(self.console, model=self.chat.sample, record=audit.asked, root=folder,
                         interactive=False if self.prompt is not None else None)
         self.servers = Servers(asks=asks, screen=Screen(browser=self.options.browser, console=self.console),
-                               approvals=self.approvals, activity=self.console.activity.tool, tasks=self.task_log)
+                               approvals=self.approvals, activity=self.console.activity.tool, tasks=self.task_log,
+                               skill_cache=lambda name, config: SkillCache(config, name))
         self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of, self.approvals.policy_for)
         self.search.register()
-        self.chat.choose = self.search.choose  # many MCP tools: a few offered, the others searched
+        # Skills: the servers', the folder's once trusted, yours; each MCP server's loaded after a question.
+        self.skills = Skills(self.servers, self.project.skills if self.project and self.trusted else [], folder,
+                             self.approvals.confirm, self.approvals)
+        self.skills.register()
+        self.chat.system_note = self.skills.system_note
+        self.chat.asks = lambda name: name == LOAD or self.approvals.policy_for(name) == "ask"  # its question
+        # Many MCP tools: a few offered, the others searched; no skill tool while there is no skill.
+        self.chat.choose = lambda specs, messages: self.skills.offered(self.search.choose(specs, messages))
+        for tool in toolset.every():  # the built-ins: an `a` allows them; nothing of theirs to pin
+            self.approvals.review(tool.name, None)
 
     def _confined(self, tool: str) -> str | None:
         """How the stdio server of an MCP tool runs (wire/sandbox.py), for the audit; None for other tools."""

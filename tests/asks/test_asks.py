@@ -34,8 +34,9 @@ def asked(client, tool: str, arguments: dict | None = None) -> dict:
 
 
 def test_the_same_capabilities_every_run(started, monkeypatch):
-    """elicitation (form and URL) and roots always; sampling only once a model is configured."""
-    assert asked(started(fake("normal")), "capabilities") == {"elicitation": {"form": {}, "url": {}}, "roots": {}}
+    """elicitation (form and URL), roots and the skills extension always; sampling only once a model is configured."""
+    assert asked(started(fake("normal")), "capabilities") == {"elicitation": {"form": {}, "url": {}}, "roots": {},
+                                                              "extensions": {"io.modelcontextprotocol/skills": {}}}
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with_model = handlers(model=lambda history, limit: ("fine", "scripted"))
     assert "sampling" in asked(started(fake("normal"), name="second", asks=with_model), "capabilities")

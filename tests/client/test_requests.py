@@ -117,8 +117,8 @@ def test_the_handshake_offers_the_newest_revision_and_speaks_what_the_server_ans
     asks = Answering(lambda method, params: {})
     c, server = client(legacy(version="2025-03-26"), asks=asks)
     (init,) = server.requests("initialize")
-    assert init["params"] == {"protocolVersion": PROTOCOL_VERSION, "capabilities": asks.capabilities(),
-                              "clientInfo": CLIENT_INFO}
+    offered = {**asks.capabilities(), "extensions": {"io.modelcontextprotocol/skills": {}}}  # skills: every revision
+    assert init["params"] == {"protocolVersion": PROTOCOL_VERSION, "capabilities": offered, "clientInfo": CLIENT_INFO}
     assert c.revision == "2025-03-26"
     methods = [m.get("method") for m, _ in server.sent]
     assert methods[:3] == ["initialize", "notifications/initialized", "tools/list"]

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from beyond.client import revisions
+from beyond.client.skills import SKILLS
 from beyond.client.tasks import TASKS
 from beyond.client.schema import mirrored
 from conftest import agent_env, fake, run_agent, wait_until, workdir
@@ -34,7 +35,8 @@ def test_modern_server_without_handshake(started):
     for request in requests:
         meta = request["params"]["_meta"]
         assert meta[f"{META}protocolVersion"] == "2026-07-28"
-        assert meta[f"{META}clientCapabilities"] == {**client.asks.capabilities(), "extensions": {TASKS: {}}}
+        assert meta[f"{META}clientCapabilities"] == {**client.asks.capabilities(),
+                                                     "extensions": {SKILLS: {}, TASKS: {}}}
         assert meta[f"{META}clientInfo"]["name"] == "geekagent-day15-python"
     call = next(r for r in requests if r["method"] == "tools/call")
     assert "progressToken" in call["params"]["_meta"]  # the call's own _meta stays

@@ -5,6 +5,10 @@ of its own.
   requests.py     the request path: per-server timeouts, cancellation, strict replies, what the transport reads
   pending.py      the requests awaiting replies: ids, their waiters, why none can come
   revisions.py    the handshake, the 2026-07-28 revision without one, and "auto"
+  skills.py       the skills extension: skills listed, loaded and their files read, each checked
+  skill_entries.py  a skill's entry (front matter, every file's digest and size), checked; the limits
+  frontmatter.py  a SKILL.md's YAML front matter, read to compare it with what the server said of it
+  frontmatter_values.py  the two compared field by field, each value as a YAML loader may have read it
   tasks.py        a tool call the server runs as a task (2026-07-28): polled, its questions answered, cancelled
   from_server.py  what a server sends unasked: its requests, log lines, progress, list changes
   link.py         the transport of a session, restarted after a crash, renewed when a server forgot it

@@ -8,6 +8,8 @@ declares nothing and answers "method not found", as an SDK's session does withou
 from collections.abc import Callable
 from typing import Protocol
 
+from beyond.client.skills import SKILLS
+
 # JSON-RPC's "method not found".
 METHOD_NOT_FOUND = -32601
 # 2025-11-25: a request that waits on pages the user must visit first (error.data.elicitations).
@@ -77,6 +79,7 @@ def pages_visited(asks: Asks, server: str, config, data: object, completed: Call
 
 def offered_to(asks: Asks, config) -> dict:
     """What the client declares to one server: the handlers' capabilities, without roots where its entry
-    says "roots": false."""
+    says "roots": false; the skills extension (client/skills.py) in every revision."""
     offered = asks.capabilities()
-    return {k: v for k, v in offered.items() if k != "roots"} if getattr(config, "roots", None) is False else offered
+    offered = {k: v for k, v in offered.items() if k != "roots"} if getattr(config, "roots", None) is False else offered
+    return {**offered, "extensions": {**offered.get("extensions", {}), SKILLS: {}}}

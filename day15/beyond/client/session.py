@@ -17,6 +17,7 @@ from beyond.client.config import ServerConfig, parse_server_config
 from beyond.client.content import call_text, gathered, prompt_messages, resource_text
 from beyond.client.errors import Refused, ReplyError, ServerError
 from beyond.client.requests import Requests
+from beyond.client.skills import SKILL_URI, Skills, is_method_missing
 from beyond.client.tasks import NoTasks, Task
 from beyond.text import shorten
 from beyond.waits import Call
@@ -32,15 +33,17 @@ MAX_LISTED = 500
 MAX_URI_CHARS = 500
 
 
-class Session(Requests):
+class Session(Skills, Requests):
     """One MCP server over a transport, with the same constructor and public methods as the twin's.
 
     What the server sends on its own is handled by its FromServer, the revision it speaks by its
-    Revisions, its transport kept by its Link; `echo` prints the server's words as they come.
+    Revisions, its transport kept by its Link; `echo` prints the server's words as they come. The skills it
+    serves (skills.py) are listed at start, and none of their files read.
     """
 
     def __init__(self, name: str, cfg: dict | ServerConfig, on_tools_changed: Callable[["Session"], None] | None = None,
-                 echo: bool = False, asks: Asks | None = None, screen=None, transport=None, tasks=None) -> None:
+                 echo: bool = False, asks: Asks | None = None, screen=None, transport=None, tasks=None,
+                 skill_cache=None) -> None:
         super().__init__(name, cfg if isinstance(cfg, ServerConfig) else parse_server_config(name, cfg), echo, asks,
                          screen, transport)
         self.tasks = tasks or NoTasks()  # where the ids of its tasks are kept until their outcome is delivered
@@ -48,6 +51,11 @@ class Session(Requests):
         self.listed: list[str] = []
         # Called (from a helper thread) after the server's tool list changed and was read again.
         self.on_tools_changed = on_tools_changed
+        self.skill_cache = skill_cache  # where verified skill files are kept (beyond/skills/cache.py), if anywhere
+        self.skills_note: str | None = None  # why its skills are not listed, when they could be
+        self.skills: dict = {}  # skill URI -> its entry, as last listed or got (skills.py)
+        self.skill_problems: list[str] = []  # why entries of the last listing were left out
+        self.loaded: dict = {}  # skill URI -> the entry it was loaded from: its files are read by that one
 
     @property
     def revision(self) -> str | None:
@@ -68,6 +76,7 @@ class Session(Requests):
             self.listen()
             self.tools = self.list_tools()
             self.listed = self.list_uris()
+            self._list_skills()
             self.revisions.subscribe(self.capabilities, self.open_stream, self.new_request_id)
             if self.login == FRESH:
                 self.login = True  # made: a later connection uses its tokens
@@ -78,6 +87,25 @@ class Session(Requests):
             if refused:
                 raise ServerError(f"{e}{refused}", self.name) from None
             raise
+
+    def _list_skills(self) -> None:
+        """Its skills' entries, where it declared the extension (reading none of their files); a listing that
+        fails is said, and start-up goes on without them."""
+        self.skills, self.skill_problems, self.skills_note = {}, [], None
+        if not self.serves_skills():
+            if not self.revisions.modern and any(SKILL_URI.fullmatch(uri) for uri in self.listed):
+                self.skills_note = ("its resources look like skills, which MCP serves from 2026-07-28 on: set "
+                                    "\"protocol\": \"2026-07-28\" or \"auto\" in its entry")
+            return
+        try:
+            self.list_skills()
+        except McpError as e:
+            self.skills_note = ("it serves skills only at MCP 2026-07-28 (set \"protocol\": \"2026-07-28\" or "
+                                "\"auto\" in its entry)" if is_method_missing(e) and not self.revisions.modern
+                                else f"listing its skills failed: {e}")
+            self.log(self.skills_note)
+        for problem in self.skill_problems:
+            self.log(problem)
 
     def list_tools(self) -> list[dict]:
         """tools/list, following nextCursor; a server that answers "method not found" has no tools."""

@@ -139,6 +139,12 @@ class Approvals:
         """The text for the model when `name` was not allowed to run."""
         return self.declined_text.format(name=name)
 
+    def allow_for_run(self, name: str) -> None:
+        """The user let a tool run without asking for the rest of this run (a skill's allowed-tools); a tool
+        the policy denies stays denied."""
+        if policy_for(name) != "deny":
+            self._set(name, "allow")
+
     def ask_again(self, name: str) -> None:
         """An allowed tool changed: it asks before every call from now on in this run."""
         self._set(name, "ask")

@@ -25,6 +25,7 @@ from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond.dirs import FolderError, LinkOutside, config_dir, decode_json, read_inside
 from beyond.folder.project import JsonStore
 from beyond.folder.question import DISABLED, shown_value, what_runs
+from beyond.folder.skill_files import SKILLS_FOLDER, LocalSkill, scan
 from beyond.secrets import mask
 from beyond.text import clean, shorten
 from beyond.wire.sandbox import insist
@@ -50,6 +51,8 @@ class Project:
     links: set[str] = field(default_factory=set)                    # the paths that are links out of the folder
     sandbox: bool = False   # --sandbox: every stdio entry confined, shown so in the question (wire/sandbox.py)
     parsed: dict[str, ServerConfig] | None = None  # mcp.json's entries, parsed once: shown, then started
+    skills: list[LocalSkill] = field(default_factory=list)  # .geekagent/skills/, read once: shown, then loaded
+    skill_problems: list[str] = field(default_factory=list)
 
     @classmethod
     def read(cls, folder: str = ".", sandbox: bool = False) -> "Project":
@@ -61,7 +64,16 @@ class Project:
                 project.files[path], project.problems[path] = None, str(e)
                 if isinstance(e, LinkOutside):
                     project.links.add(path)
+        skills = os.path.join(project.folder, SKILLS_FOLDER)
+        if os.path.islink(skills) or os.path.islink(os.path.dirname(skills)):
+            project.skill_problems.append(f"{SKILLS_FOLDER} is a link; its skills are not read")
+        else:
+            project.skills, project.skill_problems = scan(skills)
         return project
+
+    def skill_digests(self) -> dict[str, str]:
+        """Each skill of the folder's, by name: one digest of all its files (what trust is bound to)."""
+        return {skill.name: skill.digest() for skill in self.skills}
 
     def digest(self, path: str) -> str | None:
         data = self.files.get(path)
@@ -132,7 +144,7 @@ def trusted(project: Project) -> bool:
 
 
 def _nothing_to_trust(project: Project) -> bool:
-    return not project.allows() and all(project.files[p] is None and p not in project.problems
+    return not project.allows() and not project.skills and all(project.files[p] is None and p not in project.problems
                                         for p in TRUSTED_FILES[:2])
 
 
@@ -143,6 +155,8 @@ def _as_trusted(project: Project) -> tuple[bool, list[str], dict | None, list[st
     new = allows if record is None else [name for name in allows if name not in _allowed_before(record)]
     changed = [] if record is None else [p for p in TRUSTED_FILES[:2]
                                          if record["files"].get(p, "-") != project.digest(p)]
+    if record is not None and record.get("skills", {}) != project.skill_digests():
+        changed.append(SKILLS_FOLDER)
     entries = _entries(project)
     same = record is not None and not new and set(changed) <= {MCP_CONFIG_PATH} \
         and _runs_as_trusted(entries, record, changed)
@@ -159,7 +173,7 @@ def decide(project: Project, trust_now: bool, ask) -> bool:
         if changed:
             _remember(project, allows, record, entries)
         return True
-    if not entries and project.files[DOTENV_PATH] is None and not allows:  # nothing would start: nothing to ask
+    if not entries and project.files[DOTENV_PATH] is None and not allows and not project.skills:  # nothing to ask
         if entries is None:
             print("\n".join(summary(project)))
         return entries is not None
@@ -234,14 +248,15 @@ def _entries(project: Project) -> dict[str, str] | None:
 def _remember(project: Project, allows: list[str], record: dict | None, entries: dict | None) -> None:
     """Keep what was trusted: the files' digests, what each entry runs, the tools allowed."""
     store().update(_key(project), {"files": {p: project.digest(p) for p in TRUSTED_FILES[:2]},
-                                    "entries": entries or {},
+                                    "entries": entries or {}, "skills": project.skill_digests(),
                                     "allows": sorted(set(allows) | set(_allowed_before(record)))})
 
 
 def _what_trust_does(project: Project, allows: list[str], entries: dict | None) -> str:
     parts = [what for path, what in ((MCP_CONFIG_PATH, "start these servers"), (DOTENV_PATH, "use this .env"))
              if project.files[path] is not None and (entries or path != MCP_CONFIG_PATH)] + \
-        (["let these tools run unasked"] if allows else [])
+        (["let these tools run unasked"] if allows else []) + (["offer its skills to the model"] if project.skills
+                                                                else [])
     return ", ".join(parts) or "use its configuration"
 
 
@@ -267,6 +282,11 @@ def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
         value = shown_value(key, value, 200)
         unused = " (not used: set in your environment)" if key in os.environ else ""
         lines.append(f"  .env {what or 'sets '}{clean(mask(f'{key}={value}'), one_line=True)}{unused}")
+    for skill in project.skills:  # what its text says is the model's to read: shown by what identifies it
+        count = len(skill.files)
+        lines.append(clean(f"  skill {skill.name}: {count} file{'s' * (count > 1)}, {skill.size:,} bytes, digest "
+                           f"{skill.digest()[:12]}: {shorten(skill.description, 100)}", one_line=True))
+    lines += [f"  warning: {clean(problem, one_line=True)}" for problem in project.skill_problems]
     if project.allows():
         lines.append(f"  {permissions.POLICY_PATH} lets these tools run without asking: " + _names(project.allows())
                      + (f" (new since you trusted it: {_names(new)})" if new else ""))

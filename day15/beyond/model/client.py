@@ -57,13 +57,14 @@ class ModelChat(chat.Chat):
     """chat.Chat for the full agent. `choose(specs, messages)` picks the tools a request offers (tool
     search's; by default every one of the agent's set, servers/toolset.py); `run_tool(name, arguments)` runs
     one call (the agent's Calls); `asks(name)` says whether a call of that tool asks the user first (those
-    run one at a time, in order; the others of a reply run at once). One turn at a time: run_turn keeps its
-    callbacks meanwhile."""
+    run one at a time, in order; the others of a reply run at once); `system_note()` what the system prompt says
+    of the agent now (the skills' catalog). One turn at a time: run_turn keeps its callbacks meanwhile."""
 
     def __init__(self, choose: Callable[[list[dict], list[dict]], list[dict]] | None = None,
                  run_tool: Callable[[str, str], str] | None = None,
-                 asks: Callable[[str], bool] = lambda name: True) -> None:
+                 asks: Callable[[str], bool] = lambda name: True, system_note: Callable[[], str] = str) -> None:
         self.choose, self.asks = choose or (lambda specs, messages: specs), asks
+        self.system_note = system_note  # what the system prompt says of the agent now (the skills' catalog)
         self.run_tool = run_tool or Calls().run
         # Replies stream until an endpoint refuses that: then each comes whole, for the rest of the session.
         self.streaming = True
@@ -127,6 +128,9 @@ class ModelChat(chat.Chat):
         """One Chat Completions request; text goes to on_text as it arrives; returns the message or raises
         ChatError. Ctrl-C while the reply streams is ChatInterrupted, with the message that arrived so far."""
         url = f"{chat.base_url()}/chat/completions"
+        note = self.system_note() if offer_tools and messages and messages[0].get("role") == "system" else ""
+        if note:  # added to what is sent, never to the history: it says what is there now
+            messages = [{**messages[0], "content": f"{messages[0]['content']}\n\n{note}"}] + messages[1:]
         body = {"model": chat.model(), "messages": messages}
         specs = self.tools(messages) if offer_tools else []  # none for sampling
         if specs:

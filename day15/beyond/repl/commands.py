@@ -118,6 +118,28 @@ def cmd_audit(session, arg: str) -> None:
     print("\n".join(session.audit.last(20)) or "(no tool calls recorded yet)")
 
 
+def cmd_skills(session, arg: str) -> None:
+    """the skills the model may load: origin, files, size, whether they ask"""
+    print("\n".join(session.agent.skills.lines()))
+
+
+def cmd_skill(session, arg: str) -> None:
+    """<name>: load a skill into the conversation yourself (an MCP server's asks first)"""
+    if not arg.strip():
+        print("usage: /skill <name> (/skills lists them)")
+        return
+    try:
+        text = session.agent.skills.load_for_user(arg.strip())
+    except Exception as e:  # McpError, a refused check, no such skill: said, and the REPL goes on
+        print(shown(f"error: {e}", one_line=True))
+        return
+    if text is None:
+        print("not loaded")
+        return
+    session.history.append({"role": "user", "content": text})
+    print(f"loaded {shown(arg.strip(), one_line=True)} into the conversation ({len(text):,} characters)")
+
+
 def cmd_reset(session, arg: str) -> None:
     """start a new conversation"""
     session.history = chat.new_history()
@@ -128,8 +150,8 @@ def cmd_reset(session, arg: str) -> None:
 # lists them.
 COMMANDS = {"/tools": cmd_tools, "/call": cmd_call, "/logs": cmd_logs, "/history": cmd_history, "/last": cmd_last,
             "/audit": cmd_audit, "/resources": resources.cmd_resources, "/read": resources.cmd_read,
-            "/prompts": resources.cmd_prompts, "/prompt": resources.cmd_prompt, "/tasks": tasks.cmd_tasks,
-            "/reset": cmd_reset}
+            "/prompts": resources.cmd_prompts, "/prompt": resources.cmd_prompt, "/skills": cmd_skills,
+            "/skill": cmd_skill, "/tasks": tasks.cmd_tasks, "/reset": cmd_reset}
 
 
 def for_client() -> dict:

@@ -120,7 +120,9 @@ def status_lines(status: McpStatus, with_tools: bool, most: int | None = None) -
     if status.error:
         more = f" (/logs {server} has what it said)" if status.said else ""
         return [style(f"x {server}: {shown(status.error, one_line=True)}{more}", "31")]
-    head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))})"
+    skills = len(status.client.skills) if status.client else 0  # beyond the tutorial: skills (client/skills.py)
+    head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))}" + \
+        (f", {skills} skill{_s(skills)})" if skills else ")")
     # Beyond the tutorial: the full client's tools that need tasks, and the revision the server speaks.
     unusable = [f"  {shown(name, one_line=True)}: needs tasks (not supported)" for name in status.needs_tasks]
     unusable += [f"  {shown(name, one_line=True)}: not offered, its inputSchema is not an object schema"
@@ -129,6 +131,7 @@ def status_lines(status: McpStatus, with_tools: bool, most: int | None = None) -
     revision, login = (client.revision, client.login_status()) if client else (None, None)
     spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
     spoken += [f"  {shown(login, one_line=True)}"] if login else []
+    spoken += [f"  skills: {shown(client.skills_note, one_line=True)}"] if client and client.skills_note else []
     spoken += [f"  {shown(what_it_may(client.cfg), one_line=True)}"] if client and client.cfg.kind == "stdio" else []
     listed = status.tools if most is None or len(status.tools) <= most + 1 else status.tools[:most]
     more = [f"  ... and {len(status.tools) - len(listed)} more (/mcp {server})"] * (len(listed) < len(status.tools))

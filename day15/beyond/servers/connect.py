@@ -30,8 +30,9 @@ class Servers:
     """The servers of one agent: started side by side, their tools in the registry, kept in step."""
 
     def __init__(self, asks=None, screen=None, approvals: Approvals | None = None, activity=NO_ACTIVITY,
-                 tasks=None) -> None:
+                 tasks=None, skill_cache=lambda name, config: None) -> None:
         self.asks, self.screen, self.activity = asks, screen, activity
+        self.skill_cache = skill_cache  # skill_cache(name, config): where a server's verified skill files are kept
         self.tasks = tasks  # where the ids of tasks are kept until their outcome is delivered (folder/tasks.py)
         self.approvals = approvals or Approvals()  # the `a` answers and pins; without a folder, for the run
         # _lock guards _statuses, _contested and the servers' part of the tool set (toolset.py): a server's tool-list
@@ -48,7 +49,7 @@ class Servers:
     def client(self, name: str, config: ServerConfig) -> Session:
         """A client for one entry, with this agent's handlers; it tells us when its tools change."""
         return Session(name, config, on_tools_changed=self._sync_tools, echo=self.echo, asks=self.asks,
-                         screen=self.screen, tasks=self.tasks)
+                         screen=self.screen, tasks=self.tasks, skill_cache=self.skill_cache(name, config))
 
     def connect_mcp_servers(self, path: str = MCP_CONFIG_PATH, on_start: Callable[[int], None] = lambda count: None,
                             on_ready: Callable[[McpStatus], None] = lambda status: None,

@@ -1,0 +1,103 @@
+"""Beyond the tutorial: skills kept as folders (the Agent Skills format: `<name>/SKILL.md` and its files), the
+project's in .geekagent/skills/ and the user's own in $XDG_CONFIG_HOME/geekagent/skills/.
+
+Each skill is read once, as the folder's files are: never through a link, no device, bounded by the
+MCP extension's limits; a file that looks secret (a .env, a key) is no file of a skill. SKILL.md's bytes
+are kept (what the trust question shows is what is loaded); every other file's size and SHA-256 are, so
+a file read later is used only if it is still what was seen.
+"""
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+
+from beyond.client.frontmatter import split
+from beyond.client.skill_entries import MAX_SKILL_BYTES, MAX_SKILL_FILES
+from beyond.dirs import FolderError, read_inside
+from beyond.secrets import looks_secret
+
+SKILLS_FOLDER = os.path.join(".geekagent", "skills")
+# A skills folder offers at most this many skills: each is one line of the model's catalog.
+MAX_LOCAL_SKILLS = 200
+
+
+@dataclass
+class LocalSkill:
+    """One skill folder as read: its SKILL.md's bytes, and every file's (relative path -> size, digest)."""
+    name: str
+    description: str
+    folder: str
+    text: bytes
+    files: dict[str, tuple[int, str]] = field(default_factory=dict)
+    frontmatter: dict = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return sum(size for size, _ in self.files.values())
+
+    def digest(self) -> str:
+        """One hash of every file's path, size and digest: what trust is bound to."""
+        said = "\n".join(f"{path} {size} {digest}" for path, (size, digest) in sorted(self.files.items()))
+        return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def read(self, path: str) -> bytes:
+        """A file of the skill, only if it is one of those seen and still the same; FolderError otherwise."""
+        plain = os.path.normpath(path)
+        if plain not in self.files:
+            raise FolderError(f"{path} is not a file of skill {self.name}")
+        if plain == "SKILL.md":
+            return self.text
+        data = read_inside(plain, self.files[plain][0], root=self.folder)
+        if data is None or "sha256:" + hashlib.sha256(data).hexdigest() != self.files[plain][1]:
+            raise FolderError(f"{path} of skill {self.name} changed since it was read; start the agent again")
+        return data
+
+
+def scan(root: str) -> tuple[list[LocalSkill], list[str]]:
+    """The skills of a skills folder (none when it is missing), and why any was left out."""
+    try:
+        names = sorted(os.listdir(root))
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    except OSError as e:
+        return [], [f"{root}: cannot be read ({e.strerror or e})"]
+    found, problems = [], []
+    for name in names[:MAX_LOCAL_SKILLS]:
+        folder = os.path.join(root, name)
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                continue  # a file beside the skills, or a link: not a skill of this folder
+            found.append(_read_skill(name, folder))
+        except (OSError, FolderError, ValueError) as e:
+            problems.append(f"skill {name} is left out: {e}")
+    if len(names) > MAX_LOCAL_SKILLS:
+        problems.append(f"{root}: only its first {MAX_LOCAL_SKILLS} skills are offered")
+    return found, problems
+
+
+def _read_skill(name: str, folder: str) -> LocalSkill:
+    """One skill folder, every file of it read once (links and devices refused, the limits held)."""
+    files, text, total = {}, None, 0
+    for base, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(base, d)))  # never a link's folder
+        for file in sorted(names):
+            path = os.path.relpath(os.path.join(base, file), folder)
+            if looks_secret(path):  # a key or a .env beside a skill is never a file of it: the model reads those
+                continue
+            if len(files) >= MAX_SKILL_FILES:
+                raise ValueError(f"over {MAX_SKILL_FILES} files")
+            data = read_inside(path, MAX_SKILL_BYTES - total, root=folder)
+            if data is None or os.path.islink(os.path.join(base, file)):
+                raise FolderError(f"{path} is a link; a skill's files are its own")
+            total += len(data)
+            files[path] = (len(data), "sha256:" + hashlib.sha256(data).hexdigest())
+            text = data if path == "SKILL.md" else text
+    if text is None:
+        raise ValueError("it has no SKILL.md")
+    try:
+        front, _ = split(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"SKILL.md: {e}") from None
+    if front.get("name") != name or not isinstance(front.get("description"), str) or not front["description"]:
+        raise ValueError(f"its SKILL.md must name it {name!r} and have a description")
+    return LocalSkill(name, front["description"], folder, text, files, front)

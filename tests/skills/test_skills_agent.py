@@ -1,0 +1,153 @@
+"""The agent's half of skills (beyond/skills/): the catalog in the system prompt, same-named skills apart,
+the question before a server's skill loads and its `a` bound to the files, allowed-tools never granted by
+loading, the folder's skills under its trust, /skills and /skill; end to end with the scripted model."""
+import json
+import subprocess
+import sys
+
+from beyond.skills.catalog import MAX_CATALOG_SKILLS, Skill, catalog_text
+from conftest import AGENT, FAKES, agent_env, assert_no_process_left, run_agent, run_in_pty, workdir
+from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
+
+
+def skill(root, name: str, description: str, body: str = "Body of the skill.", extra: str = "") -> None:
+    (root / name / "references").mkdir(parents=True, exist_ok=True)
+    (root / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n{extra}---\n{body}\n")
+    (root / name / "references" / "GUIDE.md").write_text(f"guide of {name}\n")
+
+
+def server(root, log) -> dict:
+    return {"command": sys.executable, "args": [str(FAKES / "skills_server.py"), str(root)],
+            "env": {"SKILLS_LOG": str(log)}}
+
+
+def two_servers(tmp_path, extra: str = "") -> tuple:
+    """A folder whose servers a and b serve a skill named pdf each (and a the echo tool's server), and whose
+    own .geekagent/skills/ has a pdf too."""
+    (tmp_path / "a").mkdir()
+    skill(tmp_path / "a", "pdf", "PDF forms of server a", extra=extra)
+    skill(tmp_path / "b", "pdf", "PDF tools of server b")
+    cwd = workdir(tmp_path / "p", {"a": server(tmp_path / "a", tmp_path / "a.log"),
+                                   "b": server(tmp_path / "b", tmp_path / "b.log"),
+                                   "x": {"command": sys.executable, "args": [str(FAKES / "fake_server.py")]}})
+    skill(cwd / ".geekagent" / "skills", "pdf", "The folder's own PDF notes", body="Folder body.")
+    return cwd
+
+
+def untrusting_terminal(tmp_path) -> dict:
+    """A terminal's environment in which the folder is not trusted unless the user says so."""
+    env = {**agent_env(key=None, trust=False), "NO_COLOR": "1", "TERM": "xterm"}
+    return {**env, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+
+def system_prompt(request: dict) -> str:
+    return request["messages"][0]["content"]
+
+
+def test_same_named_skills_are_all_listed_and_loaded_apart(tmp_path):
+    """Two servers' pdf and the folder's pdf: each in the catalog under its own name, the collision said once,
+    each loaded by that name; a server's only after the question, which names server, files and size."""
+    cwd = two_servers(tmp_path)
+    seen = []
+    script = [lambda request: seen.append(system_prompt(request)) or tool_calls(
+        ("load_skill", {"skill": "a:pdf"}), ("load_skill", {"skill": "b:pdf"}), ("load_skill", {"skill": "pdf"})),
+        answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["use the pdf skills", "y", "y", "/exit"], agent_env(model.base_url))
+    assert "- a:pdf: PDF forms of server a (MCP server a)" in seen[0]
+    assert "- b:pdf: PDF tools of server b (MCP server b)" in seen[0]
+    assert "- pdf: The folder's own PDF notes (this folder)" in seen[0]
+    assert done.stderr.count("3 skills are named pdf") == 1
+    assert "Load skill a:pdf from MCP server a: 'PDF forms of server a' (2 files, " in done.stdout
+    assert "[skill a:pdf from MCP server a; untrusted]" in done.stdout
+    assert "[skill b:pdf from MCP server b; untrusted]" in done.stdout and "[skill pdf from this folder]" in done.stdout
+    assert "Folder body." in done.stdout
+    assert (tmp_path / "a.log").read_text().count("resources/read") == 1  # each server read its own, once
+    assert (tmp_path / "b.log").read_text().count("resources/read") == 1
+
+
+def test_no_skill_file_is_read_at_start_or_listing_and_a_no_loads_nothing(tmp_path):
+    """Start-up and /skills list the skills and read none of their files; answering no reads none either."""
+    cwd = two_servers(tmp_path)
+    with FakeOpenAI([tool_calls(("load_skill", {"skill": "a:pdf"})), answer_from_tools]) as model:
+        done = run_agent(cwd, ["/skills", "/mcp", "go", "n", "/exit"], agent_env(model.base_url))
+    assert "a:pdf  (MCP server a; 2 files, " in done.stdout and "asks before loading" in done.stdout
+    assert "a (0 tools, 1 skill)" in done.stdout
+    assert "Not loaded: the user declined skill a:pdf" in done.stdout
+    assert "resources/read" not in (tmp_path / "a.log").read_text()
+    assert "skills/list" in (tmp_path / "a.log").read_text()
+
+
+def test_an_always_is_bound_to_the_files_and_asked_again_when_one_changes(tmp_path):
+    """`a` lets -p load the skill as it is; after one file's bytes change, -p declines and the REPL asks
+    again, saying it changed."""
+    cwd = two_servers(tmp_path)
+    load = [tool_calls(("load_skill", {"skill": "a:pdf"})), answer_from_tools]
+    with FakeOpenAI(load) as model:
+        run_agent(cwd, ["load it", "a", "/exit"], agent_env(model.base_url))
+    with FakeOpenAI(list(load)) as model:
+        quiet = subprocess.run([sys.executable, AGENT, "-p", "load it"], cwd=cwd, capture_output=True, text=True,
+                               env=agent_env(model.base_url), timeout=30)
+    assert "[skill a:pdf from MCP server a; untrusted]" in quiet.stdout
+    (tmp_path / "a" / "pdf" / "references" / "GUIDE.md").write_text("a new guide\n")
+    with FakeOpenAI(list(load)) as model:
+        quiet = subprocess.run([sys.executable, AGENT, "-p", "load it"], cwd=cwd, capture_output=True, text=True,
+                               env=agent_env(model.base_url), timeout=30)
+    assert_no_process_left(cwd)
+    assert "Not loaded: the user declined skill a:pdf" in quiet.stdout
+    with FakeOpenAI(list(load)) as model:
+        again = run_agent(cwd, ["load it", "n", "/exit"], agent_env(model.base_url))
+    assert "It changed since you allowed it" in again.stdout
+
+
+def test_allowed_tools_are_not_granted_by_loading(tmp_path):
+    """A skill's allowed-tools: a question of its own whose default is no; said no, the tool still asks."""
+    cwd = two_servers(tmp_path, extra="allowed-tools: mcp_x_echo\n")
+    script = [tool_calls(("load_skill", {"skill": "a:pdf"})), tool_calls(("mcp_x_echo", {"text": "hi"})),
+              answer_from_tools]
+    with FakeOpenAI(script) as model:
+        refused = run_agent(cwd, ["go", "y", "", "n", "/exit"], agent_env(model.base_url))
+    assert "asks that these tools run without asking: mcp_x_echo" in refused.stdout
+    assert "wants to run tool 'echo'" in refused.stdout  # still asked
+    with FakeOpenAI(list(script)) as model:
+        granted = run_agent(cwd, ["go", "y", "y", "/exit"], agent_env(model.base_url))
+    assert "wants to run tool 'echo'" not in granted.stdout and "| hi" in granted.stdout
+
+
+def test_read_skill_file_reads_a_loaded_skills_listed_files_from_its_own_server(tmp_path):
+    """read_skill_file before a load is refused; after it, a listed file is read from the skill's server."""
+    cwd = two_servers(tmp_path)
+    script = [tool_calls(("read_skill_file", {"skill": "b:pdf", "path": "references/GUIDE.md"})),
+              tool_calls(("load_skill", {"skill": "b:pdf"})),
+              tool_calls(("read_skill_file", {"skill": "b:pdf", "path": "references/GUIDE.md"}),
+                         ("read_skill_file", {"skill": "b:pdf", "path": "references/NOPE.md"})), answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["go", "y", "/exit"], agent_env(model.base_url))
+    assert "skill b:pdf is not loaded: call load_skill first" in done.stdout
+    assert "guide of pdf" in done.stdout and "is not a file of skill pdf" in done.stdout
+    assert "GUIDE.md" not in (tmp_path / "a.log").read_text()
+    assert (tmp_path / "b.log").read_text().count("resources/read skill://pdf/references/GUIDE.md") == 1
+
+
+def test_the_catalog_is_bounded():
+    """Past MAX_CATALOG_SKILLS, the catalog says how many more there are; descriptions are cut."""
+    skills = [Skill(f"s:n{i}", f"n{i}", "d" * 1000, "server", server="s") for i in range(MAX_CATALOG_SKILLS + 7)]
+    text = catalog_text(skills)
+    assert text.count("\n- s:n") == MAX_CATALOG_SKILLS and "and 7 more skills, not listed here" in text
+    assert len(text) < MAX_CATALOG_SKILLS * 260 + 500
+
+
+def test_the_folders_skills_are_part_of_its_trust(tmp_path):
+    """The trust question shows each skill of the folder (files, size, digest); a changed skill asks again."""
+    cwd = workdir(tmp_path, {})
+    skill(cwd / ".geekagent" / "skills", "notes", "Team notes")
+    screen = run_in_pty([sys.executable, AGENT], cwd, untrusting_terminal(tmp_path), [
+        ("Trust this folder", "y\r"), ("> ", "/skills\r"), ("> ", "/exit\r")])
+    assert "skill notes: 2 files," in screen and "offer its skills to the model" in screen
+    assert "notes  (this folder; 2 files" in screen
+    changed = "---\nname: notes\ndescription: Changed\n---\nx\n"
+    (cwd / ".geekagent" / "skills" / "notes" / "SKILL.md").write_text(changed)
+    screen = run_in_pty([sys.executable, AGENT], cwd, untrusting_terminal(tmp_path), [
+        ("Trust this folder", "n\r"), ("> ", "/skills\r"), ("> ", "/exit\r")])
+    assert ".geekagent/skills changed since you trusted this folder" in screen
+    assert "(no skills)" in screen
