@@ -130,7 +130,7 @@ def model():
     full agent runs them (beyond/servers/calls.py)."""
     from beyond.model.client import ModelChat
     from beyond.servers.calls import Calls
-    return ModelChat(run_tool=Calls().run)
+    return ModelChat(calls=Calls())
 
 
 @pytest.fixture

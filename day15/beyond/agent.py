@@ -33,7 +33,7 @@ from beyond.servers.connect import Servers
 from beyond.servers.toolsearch import ToolSearch
 from beyond.servers import toolset
 from beyond.skills.cache import SkillCache
-from beyond.skills.loading import LOAD, Skills
+from beyond.skills.loading import Skills
 from beyond.terminal import shown, style  # the shell's too
 from beyond.wire.sandbox import keep_to_itself, what_it_may
 
@@ -77,7 +77,7 @@ class Agent:
         self.approvals = Approvals()  # who answers "Allow?" and what was answered: prepare() knows
         self.calls = Calls(self.approvals)  # the tool calls of the model and of /call
         self.task_log = TaskLog()  # the tasks whose outcome is not delivered yet (/tasks)
-        self.chat = ModelChat(run_tool=self.calls.run)  # the model, with the tools prepare() chooses how to offer
+        self.chat = ModelChat(calls=self.calls)  # the model, with the tools prepare() chooses how to offer
 
     def prepare(self) -> bool:
         """The folder (found upward), its trust, its .env and policies, the built-in tools, and the full
@@ -117,11 +117,11 @@ class Agent:
         self.orphans.adopt()  # a server's descendant that leaves its process group is still ours to stop
         self.task_log = TaskLog(folder)
         audit = self.audit = AuditLog(lambda tool: self.servers.server_of(tool), confined=self._confined)
-        self.calls.reports.append(lambda name, arguments, decision, outcome, seconds, size: audit.record(
+        self.calls.reports.append(lambda name, arguments, decision, outcome, seconds, size, order: audit.record(
             name, arguments, decision, outcome, seconds - self.console.asked_within(seconds), size))  # the tool's time
         self.calls.keep = self.results.keep  # a long result is kept whole, read back by pages
-        # Its tools chosen by tool search once the servers are there; a reply's calls that ask nobody run at once.
-        self.chat = ModelChat(run_tool=self.calls.run, asks=lambda name: self.approvals.policy_for(name) == "ask")
+        # Its tools chosen by tool search once the servers are there; a reply's questions first, then its calls at once.
+        self.chat = ModelChat(calls=self.calls)
         asks = Handlers(self.console, model=self.chat.sample, record=audit.asked, root=folder,
                         interactive=False if self.prompt is not None else None)
         self.servers = Servers(asks=asks, screen=Screen(browser=self.options.browser, console=self.console),
@@ -134,7 +134,6 @@ class Agent:
                              self.approvals.confirm, self.approvals)
         self.skills.register()
         self.chat.system_note = self.skills.system_note
-        self.chat.asks = lambda name: name == LOAD or self.approvals.policy_for(name) == "ask"  # its question
         # Many MCP tools: a few offered, the others searched; no skill tool while there is no skill.
         self.chat.choose = lambda specs, messages: self.skills.offered(self.search.choose(specs, messages))
         for tool in toolset.every():  # the built-ins: an `a` allows them; nothing of theirs to pin

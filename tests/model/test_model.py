@@ -175,8 +175,16 @@ def test_history_valid_after_error_mid_turn(model, endpoint, echo):
 
 
 def test_interrupt_during_tools_answers_every_call(model, endpoint):
-    """Ctrl-C while a tool runs: every call still gets a tool message, the turn is closed."""
+    """Ctrl-C (it reaches the main thread) while a reply's calls run on their threads: every call still gets a
+    tool message, the turn is closed; each call's wait ends as its Ctrl-C would end it."""
+    import _thread
+    from beyond.waits import cancelled
+    from conftest import wait_until
+
     def interrupt(args):
+        _thread.interrupt_main()
+        if not wait_until(cancelled, 30):
+            raise AssertionError("the call was not cancelled")
         raise KeyboardInterrupt
     tools.register_tool(Tool("slow", "", {"type": "object"}, interrupt))
     set_tool_policy("slow", "allow")
@@ -260,7 +268,10 @@ def test_ctrl_c_cancels_the_calls_of_a_reply_that_run_at_once(started, remote, t
         if all(seen):
             _thread.interrupt_main()
     seen = []  # whether each call was seen running, before the Ctrl-C
-    chat_ = model_module.ModelChat(run_tool=run_tool, asks=lambda name: False)
+    class Unasked:  # the agent's Calls for tools that ask nobody: each call's run, prepared at once
+        def prepare(self, name: str, arguments: str):
+            return lambda: run_tool(name, arguments)
+    chat_ = model_module.ModelChat(calls=Unasked())
     threading.Thread(target=ctrl_c_once_all_run, daemon=True).start()
     default = signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell may start the tests ignoring it
     try:

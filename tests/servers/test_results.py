@@ -22,7 +22,7 @@ from fakes.patterns import pattern_text
 def keeping(model, monkeypatch, tmp_path):
     """The full agent's calls, keeping a long result whole (as agent.py sets them up), the model's too."""
     calls = Calls(keep=beyond_results.keep)
-    model.run_tool = calls.run
+    model.calls = calls
     monkeypatch.chdir(tmp_path)  # the project folder: nothing may be written here
     return calls
 

@@ -66,6 +66,17 @@ def test_same_named_skills_are_all_listed_and_loaded_apart(tmp_path):
     assert (tmp_path / "b.log").read_text().count("resources/read") == 1
 
 
+def test_the_load_question_comes_with_the_replys_questions_before_any_call_runs(tmp_path):
+    """A reply that calls a tool and loads a skill: both questions are asked before either runs."""
+    cwd = two_servers(tmp_path)
+    script = [tool_calls(("mcp_x_echo", {"text": "first"}), ("load_skill", {"skill": "a:pdf"})), answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["go", "y", "y", "/exit"], agent_env(model.base_url))
+    asked, loaded = done.stdout.index("Load skill a:pdf"), done.stdout.index("[tool mcp_x_echo")
+    assert done.stdout.index("wants to run tool 'echo'") < asked < loaded
+    assert "Results: first | [skill a:pdf from MCP server a; untrusted]" in done.stdout
+
+
 def test_no_skill_file_is_read_at_start_or_listing_and_a_no_loads_nothing(tmp_path):
     """Start-up and /skills list the skills and read none of their files; answering no reads none either."""
     cwd = two_servers(tmp_path)

@@ -55,17 +55,15 @@ def retry_notice(text: str) -> None:
 
 class ModelChat(chat.Chat):
     """chat.Chat for the full agent. `choose(specs, messages)` picks the tools a request offers (tool
-    search's; by default every one of the agent's set, servers/toolset.py); `run_tool(name, arguments)` runs
-    one call (the agent's Calls); `asks(name)` says whether a call of that tool asks the user first (those
-    run one at a time, in order; the others of a reply run at once); `system_note()` what the system prompt says
-    of the agent now (the skills' catalog). One turn at a time: run_turn keeps its callbacks meanwhile."""
+    search's; by default every one of the agent's set, servers/toolset.py); `calls` runs them (the agent's
+    Calls: prepare(name, arguments) asks what the call needs asked and returns what runs it, so a reply's
+    questions all come before its calls run); `system_note()` what the system prompt says of the agent now
+    (the skills' catalog). One turn at a time: run_turn keeps its callbacks meanwhile."""
 
     def __init__(self, choose: Callable[[list[dict], list[dict]], list[dict]] | None = None,
-                 run_tool: Callable[[str, str], str] | None = None,
-                 asks: Callable[[str], bool] = lambda name: True, system_note: Callable[[], str] = str) -> None:
-        self.choose, self.asks = choose or (lambda specs, messages: specs), asks
+                 calls: Calls | None = None, system_note: Callable[[], str] = str) -> None:
+        self.choose, self.calls = choose or (lambda specs, messages: specs), calls or Calls()
         self.system_note = system_note  # what the system prompt says of the agent now (the skills' catalog)
-        self.run_tool = run_tool or Calls().run
         # Replies stream until an endpoint refuses that: then each comes whole, for the rest of the session.
         self.streaming = True
         self._turn: dict = {}  # this turn's on_text, on_usage, on_retry
@@ -112,8 +110,9 @@ class ModelChat(chat.Chat):
         return self.choose(toolset.specs(), messages)
 
     def run_calls(self, calls: list[dict], on_tool: Callable[[str, str], None]) -> list[dict]:
-        """As the lesson's, through run_tool, bounded, those that ask nobody at once (reply_calls.py)."""
-        return run_reply(calls, self.run_tool, self.asks, on_tool)
+        """As the lesson's, through the agent's Calls, bounded; every question first, then the calls at once
+        (reply_calls.py)."""
+        return run_reply(calls, self.calls.prepare, on_tool)
 
     def sample(self, history: list[dict], max_tokens: int) -> tuple[str, str]:
         """The configured model, without tools, for a server's sampling request: (its text, its name)."""

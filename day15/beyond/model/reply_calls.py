@@ -1,9 +1,10 @@
 """Beyond the tutorial: the tool calls of one model reply, as the full agent runs them (ModelChat.run_calls).
 
 The lesson runs a reply's calls one after another, each result whole. Here one reply runs at most
-MAX_CALLS_PER_REPLY calls, and their results add at most MAX_REPLY_RESULT_CHARS to the conversation. The
-calls that ask nobody run at once, each on a thread of its own: a Ctrl-C, which reaches the main thread
-only, cancels them too (waits.Cancel), so their servers hear of it before the turn ends.
+MAX_CALLS_PER_REPLY calls, and their results add at most MAX_REPLY_RESULT_CHARS to the conversation. Every
+question of a reply is asked before any of its calls runs; then they run at once, each on a thread of its own:
+a Ctrl-C, which reaches the main thread only, cancels them too (waits.Cancel), so their servers hear of it
+before the turn ends.
 """
 import threading
 import time
@@ -22,21 +23,23 @@ NOT_RUN = ("not run: too many calls in one reply (at most {limit}); make this ca
            "if it is still needed")
 
 
-def run_reply(calls: list[dict], run_tool: Callable[[str, str], str], asks: Callable[[str], bool],
+def run_reply(calls: list[dict], prepare: Callable[[str, str], Callable[[], str]],
               on_tool: Callable[[str, str], None]) -> list[dict]:
-    """As the lesson's, through run_tool: the first MAX_CALLS_PER_REPLY calls, their results within
-    MAX_REPLY_RESULT_CHARS together; every call gets its message, run or not. Calls that ask no question
-    run at once, each within its own deadline (one may wait for another, as a server's may); those that
-    ask run here one at a time; results go back, and are shown, in the model's order. Ctrl-C cancels
-    those still running too (their servers are told) before it ends the turn."""
+    """As the lesson's, through prepare (Calls.prepare): the first MAX_CALLS_PER_REPLY calls, their results
+    within MAX_REPLY_RESULT_CHARS together; every call gets its message, run or not. Every question of the
+    reply is asked first, in the model's order, before any call runs (a call that must meet another is never
+    started before the other is allowed); then the calls run at once, each on a thread of its own and within
+    its own deadline; results go back, and are shown, in the model's order. Ctrl-C at a question runs none;
+    while they run, it cancels those still running too (their servers are told) before it ends the turn."""
     taken = calls[:MAX_CALLS_PER_REPLY]
+    runs = [prepare(call["function"]["name"], call["function"]["arguments"] or "{}") for call in taken]
     results: list[str | None] = [None] * len(taken)
     done = [threading.Event() for _ in taken]
     cancel = Cancel()
 
     def run(i: int) -> None:
         try:
-            results[i] = run_tool(taken[i]["function"]["name"], taken[i]["function"]["arguments"] or "{}")
+            results[i] = runs[i]()
         finally:
             done[i].set()
 
@@ -45,14 +48,13 @@ def run_reply(calls: list[dict], run_tool: Callable[[str, str], str], asks: Call
             cancel.run(lambda: run(i))
         except KeyboardInterrupt:  # cancelled with the turn: it has told its server, and the turn ends
             pass
-    apart = {i for i, call in enumerate(taken) if len(taken) > 1 and not asks(call["function"]["name"])}
     ran, room, started = [], MAX_REPLY_RESULT_CHARS, []
     try:
-        for i in apart:
+        for i in range(len(taken) if len(taken) > 1 else 0):
             started.append(i)  # first: a Ctrl-C inside start() may land once the thread runs
             threading.Thread(target=run_apart, args=(i,), name=f"tool-call-{i}", daemon=True).start()
         for i, call in enumerate(taken):
-            if i not in apart:
+            if i not in started:
                 run(i)
             while not done[i].wait(SIGNAL_CHECK_S):  # Ctrl-C is seen while the others run
                 pass

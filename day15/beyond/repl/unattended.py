@@ -33,7 +33,7 @@ def run(session, prompt: str, as_json: bool, out) -> int:
         return 1
     calls, usage = [], {"prompt_tokens": 0, "completion_tokens": 0}
 
-    def record(name, arguments_json, decision, outcome, seconds, size):
+    def record(name, arguments_json, decision, outcome, seconds, size, order):
         try:
             arguments = mask_data(json.loads(arguments_json or "{}"))
         except (ValueError, RecursionError):
@@ -42,7 +42,7 @@ def run(session, prompt: str, as_json: bool, out) -> int:
         if decision == "allow" and outcome == "ok":  # GeekAgent.json, the user's own `a`, or the agent's default
             call["allowed_by"] = "GeekAgent.json" if session.agent.policies.get(name) == "allow" else \
                 "a" if session.agent.approvals.always(name) else "default"
-        calls.append(call)
+        calls.append((order, call))
 
     def count(reply_usage: dict) -> None:
         for key in usage:
@@ -64,7 +64,8 @@ def run(session, prompt: str, as_json: bool, out) -> int:
     if error:
         print(f"error: {shown(error, one_line=True)}", file=sys.stderr)
     if as_json:
-        result = {"answer": answer, "tool_calls": calls, "usage": usage}
+        result = {"answer": answer, "tool_calls": [call for _, call in sorted(calls, key=lambda c: c[0])],
+                  "usage": usage}  # in the model's order, however they ended
         result |= {"error": mask(error)} if error else {}
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
     elif answer is not None:

@@ -17,6 +17,14 @@ class Asking(Tool):
     question: Callable[[dict], tuple[str, bool]]
 
 
+@dataclass(kw_only=True)
+class Gated(Tool):
+    """A tool with a check and a question of its own (a skill's load: skills/loading.py), asked with the
+    questions of its reply, before any call of it runs: gate(args) returns what runs it (a function giving its
+    text), or raises with why it does not run."""
+    gate: Callable[[dict], Callable[[], str]]
+
+
 # Tool name -> Tool: what the agent added, in order; a built-in's replacement keeps the built-in's place.
 _own: dict[str, Tool] = {}
 

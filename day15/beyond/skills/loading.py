@@ -70,9 +70,10 @@ class Skills:
         """load_skill and read_skill_file, allowed (their own questions are the gate; GeekAgent.json may deny them)."""
         skill = {"type": "string", "description": "the skill's name as the catalog lists it (server:name), or its URI"}
         if toolset.get(LOAD) is None:
-            toolset.add(Tool(LOAD, "Load a skill of the catalog in the system prompt: its instructions (SKILL.md) "
-                                   "come back as this call's result.",
-                             {"type": "object", "required": ["skill"], "properties": {"skill": skill}}, self.load))
+            toolset.add(toolset.Gated(LOAD, "Load a skill of the catalog in the system prompt: its instructions "
+                                            "(SKILL.md) come back as this call's result.",
+                                      {"type": "object", "required": ["skill"], "properties": {"skill": skill}},
+                                      self.load, gate=self.gate))
             toolset.add(Tool(READ, "Read a file of a skill loaded with load_skill, by its path relative to the "
                                    "skill's folder (as SKILL.md names it) or its URI.",
                              {"type": "object", "required": ["skill", "path"], "properties": {
@@ -90,20 +91,29 @@ class Skills:
 
     def load(self, args: dict) -> str:
         """load_skill: the skill's text, marked with its origin, after the user's answer where one is needed."""
+        return self.gate(args)()
+
+    def gate(self, args: dict):
+        """What load_skill asks before any call of its reply runs (the skill named, whether it may load, the
+        user's answer and allowed-tools' question); returns what loads it: the text, checked, marked."""
         skill = self._named(args.get("skill"))
         if skill.local is not None:
-            text = skill.local.text.decode("utf-8")
-        else:
-            client = self._client(skill.server)
-            why = skill.entry.declined()
-            if why:
-                raise ValueError(why)
-            if not self._approved(skill, client.cfg):
-                return DECLINED.format(label=skill.label)
-            text = client.load_skill(skill.entry.uri, skill.entry)
+            return lambda: self._loaded(skill, skill.local.text.decode("utf-8"), self._grant(skill))
+        client = self._client(skill.server)
+        why = skill.entry.declined()
+        if why:
+            raise ValueError(why)
+        if not self._approved(skill, client.cfg):
+            return lambda: DECLINED.format(label=skill.label)
+        grant = self._grant(skill)
+        return lambda: self._loaded(skill, client.load_skill(skill.entry.uri, skill.entry), grant)
+
+    def _loaded(self, skill: Skill, text: str, grant: list[str]) -> str:
+        """A skill that loaded (checked): kept as loaded, its allowed-tools granted if the user said so."""
         with self._lock:
             self.loaded[skill.label] = skill
-        self._grant(skill)
+        for name in grant:
+            self.approvals.allow_for_run(name)
         return f"{_mark(skill)}\n{text}\n[end of skill {skill.label}]"
 
     def read_file(self, args: dict) -> str:
@@ -189,21 +199,20 @@ class Skills:
                   "are" + (f" (kept in {self.store.path})" if self.store else " (for this session)"))
         return bool(answer)
 
-    def _grant(self, skill: Skill) -> None:
-        """A loaded skill's allowed-tools: run without asking for this session only if the user says so now."""
+    def _grant(self, skill: Skill) -> list[str]:
+        """The tools of a skill's allowed-tools the user lets run without asking for this session once it loads
+        (asked now; the default is none)."""
         wanted = skill.frontmatter.get("allowed-tools")
         names = wanted.split() if isinstance(wanted, str) else [str(n) for n in wanted] \
             if isinstance(wanted, list) else []
         ours = [n for n in dict.fromkeys(names) if toolset.get(n) is not None
                 and self.approvals.policy_for(n) == "ask"]
         if not ours:
-            return
+            return []
         question = clean(f"Skill {skill.label} ({skill.where}) asks that these tools run without asking: "
-                         f"{', '.join(ours)}. Loading it granted nothing. Let them run without asking for this "
-                         "session?", one_line=True)
-        if self.confirm(mask(question), always=False) is True:
-            for name in ours:
-                self.approvals.allow_for_run(name)
+                         f"{', '.join(ours)}. Loading it grants nothing. Once it loads, let them run without asking "
+                         "for this session?", one_line=True)
+        return ours if self.confirm(mask(question), always=False) is True else []
 
     def lines(self) -> list[str]:
         """/skills: each skill, its origin, files, size and whether an `a` lets it load."""
