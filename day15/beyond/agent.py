@@ -33,7 +33,7 @@ from beyond.servers.connect import Servers
 from beyond.servers.toolsearch import ToolSearch
 from beyond.servers import toolset
 from beyond.skills.cache import SkillCache
-from beyond.skills.loading import Skills
+from beyond.skills.loading import AgentSkills
 from beyond.terminal import shown, style  # the shell's too
 from beyond.wire.sandbox import keep_to_itself, what_it_may
 
@@ -130,7 +130,7 @@ class Agent:
         self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of, self.approvals.policy_for)
         self.search.register()
         # Skills: the servers', the folder's once trusted, yours; each MCP server's loaded after a question.
-        self.skills = Skills(self.servers, self.project.skills if self.project and self.trusted else [], folder,
+        self.skills = AgentSkills(self.servers, self.project.skills if self.project and self.trusted else [], folder,
                              self.approvals.confirm, self.approvals)
         self.skills.register()
         self.chat.system_note = self.skills.system_note

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from beyond.client import revisions
-from beyond.client.skills import SKILLS
+from beyond.client.skill_entries import SKILLS
 from beyond.client.tasks import TASKS
 from beyond.client.schema import mirrored
 from conftest import agent_env, fake, run_agent, wait_until, workdir

@@ -6,8 +6,8 @@ import sys
 import pytest
 
 import beyond_mcp
-from beyond.client.skill_entries import MAX_SKILL_BYTES, MAX_SKILL_FILES
-from beyond.client.skills import SKILLS, SkillRefused, Skills
+from beyond.client.skill_entries import MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILLS
+from beyond.client.skills import ServedSkills, SkillRefused
 from beyond.skills.cache import SkillCache
 from beyond.client.config import parse_server_config
 from conftest import FAKES
@@ -27,11 +27,12 @@ def entry(body: str = BODY, front: dict | None = None, extra: list | None = None
     return {"uri": "skill://pdf/SKILL.md", "frontmatter": front, "resources": files + (extra or [])}
 
 
-class Scripted(Skills):
+class Scripted(ServedSkills):
     """A session of the extension's methods, its server scripted: each request recorded and answered."""
 
     def __init__(self, listed: list, served: dict, declared: dict | None = None, got: dict | None = None) -> None:
-        self.name, self.skills, self.loaded, self.skill_problems, self.skill_cache = "s", {}, {}, [], None
+        super().__init__()
+        self.name = "s"
         self.capabilities = {"extensions": {SKILLS: declared or {}}} if declared is not False else {}
         self.listed, self.served, self.got, self.sent, self.logged = listed, served, got, [], []
 
@@ -76,7 +77,7 @@ def test_a_skill_md_that_differs_from_its_entry_is_refused_naming_the_check(body
     if "digest" in check:
         assert digest(body)[:19] in str(refused.value) and digest(BODY)[:19] in str(refused.value)
     assert client.sent[1:] == [("resources/read", "skill://pdf/SKILL.md"), ("skills/get", "skill://pdf/SKILL.md")]
-    assert client.loaded == {}
+    assert client.loaded_skills == {}
 
 
 def test_front_matter_that_differs_from_the_entry_is_refused_field_by_field():
@@ -116,7 +117,7 @@ def test_skills_over_the_limits_or_dynamic_are_declined_before_any_read():
     client.listed[1]["resources"] = [{**r, "uri": r["uri"].replace("skill://", "skill://big/")}
                                      for r in client.listed[1]["resources"]]
     client.list_skills()
-    with pytest.raises(SkillRefused, match=f"513 files; skills of at most {MAX_SKILL_FILES}"):
+    with pytest.raises(SkillRefused, match=f"has 513 files; skills of at most {MAX_SKILL_FILES}"):
         client.load_skill("skill://pdf/SKILL.md")
     with pytest.raises(SkillRefused, match="16,777,216 are loaded"):
         client.load_skill("skill://big/pdf/SKILL.md")
@@ -192,5 +193,28 @@ def test_a_real_server_process_lists_without_reading_and_loads_on_demand(tmp_pat
         assert "resources/read" not in log.read_text()
         assert client.load_skill("skill://pdf/SKILL.md") == BODY
         assert log.read_text().count("resources/read") == 1
+    finally:
+        client.stop()
+
+
+def test_a_supporting_file_that_changed_is_refused_and_the_entry_asked_for_again():
+    """A listed file whose bytes are not what the held entry says is not used; skills/get refreshes the entry."""
+    client = Scripted([entry()], {**served(), "skill://pdf/references/FORMS.md": "Forms, rewritten\n"}, got=entry())
+    client.list_skills()
+    client.load_skill("skill://pdf/SKILL.md")
+    with pytest.raises(SkillRefused, match="FORMS.md failed its size check"):
+        client.read_skill_file("skill://pdf/SKILL.md", "references/FORMS.md")
+    assert client.sent[-1] == ("skills/get", "skill://pdf/SKILL.md")
+
+
+def test_a_legacy_server_that_declares_skills_but_answers_method_not_found_gets_a_note(tmp_path):
+    """skills/list answered -32601 on the handshake: the server starts, and its note says which revision to set."""
+    (tmp_path / "pdf").mkdir()
+    (tmp_path / "pdf" / "SKILL.md").write_text(BODY)
+    client = beyond_mcp.McpClient("s", {"command": sys.executable,
+                                        "args": [str(FAKES / "skills_server.py"), str(tmp_path), "nolist"]})
+    try:
+        client.start()
+        assert client.skills == {} and "serves skills only at MCP 2026-07-28" in client.skills_note
     finally:
         client.stop()

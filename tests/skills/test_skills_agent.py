@@ -162,3 +162,39 @@ def test_the_folders_skills_are_part_of_its_trust(tmp_path):
         ("Trust this folder", "n\r"), ("> ", "/skills\r"), ("> ", "/exit\r")])
     assert ".geekagent/skills changed since you trusted this folder" in screen
     assert "(no skills)" in screen
+
+
+def test_yours_one_server_twice_and_two_of_one_name_on_one_server_are_told_apart(tmp_path):
+    """Your own skill, one server under two names and a server with two skills named pdf (nested mode: the second
+    under team/): each listed under its own name, each loadable by it, /skill loads yours into the conversation."""
+    skill(tmp_path / "root", "pdf", "PDF of the server")
+    skill(tmp_path / "config" / "geekagent" / "skills", "pdf", "Your own PDF notes", body="Your body.")
+    twice = {"command": sys.executable, "args": [str(FAKES / "skills_server.py"), str(tmp_path / "root"), "nested"]}
+    cwd = workdir(tmp_path / "p", {"one": twice, "two": dict(twice)})
+    env = {**agent_env(), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = run_agent(cwd, ["/skills", "/skill pdf", "/history", "/exit"], env)
+    for label in ("one:pdf ", "one:team/pdf ", "two:pdf ", "two:team/pdf ", "pdf  (yours"):
+        assert f"  {label}" in done.stdout, label
+    assert "loaded pdf into the conversation" in done.stdout and "[skill pdf from yours]" in done.stdout
+
+
+def test_a_denied_load_skill_is_not_offered_and_mcp_remove_takes_the_cache_away(tmp_path):
+    """GeekAgent.json may deny load_skill (never run); a loaded skill's files are cached (0600) and `mcp remove`
+    removes them."""
+    cwd = two_servers(tmp_path)
+    env = {**agent_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    with FakeOpenAI([tool_calls(("load_skill", {"skill": "a:pdf"})), answer_from_tools]) as model:
+        run_agent(cwd, ["go", "y", "/exit"], {**env, "OPENAI_BASE_URL": model.base_url})
+    cached = [p for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.name != "origin.json"]
+    assert len(cached) == 1 and cached[0].stat().st_mode & 0o777 == 0o600
+    removed = subprocess.run([sys.executable, AGENT, "mcp", "remove", "a"], cwd=cwd, capture_output=True, text=True,
+                             env=env, timeout=30)
+    assert removed.returncode == 0 and not cached[0].exists()
+    (cwd / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": {"load_skill": "deny"}}))
+    seen = []
+    with FakeOpenAI([lambda request: seen.append(request.get("tools", [])) or answer_from_tools(request),
+                     tool_calls(("load_skill", {"skill": "b:pdf"})), answer_from_tools]) as model:
+        done = run_agent(cwd, ["hello", "go", "/exit"], {**env, "OPENAI_BASE_URL": model.base_url})
+    assert "load_skill" not in [t["function"]["name"] for t in seen[0]]
+    assert "Denied: the tool load_skill is not allowed" in done.stdout
+    assert "resources/read" not in (tmp_path / "b.log").read_text()

@@ -8,7 +8,7 @@ declares nothing and answers "method not found", as an SDK's session does withou
 from collections.abc import Callable
 from typing import Protocol
 
-from beyond.client.skills import SKILLS
+from beyond.client.skill_entries import SKILLS
 
 # JSON-RPC's "method not found".
 METHOD_NOT_FOUND = -32601

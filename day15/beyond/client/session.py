@@ -17,7 +17,7 @@ from beyond.client.config import ServerConfig, parse_server_config
 from beyond.client.content import call_text, gathered, prompt_messages, resource_text
 from beyond.client.errors import Refused, ReplyError, ServerError
 from beyond.client.requests import Requests
-from beyond.client.skills import SKILL_URI, Skills, is_method_missing
+from beyond.client.skills import SKILL_URI, ServedSkills, is_method_missing
 from beyond.client.tasks import NoTasks, Task
 from beyond.text import shorten
 from beyond.waits import Call
@@ -33,7 +33,7 @@ MAX_LISTED = 500
 MAX_URI_CHARS = 500
 
 
-class Session(Skills, Requests):
+class Session(ServedSkills, Requests):
     """One MCP server over a transport, with the same constructor and public methods as the twin's.
 
     What the server sends on its own is handled by its FromServer, the revision it speaks by its
@@ -45,17 +45,13 @@ class Session(Skills, Requests):
                  echo: bool = False, asks: Asks | None = None, screen=None, transport=None, tasks=None,
                  skill_cache=None) -> None:
         super().__init__(name, cfg if isinstance(cfg, ServerConfig) else parse_server_config(name, cfg), echo, asks,
-                         screen, transport)
+                         screen, transport, skill_cache=skill_cache)
         self.tasks = tasks or NoTasks()  # where the ids of its tasks are kept until their outcome is delivered
         # The URIs and URI templates of its resources, as last listed: its reader tool and @ completion.
         self.listed: list[str] = []
         # Called (from a helper thread) after the server's tool list changed and was read again.
         self.on_tools_changed = on_tools_changed
-        self.skill_cache = skill_cache  # where verified skill files are kept (beyond/skills/cache.py), if anywhere
         self.skills_note: str | None = None  # why its skills are not listed, when they could be
-        self.skills: dict = {}  # skill URI -> its entry, as last listed or got (skills.py)
-        self.skill_problems: list[str] = []  # why entries of the last listing were left out
-        self.loaded: dict = {}  # skill URI -> the entry it was loaded from: its files are read by that one
 
     @property
     def revision(self) -> str | None:

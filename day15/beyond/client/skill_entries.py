@@ -2,11 +2,13 @@
 client holds it: the URI of its SKILL.md, its front matter (name and description at least), and every file
 with its URI, SHA-256 digest and size, or "dynamic". The extension's limits are checked from it alone.
 """
+import hashlib
 import re
 from dataclasses import dataclass
 
 from beyond.text import shorten
 
+SKILLS = "io.modelcontextprotocol/skills"
 # The extension's own limits: every host loads a skill of up to 512 files and 16 MiB in all; a bigger one
 # is declined from its entry alone, before any of it is read.
 MAX_SKILL_FILES = 512
@@ -25,10 +27,12 @@ class SkillFile:
 
 @dataclass(frozen=True)
 class SkillEntry:
-    """One skill's entry as the server sent it, checked: files is None for a skill served dynamically."""
+    """One skill's entry as the server sent it, checked: files is None for a skill served dynamically; count is
+    how many files it lists (over MAX_SKILL_FILES, none of them is kept: it is declined)."""
     uri: str
     frontmatter: dict
     files: tuple[SkillFile, ...] | None
+    count: int = 0
 
     @property
     def name(self) -> str:
@@ -55,8 +59,8 @@ class SkillEntry:
         """Why the skill is not loaded whatever the user says (served dynamically, over a limit); None if it may be."""
         if self.files is None:
             return (f"{self.name} serves its files dynamically: they cannot be verified, so it is not loaded")
-        if len(self.files) > MAX_SKILL_FILES:
-            return f"{self.name} has {len(self.files)} files; skills of at most {MAX_SKILL_FILES} are loaded"
+        if self.count > MAX_SKILL_FILES:
+            return f"{self.name} has {self.count:,} files; skills of at most {MAX_SKILL_FILES} are loaded"
         if self.size > MAX_SKILL_BYTES:
             return f"{self.name} has {self.size:,} bytes of files; skills of at most {MAX_SKILL_BYTES:,} are loaded"
         return None
@@ -79,10 +83,14 @@ def checked_entry(raw: object) -> SkillEntry:
         return SkillEntry(uri, front, None)
     if not isinstance(files, list):
         raise ValueError(f"{shorten(uri, 100)}: resources is neither a list of files nor \"dynamic\"")
-    listed = tuple(_checked_file(f, uri) for f in files[:MAX_SKILL_FILES + 1])
+    if len(files) > MAX_SKILL_FILES:  # listed, to be declined with its count; none of its files is kept
+        return SkillEntry(uri, front, (), len(files))
+    listed = tuple(_checked_file(f, uri) for f in files)
     if uri not in {f.uri for f in listed}:
         raise ValueError(f"{shorten(uri, 100)}: its resources do not list its SKILL.md")
-    return SkillEntry(uri, front, listed)
+    if len({f.uri for f in listed}) < len(listed):
+        raise ValueError(f"{shorten(uri, 100)}: its resources list a file twice")
+    return SkillEntry(uri, front, listed, len(listed))
 
 
 def _checked_file(raw: object, skill: str) -> SkillFile:
@@ -95,3 +103,8 @@ def _checked_file(raw: object, skill: str) -> SkillFile:
     if not raw["uri"].startswith(root) or "/../" in raw["uri"] + "/":
         raise ValueError(f"{shorten(skill, 100)}: {shorten(raw['uri'], 100)} is not within the skill's folder")
     return SkillFile(raw["uri"], raw["digest"], raw["size"])
+
+
+def digest_of(data: bytes) -> str:
+    """A file's digest as the extension writes it: sha256: and 64 lowercase hex digits."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()

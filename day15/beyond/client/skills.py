@@ -1,5 +1,5 @@
 """Beyond the tutorial: skills a server serves (the extension io.modelcontextprotocol/skills, SEP-2640),
-as methods of the full client (session.py's Session takes them in as Skills).
+as methods of the full client (session.py's Session takes them in as ServedSkills).
 
 A skill is a SKILL.md and its files, each a resource. skills/list and skills/get give each skill's
 entry: its front matter, and every file's URI, SHA-256 digest and size. Nothing of a skill is read
@@ -11,23 +11,20 @@ Digests prove the server consistent, not trustworthy: the agent's half (beyond/s
 """
 import base64
 import binascii
-import hashlib
 import posixpath
 import re
 
+from beyond.client.capabilities import METHOD_NOT_FOUND
 from beyond.client.errors import ReplyError, ServerError
-from beyond.client.skill_entries import MAX_SKILL_FILES, SkillEntry, SkillFile, checked_entry
 from beyond.client.frontmatter import split
 from beyond.client.frontmatter_values import differences
+from beyond.client.skill_entries import SKILLS, MAX_SKILL_FILES, SkillEntry, SkillFile, checked_entry, digest_of
 from beyond.text import clean, shorten
 from mcp import McpError
 
-SKILLS = "io.modelcontextprotocol/skills"
 # One listing keeps at most this many entries and pages: a server's catalog cannot fill memory.
 MAX_LISTED_SKILLS = 2000
 MAX_SKILL_PAGES = 100
-# JSON-RPC's "method not found": a server that declares skills only in another revision answers it.
-METHOD_NOT_FOUND = -32601
 # A resource URI that looks like a skill's SKILL.md (a hint only: a skill is what skills/list or skills/get says).
 SKILL_URI = re.compile(r"[a-z][a-z0-9+.-]*://\S+/SKILL\.md")
 
@@ -37,13 +34,17 @@ class SkillRefused(ServerError):
     or failing a check. The message names the check, the URI and both values."""
 
 
-class Skills:
+class ServedSkills:
     """The extension's methods of a Session (requests.Requests): self.request, self.capabilities, self.name,
-    self.revisions. `skills` holds each skill's entry as last listed or got, `skill_problems` why entries of
-    the last listing were left out, `loaded` the entry each loaded skill was loaded from (what its files
-    are read by); Session.__init__ makes them. `skill_cache`, if given, keeps verified files: get(uri, digest)
-    -> bytes or None (checked again on every use), put(uri, digest, data)."""
+    self.log. `skill_cache`, if given, keeps verified files: get(uri, digest) -> bytes or None (checked again
+    on every use), put(uri, digest, data)."""
 
+    def __init__(self, *args, skill_cache=None, **kwargs) -> None:
+        self.skills: dict[str, SkillEntry] = {}  # skill URI -> its entry, as last listed or got
+        self.skill_problems: list[str] = []  # why entries of the last listing were left out
+        self.loaded_skills: dict[str, SkillEntry] = {}  # skill URI -> the entry it was loaded from: its files
+        self.skill_cache = skill_cache  # where verified files are kept (beyond/skills/cache.py), if anywhere
+        super().__init__(*args, **kwargs)
 
     def serves_skills(self) -> bool:
         """Whether the server declared the extension (initialize's capabilities, or server/discover's)."""
@@ -65,9 +66,14 @@ class Skills:
                 except ValueError as e:
                     problems.append(f"skills/list: left out {e}")
             cursor = result.get("nextCursor")
-            if not cursor or len(found) >= MAX_LISTED_SKILLS:
+            if not cursor:
+                break
+            if len(found) >= MAX_LISTED_SKILLS:
+                problems.append(f"skills/list: only its first {MAX_LISTED_SKILLS} skills are kept")
                 break
             params = {"cursor": cursor}
+        else:
+            problems.append(f"skills/list: only its first {MAX_SKILL_PAGES} pages are read")
         found = found[:MAX_LISTED_SKILLS]
         self.skills = {entry.uri: entry for entry in found}
         self.skill_problems = problems
@@ -111,13 +117,13 @@ class Skills:
                 f"{shorten(uri, 200)} failed its front matter check: {', '.join(differ[:5])} differ; the entry says "
                 f"{key}: {_value(entry.frontmatter.get(key))}, the file says {key}: {_value(parsed.get(key))}; "
                 "not loaded", self.name)
-        self.loaded = {**self.loaded, entry.uri: entry}
+        self.loaded_skills = {**self.loaded_skills, entry.uri: entry}
         return text
 
     def read_skill_file(self, skill_uri: str, path: str) -> bytes:
         """A file of a loaded skill: `path` relative to the skill's folder, or the file's URI; only what the entry
         the skill was loaded from lists (anything else fails without a request), checked by size and digest."""
-        entry = self.loaded.get(skill_uri)
+        entry = self.loaded_skills.get(skill_uri)
         if entry is None:
             raise SkillRefused(f"{shorten(skill_uri, 200)} is not loaded: load the skill first", self.name)
         uri = resolved(entry, path)
@@ -159,7 +165,7 @@ class Skills:
         if len(data) != listed.size:
             check = f"size check: the entry says {listed.size:,} bytes, the file read has {len(data):,}"
         else:
-            digest = "sha256:" + hashlib.sha256(data).hexdigest()
+            digest = digest_of(data)
             if digest != listed.digest:
                 check = f"digest check: the entry says {listed.digest[:19]}, the file read is {digest[:19]}"
         if check:
@@ -200,14 +206,6 @@ def raw_bytes(result: dict, uri: str, server: str) -> bytes:
     except binascii.Error:
         pass  # said below, as no content
     raise ServerError(f"resources/read {shorten(uri, 100)}: no text or blob in the answer", server)
-
-
-def text_of(data: bytes, uri: str) -> str:
-    """A file's bytes as text for the model; a binary file described."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return f"({shorten(uri, 200)}: a binary file of {len(data):,} bytes, not shown)"
 
 
 def _relative(entry: SkillEntry, uri: str) -> str:

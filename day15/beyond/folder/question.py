@@ -1,22 +1,32 @@
-"""Beyond the tutorial: what the trust question (folder/trust.py) shows of each entry of a folder's mcp.json.
+"""Beyond the tutorial: what the trust question (folder/trust.py) shows: the folder's entries, .env settings,
+tools allowed unasked and skills (summary), and of each entry of its mcp.json (what_runs):
 
 The exact command line (every argument, control characters made visible) or the URL; where each
 variable of the user's environment goes, never its value; the roots outside the project folder; what
 a login without a person reads and where the ID token goes.
 """
 import os
+import re
 import shlex
 
-from beyond.client.config import ServerConfig, expanded
+import permissions
+
+from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, expanded
 from beyond.client.roots import outside
 from beyond.dirs import VARIABLE, only_variables
+from beyond.folder.skill_files import shown_skills
 from beyond.secrets import is_secret_name, mask, masked_entry, places
 from beyond.text import clean, shorten
 from beyond.wire.sandbox import what_it_may
+from mcp import McpError
 
 
 # What the question says of an entry that is configured and not started.
 DISABLED = "disabled (not started)"
+# .env keys that change how this agent and the servers it starts run (which programs run, what they
+# load, which certificates and proxies they trust, where they write): set apart in the question.
+RUNTIME_SETTING = re.compile(r"PATH|LD_.*|DYLD_.*|PYTHON.*|NODE_.*|NPM_CONFIG_.*|SSL_.*|.*_PROXY|.*_CA_BUNDLE|TMPDIR|"
+                             r"TMP|TEMP|HOME|SHELL|BASH_ENV|ENV|IFS|GIT_.*|PERL.*|RUBY.*|XDG_.*|GEEKAGENT_.*", re.I)
 
 
 def shown_value(key: str, value: str, limit: int) -> str:
@@ -69,3 +79,31 @@ def _logs_in(oauth: dict) -> str:
     if isinstance(oauth.get("idpTokenEndpoint"), str):
         said.append(f"sends your ID token to {oauth['idpTokenEndpoint']}")
     return "".join(f"; {s}" for s in said)
+
+
+def summary(project, new: list[str] | tuple = ()) -> list[str]:
+    """What trusting the folder (a Project of trust.py) would do, from the entries as parsed for starting them
+    (`new`: the tools GeekAgent.json allows since the folder was last trusted)."""
+    lines = [f"This folder has its own agent configuration: {clean(project.folder, one_line=True)}"]
+    try:
+        for name, runs in project.entries().items():
+            lines.append(f"  server {clean(shorten(name, 80), one_line=True)}: {runs}")
+    except McpError as e:
+        lines.append(f"  {MCP_CONFIG_PATH} cannot be used, so none of its servers starts: "
+                     f"{clean(str(e), one_line=True)}")
+    settings, warnings = project.dotenv()
+    lines += [f"  warning: {clean(w, one_line=True)}" for w in warnings]
+    for key, value in sorted(settings.items(), key=lambda kv: bool(RUNTIME_SETTING.fullmatch(kv[0]))):
+        what = "changes how programs run: " if RUNTIME_SETTING.fullmatch(key) else ""
+        value = shown_value(key, value, 200)
+        unused = " (not used: set in your environment)" if key in os.environ else ""
+        lines.append(f"  .env {what or 'sets '}{clean(mask(f'{key}={value}'), one_line=True)}{unused}")
+    lines += shown_skills(project.skills, project.skill_problems)
+    if project.allows():
+        lines.append(f"  {permissions.POLICY_PATH} lets these tools run without asking: " + _names(project.allows())
+                     + (f" (new since you trusted it: {_names(new)})" if new else ""))
+    return lines
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(clean(shorten(name, 80), one_line=True) for name in names)

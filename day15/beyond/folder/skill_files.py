@@ -8,17 +8,25 @@ a file read later is used only if it is still what was seen.
 """
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 
 from beyond.client.frontmatter import split
-from beyond.client.skill_entries import MAX_SKILL_BYTES, MAX_SKILL_FILES
+from beyond.client.skill_entries import MAX_SKILL_BYTES, MAX_SKILL_FILES, digest_of
 from beyond.dirs import FolderError, read_inside
 from beyond.secrets import looks_secret
+from beyond.text import clean, shorten
 
 SKILLS_FOLDER = os.path.join(".geekagent", "skills")
 # A skills folder offers at most this many skills: each is one line of the model's catalog.
 MAX_LOCAL_SKILLS = 200
+# All of a skills folder's files are read (and hashed) at every start: this many bytes in all, past which the
+# remaining skills are left out, so a cloned folder cannot make each start read gigabytes.
+MAX_LOCAL_SKILLS_BYTES = 64 << 20
+# A skill's name, as the Agent Skills format has it: lowercase letters, digits and hyphens.
+NAME = re.compile(r"[a-z0-9](?:-?[a-z0-9])*")
+MAX_NAME_CHARS = 64
 
 
 @dataclass
@@ -48,9 +56,24 @@ class LocalSkill:
         if plain == "SKILL.md":
             return self.text
         data = read_inside(plain, self.files[plain][0], root=self.folder)
-        if data is None or "sha256:" + hashlib.sha256(data).hexdigest() != self.files[plain][1]:
+        if data is None or digest_of(data) != self.files[plain][1]:
             raise FolderError(f"{path} of skill {self.name} changed since it was read; start the agent again")
         return data
+
+
+def folder_skills(folder: str) -> tuple[list[LocalSkill], list[str]]:
+    """The project's skills (.geekagent/skills/ of `folder`), never through a link, and why any was left out."""
+    root = os.path.join(folder, SKILLS_FOLDER)
+    if os.path.islink(root) or os.path.islink(os.path.dirname(root)):
+        return [], [f"{SKILLS_FOLDER} is a link; its skills are not read"]
+    return scan(root)
+
+
+def shown_skills(skills: list[LocalSkill], problems: list[str]) -> list[str]:
+    """The trust question's lines for the folder's skills: each by what identifies it (name, files, size, digest)."""
+    lines = [clean(f"  skill {s.name}: {len(s.files)} file{'s' * (len(s.files) > 1)}, {s.size:,} bytes, digest "
+                   f"{s.digest()[:12]}: {shorten(s.description, 100)}", one_line=True) for s in skills]
+    return lines + [f"  warning: {clean(problem, one_line=True)}" for problem in problems]
 
 
 def scan(root: str) -> tuple[list[LocalSkill], list[str]]:
@@ -61,22 +84,25 @@ def scan(root: str) -> tuple[list[LocalSkill], list[str]]:
         return [], []
     except OSError as e:
         return [], [f"{root}: cannot be read ({e.strerror or e})"]
-    found, problems = [], []
+    found, problems, room = [], [], MAX_LOCAL_SKILLS_BYTES
     for name in names[:MAX_LOCAL_SKILLS]:
         folder = os.path.join(root, name)
         try:
             if not stat.S_ISDIR(os.lstat(folder).st_mode):
                 continue  # a file beside the skills, or a link: not a skill of this folder
-            found.append(_read_skill(name, folder))
+            if not NAME.fullmatch(name) or len(name) > MAX_NAME_CHARS:
+                raise ValueError("a skill's folder is named with lowercase letters, digits and hyphens")
+            found.append(_read_skill(name, folder, min(room, MAX_SKILL_BYTES)))
+            room -= found[-1].size
         except (OSError, FolderError, ValueError) as e:
-            problems.append(f"skill {name} is left out: {e}")
+            problems.append(f"skill {name!r} is left out: {e}")
     if len(names) > MAX_LOCAL_SKILLS:
         problems.append(f"{root}: only its first {MAX_LOCAL_SKILLS} skills are offered")
     return found, problems
 
 
-def _read_skill(name: str, folder: str) -> LocalSkill:
-    """One skill folder, every file of it read once (links and devices refused, the limits held)."""
+def _read_skill(name: str, folder: str, limit: int) -> LocalSkill:
+    """One skill folder, every file of it read once (links and devices refused, at most `limit` bytes)."""
     files, text, total = {}, None, 0
     for base, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(base, d)))  # never a link's folder
@@ -86,11 +112,13 @@ def _read_skill(name: str, folder: str) -> LocalSkill:
                 continue
             if len(files) >= MAX_SKILL_FILES:
                 raise ValueError(f"over {MAX_SKILL_FILES} files")
-            data = read_inside(path, MAX_SKILL_BYTES - total, root=folder)
-            if data is None or os.path.islink(os.path.join(base, file)):
+            if os.path.islink(os.path.join(base, file)):
                 raise FolderError(f"{path} is a link; a skill's files are its own")
+            data = read_inside(path, limit - total, root=folder)
+            if data is None:
+                raise FolderError(f"{path} went away while it was read")
             total += len(data)
-            files[path] = (len(data), "sha256:" + hashlib.sha256(data).hexdigest())
+            files[path] = (len(data), digest_of(data))
             text = data if path == "SKILL.md" else text
     if text is None:
         raise ValueError("it has no SKILL.md")

@@ -24,8 +24,8 @@ from beyond.folder.dotenv import DOTENV_PATH, parse_dotenv
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond.dirs import FolderError, LinkOutside, config_dir, decode_json, read_inside
 from beyond.folder.project import JsonStore
-from beyond.folder.question import DISABLED, shown_value, what_runs
-from beyond.folder.skill_files import SKILLS_FOLDER, LocalSkill, scan
+from beyond.folder.question import DISABLED, summary, what_runs
+from beyond.folder.skill_files import SKILLS_FOLDER, LocalSkill, folder_skills
 from beyond.secrets import mask
 from beyond.text import clean, shorten
 from beyond.wire.sandbox import insist
@@ -36,12 +36,6 @@ TRUSTED_FILES = (MCP_CONFIG_PATH, DOTENV_PATH, permissions.POLICY_PATH)
 # .env keys a folder may not set at all: where the agent finds its own files (the user's own mcp.json,
 # the trust record, the logins), how it behaves, and which certificates it trusts. Refused, and named.
 REFUSED_SETTING = re.compile(r"XDG_.*|HOME|GEEKAGENT_.*|SSL_CERT_FILE|SSL_CERT_DIR", re.IGNORECASE)
-# .env keys that change how this agent and the servers it starts run (which programs run, what they
-# load, which certificates and proxies they trust, where they write): set apart in the question.
-RUNTIME_SETTING = re.compile(r"PATH|LD_.*|DYLD_.*|PYTHON.*|NODE_.*|NPM_CONFIG_.*|SSL_.*|.*_PROXY|.*_CA_BUNDLE|TMPDIR|"
-                             r"TMP|TEMP|HOME|SHELL|BASH_ENV|ENV|IFS|GIT_.*|PERL.*|RUBY.*|XDG_.*|GEEKAGENT_.*", re.I)
-
-
 @dataclass
 class Project:
     """The folder's config files as read once at start-up: the bytes that are hashed, shown and used."""
@@ -64,11 +58,7 @@ class Project:
                 project.files[path], project.problems[path] = None, str(e)
                 if isinstance(e, LinkOutside):
                     project.links.add(path)
-        skills = os.path.join(project.folder, SKILLS_FOLDER)
-        if os.path.islink(skills) or os.path.islink(os.path.dirname(skills)):
-            project.skill_problems.append(f"{SKILLS_FOLDER} is a link; its skills are not read")
-        else:
-            project.skills, project.skill_problems = scan(skills)
+        project.skills, project.skill_problems = folder_skills(project.folder)
         return project
 
     def skill_digests(self) -> dict[str, str]:
@@ -144,8 +134,8 @@ def trusted(project: Project) -> bool:
 
 
 def _nothing_to_trust(project: Project) -> bool:
-    return not project.allows() and not project.skills and all(project.files[p] is None and p not in project.problems
-                                        for p in TRUSTED_FILES[:2])
+    return not project.allows() and not project.skills and \
+        all(project.files[p] is None and p not in project.problems for p in TRUSTED_FILES[:2])
 
 
 def _as_trusted(project: Project) -> tuple[bool, list[str], dict | None, list[str], list[str], dict | None]:
@@ -263,38 +253,6 @@ def _what_trust_does(project: Project, allows: list[str], entries: dict | None) 
 def _allowed_before(record: dict | None) -> list[str]:
     allows = record.get("allows") if isinstance(record, dict) else None
     return [name for name in allows if isinstance(name, str)] if isinstance(allows, list) else []
-
-
-def summary(project: Project, new: list[str] | tuple = ()) -> list[str]:
-    """What trusting the folder would do, from the entries as parsed for starting them (`new`: the
-    tools GeekAgent.json allows since the folder was last trusted)."""
-    lines = [f"This folder has its own agent configuration: {clean(project.folder, one_line=True)}"]
-    try:
-        for name, runs in project.entries().items():
-            lines.append(f"  server {clean(shorten(name, 80), one_line=True)}: {runs}")
-    except McpError as e:
-        lines.append(f"  {MCP_CONFIG_PATH} cannot be used, so none of its servers starts: "
-                     f"{clean(str(e), one_line=True)}")
-    settings, warnings = project.dotenv()
-    lines += [f"  warning: {clean(w, one_line=True)}" for w in warnings]
-    for key, value in sorted(settings.items(), key=lambda kv: bool(RUNTIME_SETTING.fullmatch(kv[0]))):
-        what = "changes how programs run: " if RUNTIME_SETTING.fullmatch(key) else ""
-        value = shown_value(key, value, 200)
-        unused = " (not used: set in your environment)" if key in os.environ else ""
-        lines.append(f"  .env {what or 'sets '}{clean(mask(f'{key}={value}'), one_line=True)}{unused}")
-    for skill in project.skills:  # what its text says is the model's to read: shown by what identifies it
-        count = len(skill.files)
-        lines.append(clean(f"  skill {skill.name}: {count} file{'s' * (count > 1)}, {skill.size:,} bytes, digest "
-                           f"{skill.digest()[:12]}: {shorten(skill.description, 100)}", one_line=True))
-    lines += [f"  warning: {clean(problem, one_line=True)}" for problem in project.skill_problems]
-    if project.allows():
-        lines.append(f"  {permissions.POLICY_PATH} lets these tools run without asking: " + _names(project.allows())
-                     + (f" (new since you trusted it: {_names(new)})" if new else ""))
-    return lines
-
-
-def _names(names: list[str]) -> str:
-    return ", ".join(clean(shorten(name, 80), one_line=True) for name in names)
 
 
 def _say(text: str) -> None:

@@ -11,6 +11,7 @@ from beyond.servers import toolset
 from beyond.servers.toolsearch import NAME as TOOL_SEARCH
 import chat
 from beyond.terminal import shown
+from mcp import McpError
 
 
 def mcp_account(session, arg: str) -> None:
@@ -130,7 +131,7 @@ def cmd_skill(session, arg: str) -> None:
         return
     try:
         text = session.agent.skills.load_for_user(arg.strip())
-    except Exception as e:  # McpError, a refused check, no such skill: said, and the REPL goes on
+    except (McpError, ValueError, OSError) as e:  # a refused check, no such skill, a file gone: said
         print(shown(f"error: {e}", one_line=True))
         return
     if text is None:

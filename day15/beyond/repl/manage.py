@@ -11,7 +11,6 @@ import json
 import sys
 import urllib.parse
 
-from beyond.client.config import parse_server_config
 from beyond.dirs import StateError, only_variables
 from beyond.folder.mcp_files import ConfigFileError, McpFile, project_file, user_file
 from beyond.folder.trust import Project, trusted
@@ -23,7 +22,6 @@ from beyond.repl.verbs import (Refused, Usage, flag, literal_secrets, name_of, n
                                 written_out)
 from beyond.secrets import mask, mask_data, masked_entry
 from beyond.text import clean
-from mcp import McpError
 
 USAGE = """usage: python3 day15/beyond_agent.py mcp <verb> ...
   list [--json]                               every server of both files, none started
@@ -201,13 +199,9 @@ def cmd_add(args: list[str]) -> int:
 
 def cmd_remove(args: list[str]) -> int:
     file, name = _entry_file(args)
-    entry = file.entries().get(name)
     file.edit(lambda servers: servers.pop(name, None))
+    remove_cached(name)  # the skill files kept of it go with it (skills/cache.py)
     print(f"removed {name} from {file.shown}")
-    try:  # the skill files kept of it go with it (skills/cache.py)
-        remove_cached(parse_server_config(name, entry))
-    except (McpError, TypeError, ValueError):
-        pass  # an entry that could not start kept nothing
     return 0
 
 

@@ -1,6 +1,6 @@
 """Beyond the tutorial: the files of MCP servers' skills, kept once verified, in the user's cache.
 
-One folder a server: named by its identity (what its entry runs, or its URL: folder/approvals.py's
+One folder a server: named by its identity (its name and what its entry runs, or its URL: folder/approvals.py's
 runs_of), so two servers' same URI land apart and a renamed or replaced server finds nothing. A file
 is named by its URI's hash and digest, written whole (0600, by rename), never changed in place, and
 hashed again on every use: a cached copy that is not what the entry says is dropped and read anew.
@@ -19,27 +19,40 @@ from beyond.folder.approvals import runs_of
 from beyond.folder.skill_files import SKILLS_FOLDER
 
 
-def identity(config) -> str:
-    """A server's identity, hashed: what its entry runs (command, args, env, cwd, sandbox) or its URL."""
-    said = json.dumps(runs_of(config), sort_keys=True)
+# `mcp remove` looks at this many cached servers' folders at most for the removed one's.
+MAX_CACHED_SERVERS = 1000
+
+
+def identity(config, server: str) -> str:
+    """A server's identity, hashed: its name in mcp.json and what its entry runs (command, args, env, cwd,
+    sandbox) or its URL."""
+    said = json.dumps([server, runs_of(config)], sort_keys=True)
     return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def server_folder(config) -> str:
-    return os.path.join(cache_dir(), "skills", identity(config)[:32])
-
-
-def remove_cached(config) -> None:
-    """A removed server's cached skill files, gone with it (nothing there is no error)."""
-    shutil.rmtree(server_folder(config), ignore_errors=True)
+def remove_cached(server: str) -> None:
+    """A removed server's cached skill files (every folder its name was cached under), gone with it."""
+    root = os.path.join(cache_dir(), "skills")
+    try:
+        folders = sorted(os.listdir(root))[:MAX_CACHED_SERVERS]
+    except OSError:
+        return  # nothing cached
+    for folder in folders:
+        try:
+            with open(os.path.join(root, folder, "origin.json"), "rb") as f:
+                named = json.loads(f.read(4096)).get("server")
+        except (OSError, ValueError, AttributeError):
+            continue  # no folder of ours
+        if named == server:
+            shutil.rmtree(os.path.join(root, folder), ignore_errors=True)
 
 
 class SkillCache:
     """One server's cached skill files: get(uri, digest) -> bytes or None, put(uri, digest, data)."""
 
     def __init__(self, config, label: str) -> None:
-        self.folder = server_folder(config)
-        self.label = label  # the server's name when it was cached: the folder says whose it is
+        self.folder = os.path.join(cache_dir(), "skills", identity(config, label)[:32])
+        self.label = label  # the server's name: origin.json says whose the folder is (mcp remove finds it so)
         self.usable = _outside_skills(self.folder)
 
     def get(self, uri: str, digest: str) -> bytes | None:

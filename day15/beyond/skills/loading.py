@@ -16,7 +16,6 @@ import sys
 import threading
 
 from beyond.client.skill_entries import SkillEntry
-from beyond.client.skills import text_of
 from beyond.dirs import config_dir, state_dir
 from beyond.folder import approvals
 from beyond.folder.project import JsonStore
@@ -32,19 +31,19 @@ LOAD, READ = "load_skill", "read_skill_file"
 DECLINED = "Not loaded: the user declined skill {label}. Do not retry it; go on without it."
 
 
-class Skills:
+class AgentSkills:
     """The skills of one agent: its servers' (servers.mcp_statuses()), the folder's (as trusted) and yours.
     `confirm(question, always)` asks the user (the console's; -p's says no), `approvals` holds this run's
     tool policies (a granted allowed-tools); an `a` is kept for `folder` in the user's state."""
 
-    def __init__(self, servers, folder_skills: list[LocalSkill], folder: str | None, confirm, approvals_) -> None:
-        self.servers, self.folder_skills, self.confirm, self.approvals = servers, folder_skills, confirm, approvals_
+    def __init__(self, servers, folder_skills: list[LocalSkill], folder: str | None, confirm, policies) -> None:
+        self.servers, self.folder_skills, self.confirm, self.approvals = servers, folder_skills, confirm, policies
         self.yours, self.problems = scan(os.path.join(config_dir(), "skills"))
         self.folder = os.path.realpath(folder) if folder else None
         self.store = JsonStore(os.path.join(state_dir(), "skill-approvals.json")) if folder else None
         kept = self.store.load().get(self.folder) if self.store else None
         self.kept: dict[str, dict] = kept if isinstance(kept, dict) else {}
-        self.loaded: dict[str, Skill] = {}  # label -> the skill as loaded in this session: its files may be read
+        self.loaded: dict[str, Skill] = {}  # origin -> the skill as loaded in this session: its files may be read
         self.said: set[str] = set()  # the collisions said already (once each)
         self._lock = threading.Lock()  # guards kept, loaded and said: calls of one reply run side by side
 
@@ -81,9 +80,15 @@ class Skills:
         for name in (LOAD, READ):
             approvals.ensure(name, "allow")
 
+    def use_folder(self, folder_skills: list[LocalSkill]) -> None:
+        """The folder's skills as its trust now allows (/mcp reload asked again): none when it is not trusted."""
+        self.folder_skills = folder_skills
+
     def offered(self, specs: list[dict]) -> list[dict]:
-        """The specs a request offers, without the skill tools while there is no skill."""
-        if self.catalog():
+        """The specs a request offers, without the skill tools while there is no skill (and no server that
+        serves them: one whose listing is empty may still load a skill by its URI)."""
+        if self.catalog() or any(s.client is not None and not s.error and s.client.serves_skills()
+                                 for s in self.servers.mcp_statuses()):
             return specs
         return [spec for spec in specs if spec["function"]["name"] not in (LOAD, READ)]
 
@@ -93,25 +98,31 @@ class Skills:
         """load_skill: the skill's text, marked with its origin, after the user's answer where one is needed."""
         return self.gate(args)()
 
-    def gate(self, args: dict):
+    def gate(self, args: dict, refused: list | None = None):
         """What load_skill asks before any call of its reply runs (the skill named, whether it may load, the
-        user's answer and allowed-tools' question); returns what loads it: the text, checked, marked."""
+        user's answer and allowed-tools' question); returns what loads it: the text, checked, marked (or the
+        model's note that the user said no, then also added to `refused`)."""
         skill = self._named(args.get("skill"))
         if skill.local is not None:
-            return lambda: self._loaded(skill, skill.local.text.decode("utf-8"), self._grant(skill))
+            grant = self._grant(skill)
+            return lambda: self._loaded(skill, self._text(skill), grant)
         client = self._client(skill.server)
         why = skill.entry.declined()
         if why:
             raise ValueError(why)
         if not self._approved(skill, client.cfg):
+            (refused if refused is not None else []).append(skill.label)
             return lambda: DECLINED.format(label=skill.label)
         grant = self._grant(skill)
         return lambda: self._loaded(skill, client.load_skill(skill.entry.uri, skill.entry), grant)
 
+    def _text(self, skill: Skill) -> str:
+        return skill.local.text.decode("utf-8", "replace")
+
     def _loaded(self, skill: Skill, text: str, grant: list[str]) -> str:
         """A skill that loaded (checked): kept as loaded, its allowed-tools granted if the user said so."""
         with self._lock:
-            self.loaded[skill.label] = skill
+            self.loaded[_origin(skill)] = skill
         for name in grant:
             self.approvals.allow_for_run(name)
         return f"{_mark(skill)}\n{text}\n[end of skill {skill.label}]"
@@ -123,21 +134,22 @@ class Skills:
             raise ValueError('"path" must be a file of the skill, relative to its folder')
         skill = self._named(args.get("skill"))
         with self._lock:
-            loaded = self.loaded.get(skill.label)
+            loaded = self.loaded.get(_origin(skill))
         if loaded is None:
             raise ValueError(f"skill {skill.label} is not loaded: call {LOAD} first")
         if loaded.local is not None:
-            data, uri = loaded.local.read(path), path
+            data = loaded.local.read(path)
         else:
-            client = self._client(loaded.server)
-            data = client.read_skill_file(loaded.entry.uri, path)
-            uri = path
-        return f"[file {shorten(uri, 200)} of {_mark(loaded)[1:]}\n{text_of(data, uri)}"
+            data = self._client(loaded.server).read_skill_file(loaded.entry.uri, path)
+        what = f"file {shorten(path, 200)} of skill {loaded.label}"
+        return f"{_mark(loaded, what)}\n{text_of(data, path)}\n[end of {what}]"
 
     def load_for_user(self, wanted: str) -> str | None:
-        """/skill NAME: the same load, by the user's own choice; the text for the conversation, or None."""
-        result = self.load({"skill": wanted})
-        return None if result.startswith("Not loaded:") else mask(result)
+        """/skill NAME: the same load, by the user's own choice; the text for the conversation, or None when
+        the user said no."""
+        refused = []
+        result = self.gate({"skill": wanted}, refused)()
+        return None if refused else mask(result)
 
     def _named(self, wanted: object) -> Skill:
         if not isinstance(wanted, str) or not wanted.strip():
@@ -182,7 +194,7 @@ class Skills:
 
     def _approved(self, skill: Skill, config) -> bool:
         """Whether the user lets this exact skill load: an `a` kept for its set, or the answer now."""
-        key, bound = _key(config, skill.entry.uri), _bound(skill.entry)
+        key, bound = _key(config, skill.server, skill.entry.uri), _bound(skill.entry)
         with self._lock:
             kept = self.kept.get(key)
         if isinstance(kept, dict) and kept.get("set") == bound:
@@ -224,12 +236,12 @@ class Skills:
             if skill.entry and skill.entry.declined():
                 state = f"not loadable: {skill.entry.declined()}"
             elif client is not None:
-                kept = self.kept.get(_key(client.cfg, skill.entry.uri))
+                kept = self.kept.get(_key(client.cfg, skill.server, skill.entry.uri))
                 state = "allowed (a)" if isinstance(kept, dict) and kept.get("set") == _bound(skill.entry) else \
                     "changed since allowed: asks" if kept else "asks before loading"
             else:
                 state = "loads without asking"
-            state += ", loaded" if skill.label in self.loaded else ""
+            state += ", loaded" if _origin(skill) in self.loaded else ""
             rows.append(f"  {skill.label}  ({skill.where}; {skill.file_count} files, {skill.size:,} bytes; {state})")
         notes = [f"  {s.server}: {s.client.skills_note}" for s in self.servers.mcp_statuses()
                  if s.client is not None and s.client.skills_note]
@@ -237,9 +249,23 @@ class Skills:
         return [clean(row, one_line=True) for row in rows + notes] or ["  (no skills)"]
 
 
-def _mark(skill: Skill) -> str:
-    return f"[skill {skill.label} from MCP server {skill.server}; untrusted]" if skill.server else \
-        f"[skill {skill.label} from {skill.where}]"
+def _mark(skill: Skill, what: str = "") -> str:
+    """Where text of a skill comes from, as the model reads it above the text: an MCP server's is untrusted."""
+    what = what or f"skill {skill.label}"
+    return f"[{what} from MCP server {skill.server}; untrusted]" if skill.server else f"[{what} from {skill.where}]"
+
+
+def _origin(skill: Skill) -> str:
+    """What a loaded skill is kept by: its server and URI, or its folder (a label may change as skills come)."""
+    return f"{skill.server}\n{skill.entry.uri}" if skill.entry else skill.local.folder
+
+
+def text_of(data: bytes, path: str) -> str:
+    """A file's bytes as text for the model; a binary file described."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"({shorten(path, 200)}: a binary file of {len(data):,} bytes, not shown)"
 
 
 def _question(skill: Skill) -> str:
@@ -250,9 +276,10 @@ def _question(skill: Skill) -> str:
                  f"({skill.file_count} files, {skill.size:,} bytes{allowed})?", one_line=True)
 
 
-def _key(config, uri: str) -> str:
-    """Where an `a` is kept: the server's identity and the skill's URI, never the URI alone."""
-    return hashlib.sha256(f"{identity(config)} {uri}".encode("utf-8", "surrogatepass")).hexdigest()
+def _key(config, server: str, uri: str) -> str:
+    """Where an `a` is kept: the server's identity (its name and what it runs) and the skill's URI, never the
+    URI alone: a renamed or replaced server inherits nothing."""
+    return hashlib.sha256(f"{identity(config, server)} {uri}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _bound(entry: SkillEntry) -> str:
