@@ -130,8 +130,8 @@ class Agent:
         self.search = ToolSearch(self.servers.always_loaded, self.servers.server_of, self.approvals.policy_for)
         self.search.register()
         # Skills: the servers', the folder's once trusted, yours; each MCP server's loaded after a question.
-        self.skills = AgentSkills(self.servers, self.project.skills if self.project and self.trusted else [], folder,
-                             self.approvals.confirm, self.approvals)
+        self.skills = AgentSkills(self.servers, folder, self.approvals.confirm, self.approvals)
+        self.skills.use_folder(self.project, self.trusted)
         self.skills.register()
         self.chat.system_note = self.skills.system_note
         # Many MCP tools: a few offered, the others searched; no skill tool while there is no skill.

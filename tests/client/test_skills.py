@@ -7,7 +7,7 @@ import pytest
 
 import beyond_mcp
 from beyond.client.skill_entries import MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILLS
-from beyond.client.skills import ServedSkills, SkillRefused
+from beyond.client.skills import MAX_LISTED_SKILLS, MAX_PROBLEMS, ServedSkills, SkillRefused
 from beyond.skills.cache import SkillCache
 from beyond.client.config import parse_server_config
 from conftest import FAKES
@@ -32,11 +32,11 @@ class Scripted(ServedSkills):
 
     def __init__(self, listed: list, served: dict, declared: dict | None = None, got: dict | None = None) -> None:
         super().__init__()
-        self.name = "s"
+        self.name, self.cfg = "s", parse_server_config("s", {"command": "x"})
         self.capabilities = {"extensions": {SKILLS: declared or {}}} if declared is not False else {}
         self.listed, self.served, self.got, self.sent, self.logged = listed, served, got, [], []
 
-    def request(self, method: str, params: dict) -> dict:
+    def request(self, method: str, params: dict, call=None) -> dict:
         self.sent.append((method, params.get("uri")))
         if method == "skills/list":
             return {"skills": self.listed}
@@ -218,3 +218,14 @@ def test_a_legacy_server_that_declares_skills_but_answers_method_not_found_gets_
         assert client.skills == {} and "serves skills only at MCP 2026-07-28" in client.skills_note
     finally:
         client.stop()
+
+
+def test_a_listing_of_many_bad_entries_is_bounded_and_names_that_pass_for_another_are_refused():
+    """Thousands of invalid entries leave MAX_PROBLEMS reasons and a count; a name with a colon is no name."""
+    client = Scripted([0] * 5000, served())
+    assert client.list_skills() == []
+    assert len(client.skill_problems) == MAX_PROBLEMS + 1
+    assert client.skill_problems[-1] == f"skills/list: and {MAX_LISTED_SKILLS - MAX_PROBLEMS} more left out"
+    colon = {**entry(front={"name": "b:pdf", "description": "d"}), "uri": "skill://b:pdf/SKILL.md"}
+    client = Scripted([colon], served())
+    assert client.list_skills() == [] and "is not a skill's name" in client.skill_problems[0]

@@ -49,6 +49,8 @@ def every() -> list[dict]:
 
 
 def read(uri: str) -> dict:
+    if uri == "note://one":
+        return {"contents": [{"uri": uri, "text": "a note of this server's"}]}
     path = uri.split("://", 1)[1].removeprefix("team/")
     data = open(os.path.join(ROOT, path), "rb").read()
     if MODE == "tamper" and path.endswith("SKILL.md"):
@@ -64,8 +66,8 @@ def answer(method: str, params: dict) -> dict:
                 "capabilities": {"tools": {}, "resources": {}, "extensions": {SKILLS: {}}}}
     if method == "tools/list":
         return {"tools": []}
-    if method in ("resources/list", "resources/templates/list"):
-        return {"resources": [], "resourceTemplates": []}
+    if method in ("resources/list", "resources/templates/list"):  # one resource that is no skill's
+        return {"resources": [{"uri": "note://one", "name": "one"}], "resourceTemplates": []}
     if method == "skills/list":
         if MODE == "nolist":
             raise LookupError

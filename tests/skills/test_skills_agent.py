@@ -83,7 +83,7 @@ def test_no_skill_file_is_read_at_start_or_listing_and_a_no_loads_nothing(tmp_pa
     with FakeOpenAI([tool_calls(("load_skill", {"skill": "a:pdf"})), answer_from_tools]) as model:
         done = run_agent(cwd, ["/skills", "/mcp", "go", "n", "/exit"], agent_env(model.base_url))
     assert "a:pdf  (MCP server a; 2 files, " in done.stdout and "asks before loading" in done.stdout
-    assert "a (0 tools, 1 skill)" in done.stdout
+    assert "a (1 tool, 1 skill)" in done.stdout  # its reader, and its skill
     assert "Not loaded: the user declined skill a:pdf" in done.stdout
     assert "resources/read" not in (tmp_path / "a.log").read_text()
     assert "skills/list" in (tmp_path / "a.log").read_text()
@@ -171,11 +171,14 @@ def test_yours_one_server_twice_and_two_of_one_name_on_one_server_are_told_apart
     skill(tmp_path / "config" / "geekagent" / "skills", "pdf", "Your own PDF notes", body="Your body.")
     twice = {"command": sys.executable, "args": [str(FAKES / "skills_server.py"), str(tmp_path / "root"), "nested"]}
     cwd = workdir(tmp_path / "p", {"one": twice, "two": dict(twice)})
-    env = {**agent_env(), "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    done = run_agent(cwd, ["/skills", "/skill pdf", "/history", "/exit"], env)
+    with FakeOpenAI([answer_from_tools]) as model:
+        env = {**agent_env(model.base_url), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+        done = run_agent(cwd, ["/skills", "/skill pdf", "/history", "what did it say?", "/exit"], env)
+    assert model.violations == []  # the load stands in the conversation as a valid call and its result
     for label in ("one:pdf ", "one:team/pdf ", "two:pdf ", "two:team/pdf ", "pdf  (yours"):
         assert f"  {label}" in done.stdout, label
-    assert "loaded pdf into the conversation" in done.stdout and "[skill pdf from yours]" in done.stdout
+    assert "loaded pdf into the conversation" in done.stdout
+    assert "  tool      [skill pdf from yours]" in done.stdout  # a tool's result, never the user's words
 
 
 def test_a_denied_load_skill_is_not_offered_and_mcp_remove_takes_the_cache_away(tmp_path):
@@ -198,3 +201,32 @@ def test_a_denied_load_skill_is_not_offered_and_mcp_remove_takes_the_cache_away(
     assert "load_skill" not in [t["function"]["name"] for t in seen[0]]
     assert "Denied: the tool load_skill is not allowed" in done.stdout
     assert "resources/read" not in (tmp_path / "b.log").read_text()
+
+
+def test_while_a_servers_skill_is_loaded_another_servers_reader_asks_naming_both(tmp_path):
+    """A read of server b's resources, allowed by GeekAgent.json, runs unasked; once a's skill is loaded (whose
+    text may have asked for it) it asks, naming both servers, without `a` offered."""
+    cwd = two_servers(tmp_path)
+    (cwd / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": {"mcp_b_read_resource": "allow"}}))
+    read = tool_calls(("mcp_b_read_resource", {"uri": "note://one"}))
+    script = [read, tool_calls(("load_skill", {"skill": "a:pdf"})), read, answer_from_tools]
+    with FakeOpenAI(script) as model:
+        done = run_agent(cwd, ["go", "y", "n", "/exit"], agent_env(model.base_url))
+    assert done.stdout.count("read resource note://one") == 1
+    assert "MCP server 'b': read resource note://one, while skills of MCP server a are loaded (their text may ask " \
+           "for it)? Allow? [y/N] " in done.stdout
+    assert (tmp_path / "b.log").read_text().count("resources/read note://one") == 1
+
+
+def test_a_cloned_folder_of_deep_folders_or_odd_names_leaves_its_skills_out_and_starts(tmp_path):
+    """A skill of 40 nested folders and one whose folder is named `a:b` are left out, said; the agent starts."""
+    cwd = workdir(tmp_path, {})
+    skill(cwd / ".geekagent" / "skills", "deep", "Deep")
+    deep = cwd / ".geekagent" / "skills" / "deep" / "/".join(["d"] * 40)
+    deep.mkdir(parents=True)
+    (deep / "f.md").write_text("x")
+    skill(cwd / ".geekagent" / "skills", "a:b", "Odd")
+    done = run_agent(cwd, ["/skills", "/exit"], agent_env())
+    assert done.returncode == 0, done.stderr
+    assert "skill 'deep' is left out: over 2048 entries or 16 folders deep" in done.stdout
+    assert "skill 'a:b' is left out: a skill's folder is named with lowercase letters" in done.stdout

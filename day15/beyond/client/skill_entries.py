@@ -3,6 +3,7 @@ client holds it: the URI of its SKILL.md, its front matter (name and description
 with its URI, SHA-256 digest and size, or "dynamic". The extension's limits are checked from it alone.
 """
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 
@@ -16,6 +17,11 @@ MAX_SKILL_BYTES = 16 << 20
 # A file's digest, as the extension writes it.
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 DYNAMIC = "dynamic"
+# A skill's name, as the Agent Skills format has it: 1-64 lowercase letters, digits and single hyphens. A name
+# is shown as server:name: one with a colon or a slash could pass for another server's skill.
+NAME = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")
+# An entry's front matter as JSON takes at most this many bytes (a SKILL.md's is read up to as much).
+MAX_FRONTMATTER_JSON = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,11 @@ def checked_entry(raw: object) -> SkillEntry:
     if not isinstance(front, dict) or not all(isinstance(front.get(k), str) and front.get(k) for k in
                                               ("name", "description")):
         raise ValueError(f"{shorten(uri, 100)}: its frontmatter lacks a name or a description")
+    if not NAME.fullmatch(front["name"]):
+        raise ValueError(f"{shorten(uri, 100)}: its name {shorten(front['name'], 60)!r} is not a skill's name "
+                         "(lowercase letters, digits, hyphens)")
+    if len(json.dumps(front)) > MAX_FRONTMATTER_JSON:
+        raise ValueError(f"{shorten(uri, 100)}: its frontmatter is over {MAX_FRONTMATTER_JSON >> 10} KiB")
     if uri.rsplit("/", 2)[-2] != front["name"]:
         raise ValueError(f"{shorten(uri, 100)}: its folder is not named {shorten(front['name'], 60)!r}, as its "
                          "frontmatter says")

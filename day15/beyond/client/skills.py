@@ -11,20 +11,25 @@ Digests prove the server consistent, not trustworthy: the agent's half (beyond/s
 """
 import base64
 import binascii
+import json
 import posixpath
 import re
 
 from beyond.client.capabilities import METHOD_NOT_FOUND
+from beyond.client.content import MAX_LISTED_BYTES
 from beyond.client.errors import ReplyError, ServerError
 from beyond.client.frontmatter import split
 from beyond.client.frontmatter_values import differences
 from beyond.client.skill_entries import SKILLS, MAX_SKILL_FILES, SkillEntry, SkillFile, checked_entry, digest_of
 from beyond.text import clean, shorten
+from beyond.waits import Call
 from mcp import McpError
 
-# One listing keeps at most this many entries and pages: a server's catalog cannot fill memory.
+# One listing reads at most this many entries and pages (and MAX_LISTED_BYTES, as tools/list): a server's
+# catalog cannot fill memory; of the entries left out, the first MAX_PROBLEMS are said.
 MAX_LISTED_SKILLS = 2000
 MAX_SKILL_PAGES = 100
+MAX_PROBLEMS = 20
 # A resource URI that looks like a skill's SKILL.md (a hint only: a skill is what skills/list or skills/get says).
 SKILL_URI = re.compile(r"[a-z][a-z0-9+.-]*://\S+/SKILL\.md")
 
@@ -52,31 +57,37 @@ class ServedSkills:
         return isinstance(extensions, dict) and isinstance(extensions.get(SKILLS), dict)
 
     def list_skills(self) -> list[SkillEntry]:
-        """Every page of skills/list; invalid entries are left out, each with its reason in skill_problems."""
+        """Every page of skills/list, within one startupTimeout, MAX_LISTED_SKILLS entries and MAX_LISTED_BYTES
+        in all; invalid entries are left out, with their reasons (the first MAX_PROBLEMS) in skill_problems."""
         self._declared("skills/list")
-        found, problems, params = [], [], {}
+        found, problems, params, seen, size = [], [], {}, 0, 0
+        call = Call.within(self.cfg.startup_timeout)  # the whole listing: a server cannot hold start-up page by page
         for _ in range(MAX_SKILL_PAGES):
-            result = self.request("skills/list", params)
+            result = self.request("skills/list", params, call=call)
             page = result.get("skills")
             if not isinstance(page, list):
                 raise ServerError("skills/list answered \"skills\" that is not a list", self.name)
-            for raw in page:
+            size += len(json.dumps(page))
+            if size > MAX_LISTED_BYTES:
+                raise ServerError(f"skills/list answered over {MAX_LISTED_BYTES >> 20} MB in its pages; refused",
+                                  self.name)
+            for raw in page[:MAX_LISTED_SKILLS - seen]:
                 try:
                     found.append(checked_entry(raw))
                 except ValueError as e:
                     problems.append(f"skills/list: left out {e}")
-            cursor = result.get("nextCursor")
-            if not cursor:
+            seen += len(page)
+            if not result.get("nextCursor"):
                 break
-            if len(found) >= MAX_LISTED_SKILLS:
-                problems.append(f"skills/list: only its first {MAX_LISTED_SKILLS} skills are kept")
+            if seen >= MAX_LISTED_SKILLS:
+                problems.append(f"skills/list: only its first {MAX_LISTED_SKILLS} entries are read")
                 break
-            params = {"cursor": cursor}
+            params = {"cursor": result["nextCursor"]}
         else:
             problems.append(f"skills/list: only its first {MAX_SKILL_PAGES} pages are read")
-        found = found[:MAX_LISTED_SKILLS]
+        more = len(problems) - MAX_PROBLEMS
         self.skills = {entry.uri: entry for entry in found}
-        self.skill_problems = problems
+        self.skill_problems = problems[:MAX_PROBLEMS] + [f"skills/list: and {more} more left out"] * (more > 0)
         return found
 
     def get_skill(self, uri: str) -> SkillEntry:
@@ -158,7 +169,7 @@ class ServedSkills:
     def _verified(self, entry: SkillEntry, listed: SkillFile) -> bytes:
         """The file's bytes, from the cache or read, checked by size then digest; never unchecked bytes."""
         cached = self.skill_cache.get(listed.uri, listed.digest) if self.skill_cache else None
-        if cached is not None:
+        if cached is not None and len(cached) == listed.size:
             return cached
         data = raw_bytes(self.request("resources/read", {"uri": listed.uri}), listed.uri, self.name)
         check = None

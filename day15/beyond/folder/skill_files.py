@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass, field
 
 from beyond.client.frontmatter import split
-from beyond.client.skill_entries import MAX_SKILL_BYTES, MAX_SKILL_FILES, digest_of
+from beyond.client.skill_entries import MAX_SKILL_BYTES, MAX_SKILL_FILES, NAME, digest_of
 from beyond.dirs import FolderError, read_inside
 from beyond.secrets import looks_secret
 from beyond.text import clean, shorten
@@ -24,9 +24,10 @@ MAX_LOCAL_SKILLS = 200
 # All of a skills folder's files are read (and hashed) at every start: this many bytes in all, past which the
 # remaining skills are left out, so a cloned folder cannot make each start read gigabytes.
 MAX_LOCAL_SKILLS_BYTES = 64 << 20
-# A skill's name, as the Agent Skills format has it: lowercase letters, digits and hyphens.
-NAME = re.compile(r"[a-z0-9](?:-?[a-z0-9])*")
-MAX_NAME_CHARS = 64
+# A skill folder is walked this deep and through this many entries (files, folders, those left out) at most:
+# a cloned folder of a thousand nested folders is refused, not followed.
+MAX_DEPTH = 16
+MAX_ENTRIES = 4 * MAX_SKILL_FILES
 
 
 @dataclass
@@ -90,7 +91,7 @@ def scan(root: str) -> tuple[list[LocalSkill], list[str]]:
         try:
             if not stat.S_ISDIR(os.lstat(folder).st_mode):
                 continue  # a file beside the skills, or a link: not a skill of this folder
-            if not NAME.fullmatch(name) or len(name) > MAX_NAME_CHARS:
+            if not NAME.fullmatch(name):
                 raise ValueError("a skill's folder is named with lowercase letters, digits and hyphens")
             found.append(_read_skill(name, folder, min(room, MAX_SKILL_BYTES)))
             room -= found[-1].size
@@ -104,22 +105,17 @@ def scan(root: str) -> tuple[list[LocalSkill], list[str]]:
 def _read_skill(name: str, folder: str, limit: int) -> LocalSkill:
     """One skill folder, every file of it read once (links and devices refused, at most `limit` bytes)."""
     files, text, total = {}, None, 0
-    for base, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(base, d)))  # never a link's folder
-        for file in sorted(names):
-            path = os.path.relpath(os.path.join(base, file), folder)
-            if looks_secret(path):  # a key or a .env beside a skill is never a file of it: the model reads those
-                continue
-            if len(files) >= MAX_SKILL_FILES:
-                raise ValueError(f"over {MAX_SKILL_FILES} files")
-            if os.path.islink(os.path.join(base, file)):
-                raise FolderError(f"{path} is a link; a skill's files are its own")
-            data = read_inside(path, limit - total, root=folder)
-            if data is None:
-                raise FolderError(f"{path} went away while it was read")
-            total += len(data)
-            files[path] = (len(data), digest_of(data))
-            text = data if path == "SKILL.md" else text
+    for path in _walk(folder):
+        if looks_secret(path):  # a key or a .env beside a skill is never a file of it: the model reads those
+            continue
+        if len(files) >= MAX_SKILL_FILES:
+            raise ValueError(f"over {MAX_SKILL_FILES} files")
+        data = read_inside(path, limit - total, root=folder)
+        if data is None:
+            raise FolderError(f"{path} went away while it was read")
+        total += len(data)
+        files[path] = (len(data), digest_of(data))
+        text = data if path == "SKILL.md" else text
     if text is None:
         raise ValueError("it has no SKILL.md")
     try:
@@ -129,3 +125,25 @@ def _read_skill(name: str, folder: str, limit: int) -> LocalSkill:
     if front.get("name") != name or not isinstance(front.get("description"), str) or not front["description"]:
         raise ValueError(f"its SKILL.md must name it {name!r} and have a description")
     return LocalSkill(name, front["description"], folder, text, files, front)
+
+
+def _walk(folder: str) -> list[str]:
+    """The paths of a skill folder's files (relative, in order), its folders followed at most MAX_DEPTH deep and
+    MAX_ENTRIES entries in all; a link is refused (FolderError), as a skill's files are its own."""
+    found, seen, stack = [], 0, [("", 0)]
+    while stack:
+        relative, depth = stack.pop()
+        with os.scandir(os.path.join(folder, relative)) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name, reverse=True)
+        seen += len(entries)
+        if seen > MAX_ENTRIES or depth > MAX_DEPTH:
+            raise ValueError(f"over {MAX_ENTRIES} entries or {MAX_DEPTH} folders deep")
+        for entry in entries:
+            path = os.path.join(relative, entry.name)
+            if entry.is_symlink():
+                raise FolderError(f"{path} is a link; a skill's files are its own")
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((path, depth + 1))
+            else:
+                found.append(path)
+    return sorted(found)

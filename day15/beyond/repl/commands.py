@@ -5,10 +5,12 @@ tutorial's; resources and prompts are repl/resources.py's. Each takes the REPL's
 rest of the line.
 """
 import difflib
+import json
 
 from beyond.repl import resources, tasks
 from beyond.servers import toolset
 from beyond.servers.toolsearch import NAME as TOOL_SEARCH
+from beyond.skills.loading import LOAD
 import chat
 from beyond.terminal import shown
 from mcp import McpError
@@ -137,7 +139,11 @@ def cmd_skill(session, arg: str) -> None:
     if text is None:
         print("not loaded")
         return
-    session.history.append({"role": "user", "content": text})
+    # As the model's own load_skill call and its result: the skill's words are its origin's, never the user's.
+    call = {"id": f"skill-{len(session.history)}", "type": "function",
+            "function": {"name": LOAD, "arguments": json.dumps({"skill": arg.strip()})}}
+    session.history += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                        {"role": "tool", "tool_call_id": call["id"], "content": text}]
     print(f"loaded {shown(arg.strip(), one_line=True)} into the conversation ({len(text):,} characters)")
 
 

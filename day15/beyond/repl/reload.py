@@ -80,7 +80,7 @@ def _configs(session) -> tuple[dict, set[str]]:
     console = session.console
     ask = (lambda question: console.confirm(question, always=False)) if console.terminal else None
     trusted = decide(project, agent.options.trust, ask)
-    agent.skills.use_folder(project.skills if trusted else [])  # the folder's skills follow its trust too
+    agent.skills.use_folder(project, trusted)  # the folder's skills follow its trust too
     configs, _ = servers_to_start(project if trusted else None, sandbox=agent.options.sandbox)
     frozen = set()
     for scope, load in (("project", project.servers), ("user", lambda: load_mcp_config(user_config_path()))):

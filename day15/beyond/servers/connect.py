@@ -141,8 +141,16 @@ class Servers:
             return failed_status(name, error, client)
         if client is None:
             return McpStatus(name, [], disabled=True)
-        return McpStatus(name, register_all(name, client, self._contested, self.approvals, self.activity),
+        return McpStatus(name, register_all(name, client, self._contested, self.approvals, self.activity,
+                                            self.skills_loaded_elsewhere),
                          client=client, needs_tasks=needing_tasks(client), bad_schemas=with_bad_schemas(client))
+
+    def skills_loaded_elsewhere(self, server: str) -> list[str]:
+        """The other running servers whose skills are loaded (client/skills.py): a read of this server's
+        resources while they are asks, naming them."""
+        with self._lock:
+            clients = [(s.server, s.client) for s in self._statuses.values() if s.client is not None]
+        return [name for name, client in clients if name != server and client.loaded_skills]
 
     def _sync_tools(self, client: Session) -> None:
         """Replace a server's registered tools by its current list, and say what changed; policies stay."""
@@ -158,7 +166,7 @@ class Servers:
                     for tool in other.tools:
                         toolset.remove(tool)
                     other.tools = register_all(other.server, other.client, self._contested, self.approvals,
-                                               self.activity)
+                                               self.activity, self.skills_loaded_elsewhere)
                     other.needs_tasks, other.bad_schemas = needing_tasks(other.client), with_bad_schemas(other.client)
             added, removed = sorted(set(status.tools) - before), sorted(before - set(status.tools))
         if added or removed:

@@ -93,9 +93,10 @@ def claim_names(clients: dict, contested: set[str]) -> set[str]:
     return newly
 
 
-def register_all(server: str, client, contested: set[str], approvals: Approvals, activity=NO_ACTIVITY) -> list[str]:
+def register_all(server: str, client, contested: set[str], approvals: Approvals, activity=NO_ACTIVITY,
+                 skills_elsewhere=lambda server: []) -> list[str]:
     """Register every tool of a server with default policy ask (a contested name hashed); returns
-    the names they got."""
+    the names they got. skills_elsewhere(server) names the other servers whose skills are loaded."""
     names = []
     runs = runs_of(client.cfg)  # once a server: a sandbox's grants are paths looked up
     for info in client.tools:
@@ -122,17 +123,24 @@ def register_all(server: str, client, contested: set[str], approvals: Approvals,
         _pin(server, name, info, runs, approvals)
         names.append(name)
     if has_resources(client):
-        names += _register_resource_reader(server, client, contested, approvals)
+        names += _register_resource_reader(server, client, contested, approvals, skills_elsewhere)
     return names
 
 
-def _register_resource_reader(server: str, client, contested: set[str], approvals: Approvals) -> list[str]:
+def _register_resource_reader(server: str, client, contested: set[str], approvals: Approvals,
+                              skills_elsewhere) -> list[str]:
     """mcp_<server>_read_resource, so the model can open the links and resources tool results point to;
-    it asks like any MCP tool."""
+    it asks like any MCP tool. While another server's skill is loaded (whose text may ask for the read: a
+    confused deputy), it asks every time, allowed or not, naming both servers."""
     name = _reader_name(server, registry_name(server, "read_resource") in contested)
 
     def question(args: dict) -> tuple[str, bool]:
         shown = clean(squeeze(mask(str(args.get("uri", ""))), PROMPT_ARGS_CHARS), one_line=True)
+        others = skills_elsewhere(server)
+        if others:
+            loaded = clean(shorten(", ".join(others), 200), one_line=True)
+            return (f"MCP server '{clean(server, one_line=True)}': read resource {shown}, while skills of MCP server "
+                    f"{loaded} are loaded (their text may ask for it)? Allow?", True)
         return f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?", False
 
     schema = {"type": "object", "properties": {"uri": {"type": "string", "description": "the resource's URI"}},

@@ -6,6 +6,7 @@ skills all stay: two servers', one server's under two entries, the folder's; whe
 two of a name, each is `server:path`. None shadows another, and a bare name loads only the one skill
 of that name. The model reads the catalog in its system prompt, one line a skill, within a bound.
 """
+from collections import Counter
 from dataclasses import dataclass
 
 from beyond.client.skill_entries import SkillEntry
@@ -58,14 +59,18 @@ def build(served: list[tuple[str, list[SkillEntry]]], folder: list[LocalSkill], 
     skills += [Skill(s.name if s.name not in taken else f"yours:{s.name}", s.name, s.description, "user", local=s)
                for s in yours]
     for server, entries in served:
-        names = [e.name for e in entries]
-        skills += [Skill(f"{server}:{e.name}" if names.count(e.name) == 1 else f"{server}:{_path(e)}", e.name,
+        names = Counter(e.name for e in entries)
+        skills += [Skill(f"{server}:{e.name}" if names[e.name] == 1 else f"{server}:{_path(e)}", e.name,
                          e.description, "server", server=server, entry=e) for e in entries]
-    seen: dict[str, int] = {}
-    for skill in skills:  # whatever else collides (a server named "yours"): told apart by a number
-        seen[skill.label] = seen.get(skill.label, 0) + 1
-        skill.label += f"#{seen[skill.label]}" if seen[skill.label] > 1 else ""
-    return skills, _collisions(skills)
+    seen: Counter = Counter()
+    renamed = []
+    for skill in skills:  # whatever else collides (a server named "yours", "a:b"): told apart by a number
+        seen[skill.label] += 1
+        if seen[skill.label] > 1:
+            renamed.append(f"{skill.label} ({skill.where}) is {skill.label}#{seen[skill.label]} here, as another "
+                           "skill has that name")
+            skill.label += f"#{seen[skill.label]}"
+    return skills, _collisions(skills) + renamed
 
 
 def _path(entry: SkillEntry) -> str:

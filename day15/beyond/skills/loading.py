@@ -12,6 +12,7 @@ without one. A skill's files are read from its own origin only, and only what it
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 
@@ -24,10 +25,13 @@ from beyond.secrets import mask
 from beyond.servers import toolset
 from beyond.skills.cache import identity
 from beyond.skills.catalog import Skill, build, catalog_text, find
+from beyond.terminal import shown
 from beyond.text import clean, shorten
 from tools import Tool
 
 LOAD, READ = "load_skill", "read_skill_file"
+# A URI, as the model may give one for a skill no listing has: a scheme, then ://.
+URI = re.compile(r"[a-z][a-z0-9+.-]*://")
 DECLINED = "Not loaded: the user declined skill {label}. Do not retry it; go on without it."
 
 
@@ -36,8 +40,10 @@ class AgentSkills:
     `confirm(question, always)` asks the user (the console's; -p's says no), `approvals` holds this run's
     tool policies (a granted allowed-tools); an `a` is kept for `folder` in the user's state."""
 
-    def __init__(self, servers, folder_skills: list[LocalSkill], folder: str | None, confirm, policies) -> None:
-        self.servers, self.folder_skills, self.confirm, self.approvals = servers, folder_skills, confirm, policies
+    def __init__(self, servers, folder: str | None, confirm, policies) -> None:
+        self.servers, self.confirm, self.approvals = servers, confirm, policies
+        self.folder_skills: list[LocalSkill] = []  # use_folder() gives them, once the folder is trusted
+        self.folder_problems: list[str] = []
         self.yours, self.problems = scan(os.path.join(config_dir(), "skills"))
         self.folder = os.path.realpath(folder) if folder else None
         self.store = JsonStore(os.path.join(state_dir(), "skill-approvals.json")) if folder else None
@@ -58,7 +64,7 @@ class AgentSkills:
             new = [line for line in collisions if line not in self.said]
             self.said.update(new)
         for line in new:
-            print(f"note: {clean(line, one_line=True)}", file=sys.stderr)
+            print(f"note: {shown(line, one_line=True)}", file=sys.stderr)
         return skills
 
     def system_note(self) -> str:
@@ -80,9 +86,11 @@ class AgentSkills:
         for name in (LOAD, READ):
             approvals.ensure(name, "allow")
 
-    def use_folder(self, folder_skills: list[LocalSkill]) -> None:
-        """The folder's skills as its trust now allows (/mcp reload asked again): none when it is not trusted."""
-        self.folder_skills = folder_skills
+    def use_folder(self, project, trusted: bool) -> None:
+        """The folder's skills (of a Project, folder/trust.py) as its trust allows: none when it is not trusted
+        (at start, and after /mcp reload asked again); why any was left out, for /skills."""
+        self.folder_skills = project.skills if project is not None and trusted else []
+        self.folder_problems = project.skill_problems if project is not None and trusted else []
 
     def offered(self, specs: list[dict]) -> list[dict]:
         """The specs a request offers, without the skill tools while there is no skill (and no server that
@@ -170,9 +178,9 @@ class AgentSkills:
                    and s.client.serves_skills()]
         for status in serving:
             rest = wanted[len(status.server) + 1:] if wanted.startswith(status.server + ":") else ""
-            if "://" in rest:
+            if URI.match(rest):
                 return self._got(status, rest)
-        if "://" not in wanted or not serving:
+        if not URI.match(wanted) or not serving:
             return None
         if len(serving) > 1:
             raise ValueError(f"several servers serve skills; name the one: "
@@ -207,7 +215,7 @@ class AgentSkills:
             if self.store:
                 self.store.edit(self.folder, lambda on_disk: {**(on_disk if isinstance(on_disk, dict) else {}),
                                                              key: {"set": bound, "skill": skill.label}})
-            print(f"skill {clean(skill.label, one_line=True)} now loads without asking while its files stay as they "
+            print(f"skill {shown(skill.label, one_line=True)} now loads without asking while its files stay as they "
                   "are" + (f" (kept in {self.store.path})" if self.store else " (for this session)"))
         return bool(answer)
 
@@ -245,8 +253,8 @@ class AgentSkills:
             rows.append(f"  {skill.label}  ({skill.where}; {skill.file_count} files, {skill.size:,} bytes; {state})")
         notes = [f"  {s.server}: {s.client.skills_note}" for s in self.servers.mcp_statuses()
                  if s.client is not None and s.client.skills_note]
-        notes += [f"  warning: {p}" for p in self.problems]
-        return [clean(row, one_line=True) for row in rows + notes] or ["  (no skills)"]
+        notes += [f"  warning: {p}" for p in self.folder_problems + self.problems]
+        return [shown(row, one_line=True) for row in rows + notes] or ["  (no skills)"]
 
 
 def _mark(skill: Skill, what: str = "") -> str:
