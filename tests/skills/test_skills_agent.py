@@ -218,6 +218,19 @@ def test_while_a_servers_skill_is_loaded_another_servers_reader_asks_naming_both
     assert (tmp_path / "b.log").read_text().count("resources/read note://one") == 1
 
 
+def test_while_a_servers_skill_is_loaded_another_servers_allowed_tool_asks(tmp_path):
+    """mcp_x_echo, allowed by GeekAgent.json, runs unasked; after a's skill loads it asks, naming a (no skill's
+    words run a tool of another server unasked), unless the user granted it to the skill."""
+    cwd = two_servers(tmp_path)
+    (cwd / ".geekagent" / "GeekAgent.json").write_text(json.dumps({"tools": {"mcp_x_echo": "allow"}}))
+    echo = tool_calls(("mcp_x_echo", {"text": "hi"}))
+    with FakeOpenAI([echo, tool_calls(("load_skill", {"skill": "b:pdf"})), echo, answer_from_tools]) as model:
+        done = run_agent(cwd, ["go", "y", "n", "/exit"], agent_env(model.base_url))
+    assert done.stdout.count("wants to run tool 'echo'") == 1
+    assert "with {\"text\": \"hi\"}, while skills of MCP server b are loaded (their text may ask for it). Allow? " \
+           "[y/N] " in done.stdout
+
+
 def test_a_cloned_folder_of_deep_folders_or_odd_names_leaves_its_skills_out_and_starts(tmp_path):
     """A skill of 40 nested folders and one whose folder is named `a:b` are left out, said; the agent starts."""
     cwd = workdir(tmp_path, {})

@@ -105,12 +105,13 @@ class Approvals:
         self.store = JsonStore(path or os.path.join(state_dir(), "approvals.json")) if folder else None
         kept = self.store.load().get(self.folder) if self.store else None
         kept = kept if isinstance(kept, dict) else {}
-        # _lock guards _tools, _said, _runs and _policies: the REPL answers while a server's tool-list
+        # _lock guards _tools, _said, _runs, _policies and _granted: the REPL answers while a server's tool-list
         # change registers tools on another thread.
         self._tools = {name: entry for name, entry in kept.items() if isinstance(entry, dict)}
         self._said: dict[str, str] = {}
         self._runs: dict[str, dict | None] = {}
         self._policies: dict[str, str] = {}  # this run's answers, over the table's (POLICIES)
+        self._granted: set[str] = set()  # tools the user granted to a skill this run (allow_for_run)
         self._lock = threading.Lock()
 
     # --- the question ----------------------------------------------------------------------
@@ -140,10 +141,17 @@ class Approvals:
         return self.declined_text.format(name=name)
 
     def allow_for_run(self, name: str) -> None:
-        """The user let a tool run without asking for the rest of this run (a skill's allowed-tools); a tool
-        the policy denies stays denied."""
+        """The user let a tool run without asking for the rest of this run (a skill's allowed-tools, granted:
+        asked no more while skills are loaded); a tool the policy denies stays denied."""
         if policy_for(name) != "deny":
             self._set(name, "allow")
+            with self._lock:
+                self._granted.add(name)
+
+    def granted(self, name: str) -> bool:
+        """Whether the user granted this tool to a loaded skill (allow_for_run)."""
+        with self._lock:
+            return name in self._granted
 
     def ask_again(self, name: str) -> None:
         """An allowed tool changed: it asks before every call from now on in this run."""

@@ -45,9 +45,11 @@ def registry_name(server: str, tool: str, hashed: bool = False) -> str:
 
 
 def as_registry_tool(server: str, client, info: dict, name: str | None = None, approvals: Approvals | None = None,
-                     activity=NO_ACTIVITY) -> Tool:
+                     activity=NO_ACTIVITY, skills_elsewhere=lambda server: []) -> Tool:
     """The twin's adapter, with a prompt that shows the arguments the tool will get; an allowed tool is
-    pinned in `approvals` at its first use, and shows itself running through `activity`."""
+    pinned in `approvals` at its first use, and shows itself running through `activity`. While a skill of
+    another server is loaded (skills_elsewhere(server) names them), it asks, allowed or not: that skill's text
+    may be what asks for the call, and no skill's words run code here unasked (the skills extension's rule)."""
     name = name or registry_name(server, info["name"])
     approvals = approvals or Approvals()
 
@@ -57,7 +59,9 @@ def as_registry_tool(server: str, client, info: dict, name: str | None = None, a
     def question(args: dict) -> tuple[str, bool]:
         # Every key and the ends of every value, each masked before it is shortened.
         shown = clean(shown_arguments(args, PROMPT_ARGS_CHARS, mask), one_line=True)
-        return f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}. Allow?", False
+        asked = f"MCP server '{shown_server}' wants to run tool '{shown_tool}' ({name}) with {shown}"
+        others = [] if approvals.granted(name) else skills_elsewhere(server)  # granted to a skill: as the user said
+        return f"{asked}{_while_skills(others)}. Allow?", bool(others)
 
     def run(args: dict) -> str:
         with activity(name) as progress:
@@ -115,7 +119,7 @@ def register_all(server: str, client, contested: set[str], approvals: Approvals,
         plain = registry_name(server, info["name"])
         name = registry_name(server, info["name"], hashed=True) if plain in contested else plain
         try:
-            toolset.add(as_registry_tool(server, client, info, name, approvals, activity))
+            toolset.add(as_registry_tool(server, client, info, name, approvals, activity, skills_elsewhere))
         except ValueError as e:
             client.log(f"skipped tool {info['name']}: {e}")
             continue
@@ -131,17 +135,14 @@ def _register_resource_reader(server: str, client, contested: set[str], approval
                               skills_elsewhere) -> list[str]:
     """mcp_<server>_read_resource, so the model can open the links and resources tool results point to;
     it asks like any MCP tool. While another server's skill is loaded (whose text may ask for the read: a
-    confused deputy), it asks every time, allowed or not, naming both servers."""
+    confused deputy), it asks every time, allowed or not, naming both servers (as every tool does then)."""
     name = _reader_name(server, registry_name(server, "read_resource") in contested)
 
     def question(args: dict) -> tuple[str, bool]:
         shown = clean(squeeze(mask(str(args.get("uri", ""))), PROMPT_ARGS_CHARS), one_line=True)
         others = skills_elsewhere(server)
-        if others:
-            loaded = clean(shorten(", ".join(others), 200), one_line=True)
-            return (f"MCP server '{clean(server, one_line=True)}': read resource {shown}, while skills of MCP server "
-                    f"{loaded} are loaded (their text may ask for it)? Allow?", True)
-        return f"MCP server '{clean(server, one_line=True)}': read resource {shown}? Allow?", False
+        return f"MCP server '{clean(server, one_line=True)}': read resource {shown}{_while_skills(others)}? Allow?", \
+            bool(others)
 
     schema = {"type": "object", "properties": {"uri": {"type": "string", "description": "the resource's URI"}},
               "required": ["uri"]}
@@ -151,6 +152,14 @@ def _register_resource_reader(server: str, client, contested: set[str], approval
     ensure(name, "ask")
     approvals.review(name, None, runs_of(client.cfg))  # its description is ours and never changes: nothing to pin
     return [name]
+
+
+def _while_skills(servers: list[str]) -> str:
+    """What a question adds while skills of other servers are loaded: their text may be what asks."""
+    if not servers:
+        return ""
+    return f", while skills of MCP server {clean(shorten(', '.join(servers), 200), one_line=True)} are loaded " \
+           "(their text may ask for it)"
 
 
 def has_resources(client) -> bool:
