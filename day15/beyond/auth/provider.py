@@ -286,6 +286,12 @@ class OAuth:
             if tokens.get("expires_at") else "with no expiry"
         return f"logged in{who} (scopes: {' '.join(tokens.get('scopes') or []) or 'none'}; {until})"
 
+    def issuer(self) -> str | None:
+        """The authorization server of the login held (its issuer), or None without one: part of who the
+        server is (an approval kept for a skill of it holds only with this issuer, skills/loading.py)."""
+        tokens = self._tokens()
+        return tokens.get("issuer") if tokens and isinstance(tokens.get("issuer"), str) else None
+
     # --- what the login (login.py) asks ---------------------------------------------------------
 
     def client_for(self, meta: dict, redirect_uri: str) -> dict:

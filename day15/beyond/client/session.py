@@ -201,6 +201,11 @@ class Session(ServedSkills, Requests):
         transport = self.link.transport
         return transport.login_status() if transport else None
 
+    def issuer(self) -> str | None:
+        """A remote server's authorization server (the issuer of its login), or None where there is none."""
+        transport = self.link.transport
+        return transport.issuer() if transport else None
+
     def stop(self) -> None:
         """Stop the server for good (no restart). Idempotent; never raises."""
         self.closed = True

@@ -118,7 +118,7 @@ class AgentSkills:
         why = skill.entry.declined()
         if why:
             raise ValueError(why)
-        if not self._approved(skill, client.cfg):
+        if not self._approved(skill, client):
             (refused if refused is not None else []).append(skill.label)
             return lambda: DECLINED.format(label=skill.label)
         grant = self._grant(skill)
@@ -200,9 +200,9 @@ class AgentSkills:
 
     # --- the user's answers --------------------------------------------------------------------
 
-    def _approved(self, skill: Skill, config) -> bool:
+    def _approved(self, skill: Skill, client) -> bool:
         """Whether the user lets this exact skill load: an `a` kept for its set, or the answer now."""
-        key, bound = _key(config, skill.server, skill.entry.uri), _bound(skill.entry)
+        key, bound = _key(client, skill.server, skill.entry.uri), _bound(skill.entry)
         with self._lock:
             kept = self.kept.get(key)
         if isinstance(kept, dict) and kept.get("set") == bound:
@@ -244,7 +244,7 @@ class AgentSkills:
             if skill.entry and skill.entry.declined():
                 state = f"not loadable: {skill.entry.declined()}"
             elif client is not None:
-                kept = self.kept.get(_key(client.cfg, skill.server, skill.entry.uri))
+                kept = self.kept.get(_key(client, skill.server, skill.entry.uri))
                 state = "allowed (a)" if isinstance(kept, dict) and kept.get("set") == _bound(skill.entry) else \
                     "changed since allowed: asks" if kept else "asks before loading"
             else:
@@ -284,10 +284,11 @@ def _question(skill: Skill) -> str:
                  f"({skill.file_count} files, {skill.size:,} bytes{allowed})?", one_line=True)
 
 
-def _key(config, server: str, uri: str) -> str:
-    """Where an `a` is kept: the server's identity (its name and what it runs) and the skill's URI, never the
-    URI alone: a renamed or replaced server inherits nothing."""
-    return hashlib.sha256(f"{identity(config, server)} {uri}".encode("utf-8", "surrogatepass")).hexdigest()
+def _key(client, server: str, uri: str) -> str:
+    """Where an `a` is kept: the server's identity (its name, what it runs or its URL, its login's issuer) and
+    the skill's URI, never the URI alone: a renamed or replaced server inherits nothing."""
+    said = f"{identity(client.cfg, server)} {client.issuer() or ''} {uri}"
+    return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _bound(entry: SkillEntry) -> str:

@@ -99,6 +99,10 @@ class Transport:
         """Where a transport has logins: whether it is logged in (until when, with which scopes); else None."""
         return None
 
+    def issuer(self) -> str | None:
+        """Where a transport has logins: the authorization server of the one held; else None."""
+        return None
+
     def stop(self) -> None:
         """Close the connection for good. Idempotent; never raises."""
         raise NotImplementedError

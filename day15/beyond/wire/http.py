@@ -103,6 +103,9 @@ class HttpTransport(Transport):
     def login_status(self) -> str | None:
         return self.oauth.status() if self.oauth else None
 
+    def issuer(self) -> str | None:
+        return self.oauth.issuer() if self.oauth else None
+
     def send(self, message: dict, deadline: float, about: About) -> None:
         """Transport.send: POST one message and hand every message of its answer to the inbox, by the
         deadline; an answer that stays open (about.stays_open) goes to the stream's thread instead."""
