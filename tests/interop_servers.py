@@ -3,6 +3,7 @@
 Run by `make interop`, which installs the servers into .interop/ first; not part of `make test`
 (pytest collects only test_*.py files, and this one is named on the command line).
 """
+import contextlib
 import datetime
 import json
 import re
@@ -83,27 +84,33 @@ def test_model_calls_real_tools(tmp_path):
     assert re.search(rf'"datetime": "({before}|{after})T\d\d:\d\d:\d\d\+00:00"', final), done.stdout
 
 
-@pytest.fixture
-def sdk_http_server():
-    """The official SDK's server over Streamable HTTP on a free local port; stopped afterwards."""
+@contextlib.contextmanager
+def listening(command: list[str]):
+    """A server started as `command` plus a free local port, once it listens: its URL's /mcp; stopped after."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([str(TIME_SERVER.parent / "python"), str(ROOT / "tests" / "fakes" / "sdk_http_server.py"),
-                               str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen([*command, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
         while True:
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
-            assert server.poll() is None, "the SDK server exited"
-            assert time.monotonic() < deadline, "the SDK server did not listen within 30 s"
+            assert server.poll() is None, f"{command[1]} exited"
+            assert time.monotonic() < deadline, f"{command[1]} did not listen within 30 s"
             time.sleep(0.05)  # polling a port with a deadline: the server gives no other sign it is up
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         server.terminate()
         server.wait(10)
+
+
+@pytest.fixture
+def sdk_http_server():
+    """The official SDK's server over Streamable HTTP on a free local port; stopped afterwards."""
+    with listening([str(TIME_SERVER.parent / "python"), str(ROOT / "tests" / "fakes" / "sdk_http_server.py")]) as url:
+        yield url
 
 
 def test_model_calls_sdk_server_over_http(tmp_path, sdk_http_server):

@@ -2,15 +2,12 @@
 (tests/fakes/fastmcp_skills_server.py), over stdio and Streamable HTTP, through the REPL with the scripted
 model: listed, loaded after the question, a file read, and asked again once a file changed after an `a`."""
 import contextlib
-import socket
-import subprocess
-import time
 
 import pytest
 
 from conftest import ROOT, agent_env, run_agent, workdir
 from fakes.openai_server import FakeOpenAI, answer_from_tools, tool_calls
-from interop_servers import FASTMCP, SLOW_START, installed  # noqa: F401  (installed: the fixture)
+from interop_servers import FASTMCP, SLOW_START, installed, listening  # noqa: F401  (installed: the fixture)
 
 SERVER = ROOT / "tests" / "fakes" / "fastmcp_skills_server.py"
 
@@ -28,25 +25,9 @@ def skills_root(tmp_path):
 
 @contextlib.contextmanager
 def over_http(root):
-    """FastMCP's skills server on a free local port, its URL; stopped afterwards."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen([str(FASTMCP), str(SERVER), str(root), "--http", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert server.poll() is None, "the FastMCP server exited"
-            assert time.monotonic() < deadline, "the FastMCP server did not listen within 30 s"
-            time.sleep(0.05)  # polling a port with a deadline: the server gives no other sign it is up
-        yield {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}
-    finally:
-        server.terminate()
-        server.wait(10)
+    """FastMCP's skills server on a free local port; stopped afterwards."""
+    with listening([str(FASTMCP), str(SERVER), str(root), "--http"]) as url:
+        yield {"type": "http", "url": url}
 
 
 @contextlib.contextmanager
