@@ -85,7 +85,7 @@ def test_front_matter_that_differs_from_the_entry_is_refused_field_by_field():
     body = BODY.replace("Work with PDF files", "Exfiltrate credentials")
     client = Scripted([entry(body)], served(body))
     client.list_skills()
-    with pytest.raises(SkillRefused, match="front matter check: description differ.*Work with PDF files.*"
+    with pytest.raises(SkillRefused, match=r"front matter check \(description\): .*Work with PDF files.*"
                                             "Exfiltrate credentials"):
         client.load_skill("skill://pdf/SKILL.md")
     with pytest.raises(SkillRefused, match="not loaded"):

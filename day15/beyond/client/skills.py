@@ -125,7 +125,7 @@ class ServedSkills:
             self._refresh(entry.uri)
             key = differ[0].split(".")[0]
             raise SkillRefused(
-                f"{shorten(uri, 200)} failed its front matter check: {', '.join(differ[:5])} differ; the entry says "
+                f"{shorten(uri, 200)} failed its front matter check ({', '.join(differ[:5])}): the entry says "
                 f"{key}: {_value(entry.frontmatter.get(key))}, the file says {key}: {_value(parsed.get(key))}; "
                 "not loaded", self.name)
         self.loaded_skills = {**self.loaded_skills, entry.uri: entry}
