@@ -68,7 +68,7 @@ class Console:
         self._signals = False
         # The REPL's readline state (start_repl), and what the prompt held when it gave way.
         self.readline = None
-        self._history_read = 0  # how many lines of history were read at start
+        self._history_failed = False  # a write of the history file failed (said once a session)
         self._complete_words: Callable[[str, str], list[str]] = lambda text, line: []
         self._in_prompt = False
         self._started = False
@@ -100,7 +100,6 @@ class Console:
             self.readline = readline
             with contextlib.suppress(OSError):
                 readline.read_history_file(history_path())
-            self._history_read = readline.get_current_history_length()  # what this session adds comes after
             readline.set_history_length(HISTORY_LINES)
             readline.set_auto_history(False)  # a question's answer (a token in a form) is never kept
             readline.set_completer(self._complete)
@@ -109,20 +108,26 @@ class Console:
             readline.parse_and_bind("set enable-bracketed-paste on")  # a paste arrives whole, newlines and all
             readline.set_pre_input_hook(self._prompt_started)
 
-    def save_history(self) -> None:
-        """The lines typed in this session, masked (a key pasted into a message is sent as typed, but never
-        kept), appended under the history's lock (exclusive): another agent's, saved meanwhile, stay; the file
-        keeps the last HISTORY_LINES."""
-        length = self.readline.get_current_history_length() if self.readline else 0
-        added = length - self._history_read
-        for at in range(max(self._history_read, 0), length):  # get_history_item counts from 1, replace from 0
-            typed = self.readline.get_history_item(at + 1)
-            if typed and mask(typed) != typed:
-                self.readline.replace_history_item(at, mask(typed))
-        if added > 0:
-            with contextlib.suppress(OSError), exclusive(history_path()):
+    def _remember(self, message: str) -> None:
+        """A line entered at the prompt: into the prompt's history and, masked (a key pasted into a message is
+        sent as typed, but never kept), appended to the history file at once, under its lock (another agent's
+        lines stay; the file keeps the last HISTORY_LINES): an agent killed loses nothing typed."""
+        self.readline.add_history(message)
+        kept, at = mask(message), self.readline.get_current_history_length() - 1
+        try:
+            if kept != message:
+                self.readline.replace_history_item(at, kept)
+            with exclusive(history_path()):
                 os.close(os.open(history_path(), os.O_WRONLY | os.O_CREAT | NOFOLLOW, 0o600))  # append needs one
-                self.readline.append_history_file(added, history_path())
+                self.readline.append_history_file(1, history_path())
+        except OSError as e:
+            if not self._history_failed:
+                self._history_failed = True
+                print(f"warning: the history of typed lines is not kept: cannot write {history_path()} "
+                      f"({e.strerror or e}; a full disk, or the file's mode?)", file=sys.stderr)
+        finally:
+            if kept != message:
+                self.readline.replace_history_item(at, message)
 
     def output(self, tool_line_chars: int) -> "Output":
         """Where one turn's answer goes: text as it streams, tool lines, token counts."""
@@ -143,7 +148,7 @@ class Console:
             message = self._typed_ahead.pop(0)
             print(f"> {shown(message, one_line=True)}", file=self.stdout)  # as typed, made visible
             if self.readline:
-                self.readline.add_history(message)
+                self._remember(message)
             return message
         lines: list[str] = []
         while True:
@@ -161,7 +166,7 @@ class Console:
                 continue
             message = "\n".join([*lines, line])
             if self.readline and message.strip():
-                self.readline.add_history(message)
+                self._remember(message)
             return message
 
     def _prompt(self, prompt: str) -> str:

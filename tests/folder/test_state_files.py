@@ -59,7 +59,8 @@ def test_a_users_settings_file_that_cannot_be_parsed_is_left_as_it_is(tmp_path, 
 
 
 def test_history_is_appended_so_another_agents_lines_stay(tmp_path, own_user_dirs):
-    """A line another agent saved while this one ran is still in the history after this one saves its own."""
+    """A line another agent saved while this one ran stays in the history, between this one's lines (each is
+    appended as it is entered)."""
     history = own_user_dirs / "state" / "geekagent" / "history"
     history.parent.mkdir(parents=True)
     history.write_text("older\n")
@@ -71,4 +72,4 @@ def test_history_is_appended_so_another_agents_lines_stay(tmp_path, own_user_dir
         return "/exit\r"
     run_in_pty([sys.executable, AGENT], cwd, {**agent_env(key=None), "NO_COLOR": "1"},
                [("> ", "/tools\r"), ("> ", another_agent_saves)])
-    assert history.read_text().splitlines() == ["older", "from another agent", "/tools", "/exit"]
+    assert history.read_text().splitlines() == ["older", "/tools", "from another agent", "/exit"]

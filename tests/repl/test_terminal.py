@@ -27,6 +27,28 @@ def test_keys_paste_continuation_and_history(tmp_path):
     history = (tmp_path / "state" / "geekagent" / "history").read_text()
     assert "one" in history and "exit" in history
 
+def test_a_killed_agent_loses_no_typed_line(tmp_path):
+    """Each line goes into the history file as it is entered: kill -9 after three, and the next session has them
+    (Up brings the last back)."""
+    import os
+    import signal
+    from conftest import processes_in
+    cwd = workdir(tmp_path / "p", {})
+
+    def kill(shown: str) -> str:
+        for pid in processes_in(cwd):
+            os.kill(pid, signal.SIGKILL)
+        return ""
+    with FakeOpenAI([answer("one done"), answer("two done"), answer("three done")]) as model:
+        run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path, model.base_url), [
+            ("> ", "first line\r"), ("one done", "second line\r"), ("two done", "third line\r"), ("three done", kill)])
+    history = (tmp_path / "state" / "geekagent" / "history").read_text().splitlines()
+    assert history[-3:] == ["first line", "second line", "third line"]
+    screen = run_in_pty([sys.executable, AGENT], cwd, pty_env(tmp_path), [("> ", "\x1b[A"), ("third line", "\x03"),
+                                                                           ("> ", "/exit\r", "\x03")])
+    assert "third line" in screen
+
+
 def test_tab_completes_commands_and_tool_names(tmp_path):
     """Tab after /mc gives /mcp; after "/call mcp_demo_d" it gives the tool's whole name and a space,
     so the arguments typed right after it are arguments."""

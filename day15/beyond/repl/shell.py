@@ -189,17 +189,14 @@ def repl(session: Session) -> None:
     console.start_repl(commands.completer([name for name, f in session.commands.items() if f.__doc__],
                                           lambda: [t.name for t in toolset.every()],
                                           lambda: resources.mentions(session)))
-    try:
-        while session.running:
-            if session.watch.changed():  # Beyond the tutorial: said once, until /mcp reload applies it
-                print("mcp.json changed: /mcp reload applies it")
-            message = console.read_message()
-            if message is None or message.strip() in LEAVE_WORDS:
-                return
-            if message.strip():
-                handle_line(session, message)
-    finally:
-        console.save_history()
+    while session.running:
+        if session.watch.changed():  # Beyond the tutorial: said once, until /mcp reload applies it
+            print("mcp.json changed: /mcp reload applies it")
+        message = console.read_message()  # kept in the history file as it is entered (the console's)
+        if message is None or message.strip() in LEAVE_WORDS:
+            return
+        if message.strip():
+            handle_line(session, message)
 
 
 def handle_line(session: Session, line: str) -> None:
