@@ -312,18 +312,21 @@ def test_a_question_refused_inside_a_fastmcp_task_reaches_the_server(tmp_path):
     assert time.monotonic() - began < 30 and "[mcp_tasks_confirm] task " in done.stderr
 
 
-def test_the_python_sdks_parallel_calls_story_meets_within_one_reply(tmp_path):
+@pytest.mark.parametrize("asking", [False, True])
+def test_the_python_sdks_parallel_calls_story_meets_within_one_reply(tmp_path, asking):
     """The Python SDK's parallel_calls example (mcp 2.3.0's examples/stories, over stdio): one reply calls
-    `meet` twice, each waiting for the other; both run at once and both answer, in the model's order."""
+    `meet` twice, each waiting for the other; both run at once and both answer, in the model's order. When
+    they ask, both questions come first (answered y twice), then both run."""
     examples = INTEROP / "sdist" / "mcp-2.3.0" / "examples"
     entry = {"command": str(INTEROP / "venv" / "bin" / "python"), "args": ["-m", "stories.parallel_calls.server"],
              "cwd": str(examples), "timeout": 20, **SLOW_START}
-    cwd = workdir(tmp_path, {"story": entry}, {"mcp_story_meet": "allow"})
+    cwd = workdir(tmp_path, {"story": entry}, {} if asking else {"mcp_story_meet": "allow"})
     script = [tool_calls(("mcp_story_meet", {"tag": "a", "party": ["b"]}),
                          ("mcp_story_meet", {"tag": "b", "party": ["a"]})), answer_from_tools]
     with FakeOpenAI(script) as model:
         began = time.monotonic()
-        done = run_agent(cwd, ["meet", "/exit"], agent_env(model.base_url), timeout=90)
+        done = run_agent(cwd, ["meet", *(["y", "y"] if asking else []), "/exit"], agent_env(model.base_url),
+                         timeout=90)
     assert re.search(r"^(?:> )?Results: a \| b$", done.stdout, re.M), done.stdout
     assert time.monotonic() - began < 20
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AGENT, Asked, agent_env, assert_no_process_left, demo, fake, processes_in
+from conftest import AGENT, Asked, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent, workdir
 from fakes.http_server import FakeHttpMcp
 
 
@@ -120,6 +120,15 @@ def test_validate_a_good_and_a_failing_server(tmp_path):
     untrusted = verb(tmp_path, "validate", "--json")  # no terminal to ask, no --trust
     assert untrusted.returncode == 1 and {r["status"] for r in json.loads(untrusted.stdout)} == {"not_trusted"}
     assert processes_in(tmp_path) == []
+
+
+def test_validate_and_mcp_count_a_servers_tools_alike(tmp_path):
+    """A server with resources: validate counts what the model is offered (its reader too), as /mcp does."""
+    cwd = workdir(tmp_path, {"ctx": fake("context")})
+    validated = verb(cwd, "validate", "--json", "--trust")
+    (result,) = json.loads(validated.stdout)
+    shown = run_agent(cwd, ["/mcp ctx", "/exit"], agent_env())
+    assert f"ctx ({result['tools']} tools" in shown.stdout and "mcp_ctx_read_resource" in shown.stdout
 
 
 def test_validate_says_a_server_needs_a_login(tmp_path):

@@ -96,7 +96,8 @@ def reported(status) -> dict:
         prompts = len(client.list_prompts()) if "prompts" in client.capabilities else 0
     except McpError as e:
         return result(status.server, "failed", error=str(e), said=list(client.from_server.tail))
-    return result(status.server, "ok", tools=len(client.tools), resources=resources, prompts=prompts)
+    # The tools as the model is offered them (and /mcp counts them): a resource reader too, none unusable.
+    return result(status.server, "ok", tools=len(status.tools), resources=resources, prompts=prompts)
 
 
 def result(name: str, status: str, error: str | None = None, said: list[str] = (), tools: int = 0,
