@@ -131,6 +131,33 @@ def test_validate_and_mcp_count_a_servers_tools_alike(tmp_path):
     assert f"ctx ({result['tools']} tools" in shown.stdout and "mcp_ctx_read_resource" in shown.stdout
 
 
+def test_validate_interrupted_prints_what_it_knows_and_list_into_a_closed_pipe_is_quiet(tmp_path):
+    """Ctrl-C while a server is still starting: the results so far (the slow one cancelled), exit 130, nothing
+    left running. `mcp list` into a pipe closed early ends without a word (141, as a program SIGPIPE stops)."""
+    import signal
+    from conftest import FAKES, wait_until
+    log = tmp_path / "skills.log"
+    (tmp_path / "skills").mkdir()
+    quick = {"command": sys.executable, "args": [str(FAKES / "skills_server.py"), str(tmp_path / "skills")],
+             "env": {"SKILLS_LOG": str(log)}}
+    cwd = workdir(tmp_path / "p", {"quick": quick, "slow": fake("slow_start", "30"),
+                                   **{f"s{i}": {**demo(), "disabled": True, "args": [str(i) * 300]}
+                                      for i in range(400)}})
+    running = subprocess.Popen([sys.executable, AGENT, "mcp", "validate", "--trust"], cwd=cwd, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=agent_env(trust=False))
+    assert wait_until(lambda: log.exists() and "skills/list" in log.read_text(), 30)
+    running.send_signal(signal.SIGINT)
+    out, _ = running.communicate(timeout=30)
+    assert running.returncode == 130
+    assert "slow: cancelled: Ctrl-C before it was ready" in out and "\nquick: " in "\n" + out
+    assert_no_process_left(cwd)
+    listing = subprocess.Popen([sys.executable, AGENT, "mcp", "list"], cwd=cwd, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=agent_env(trust=False))
+    listing.stdout.read(10)
+    listing.stdout.close()  # as `| head -c 10` does
+    assert listing.wait(30) == 141 and listing.stderr.read() == b""
+
+
 def test_validate_says_a_server_needs_a_login(tmp_path):
     with FakeHttpMcp("unauthorized") as server:
         assert verb(tmp_path, "add", "remote", "--user", "--url", server.url).returncode == 0

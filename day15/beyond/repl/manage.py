@@ -8,6 +8,7 @@ servers (remove, disable) ask nothing at the next start, a new or changed one (a
 Exit status: 0 done, 1 refused or failed (the message says what to change), 2 a usage error.
 """
 import json
+import os
 import sys
 import urllib.parse
 
@@ -55,6 +56,9 @@ def main(argv: list[str]) -> int:
     except (Refused, ConfigFileError, StateError) as e:
         print(f"error: {clean(mask(str(e)), one_line=True)}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `mcp list | head`: the reader has all it wanted; nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush goes nowhere
+        return 141  # as a program the pipe stops (128 + SIGPIPE)
     except OSError as e:  # a folder that cannot be written, a full disk
         print(f"error: {clean(f'{e.filename or verb}: {e.strerror or e}', one_line=True)}", file=sys.stderr)
         return 1

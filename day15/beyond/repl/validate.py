@@ -11,7 +11,9 @@ ask, and no --trust) or disabled. Exit 0 when every one is ok, 1 otherwise.
 import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 
 from beyond.asks.handlers import Handlers
 from beyond.auth.screen import Screen
@@ -35,19 +37,22 @@ def validate(args: list[str]) -> int:
     trust = trust or os.environ.get("GEEKAGENT_TRUST") == "1"
     if any(arg.startswith("-") for arg in args):
         raise Usage(f"unexpected {next(arg for arg in args if arg.startswith('-'))!r}")
-    out = sys.stdout
+    out, interrupted = sys.stdout, []
     with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
-        results = checked(args, trust, sandbox)
+        results = checked(args, trust, sandbox, interrupted)
     if as_json:
         print(json.dumps(results, indent=1), file=out)
     else:
         for result in results:
             print(line_of(result))
+    if interrupted:  # Ctrl-C: what was known is printed above, and the status says it was cut short
+        return 130
     return 0 if results and all(result["status"] == "ok" for result in results) else 1
 
 
-def checked(names: list[str], trust: bool, sandbox: bool) -> list[dict]:
-    """One result a server: the named ones, or every enabled one."""
+def checked(names: list[str], trust: bool, sandbox: bool, interrupted: list) -> list[dict]:
+    """One result a server: the named ones, or every enabled one. A Ctrl-C while they start stops them all:
+    those known are kept, the others are "cancelled", and `interrupted` gets a True."""
     stop_on_signals()  # SIGTERM and SIGHUP leave through the finally below: no server is left
     console = Console()
     folder = project_file().root
@@ -75,21 +80,40 @@ def checked(names: list[str], trust: bool, sandbox: bool) -> list[dict]:
     orphans = Orphans()
     orphans.adopt()  # a server's descendant that leaves its process group is still stopped
     servers = Servers(asks=Handlers(console, interactive=False), screen=Screen(browser=False, console=None))
+    known: dict[str, dict] = {}  # as each server is up or failed, until a Ctrl-C: what it leaves
+    cut = threading.Event()  # set by the Ctrl-C: a start it ends is no result of the server's
+
+    def on_interrupt(signum, frame) -> None:
+        cut.set()
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
-        for status in servers.connect_mcp_servers(configs=starting) if starting else []:
+        def ready(status) -> None:
+            if not cut.is_set():
+                known[status.server] = reported(status)
+        for status in servers.connect_mcp_servers(configs=starting, on_ready=ready) if starting else []:
             results[status.server] = reported(status)
+    except KeyboardInterrupt:
+        interrupted.append(True)
+        results.update(known)
+        results.update({name: result(name, "cancelled", error="Ctrl-C before it was ready")
+                        for name in chosen if name not in results})
     finally:
+        signal.signal(signal.SIGINT, previous)
         servers.stop_mcp_servers()
         orphans.stop()
     return [results[name] for name in chosen]
 
 
 def reported(status) -> dict:
-    """A started (or failed) server's result; a running one's lists are asked for here."""
+    """A started (or failed) server's result; a running one's lists are asked for here (one just up, not yet
+    registered, is counted by its tools alone)."""
     if status.needs_login:
         return result(status.server, "needs_login", error=status.error)
-    if status.error or status.client is None:
-        return result(status.server, "failed", error=status.error or "did not start", said=status.said)
+    if status.error:
+        return result(status.server, "failed", error=status.error, said=status.said)
+    if status.client is None:
+        return result(status.server, "ok", tools=len(status.tools))
     client = status.client
     try:
         resources = len(client.list_resources()) if "resources" in client.capabilities else 0

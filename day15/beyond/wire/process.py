@@ -78,6 +78,8 @@ def not_started(error: Exception, program: str, cwd: str | None) -> str:
     """Why a server could not be spawned, blaming what is wrong: a missing cwd is not a missing program."""
     if cwd and not os.path.isdir(cwd):
         return f"cannot start server: its \"cwd\" {cwd!r} is not a folder; fix \"cwd\" in .geekagent/mcp.json"
+    if isinstance(error, FileNotFoundError) and os.sep not in program:  # looked up on PATH, and not there
+        return f"cannot start server: {program} is not found on PATH (is it installed?)"
     return f"cannot start server: {getattr(error, 'strerror', None) or error} ({program})"
 
 
