@@ -17,3 +17,21 @@ def test_allowed_tool_that_changes_asks_again(tmp_path, capfd):
     # The line follows the policy's change, on the re-list thread.
     assert said_on_stderr(capfd, "mcp_fake_echo (server fake) changed its description")
     assert servers.approvals.policy_for("mcp_fake_redescribe") == "allow"  # unchanged tools keep theirs
+
+
+def test_an_always_that_cannot_be_kept_says_so_and_lasts_the_session(tmp_path, capfd):
+    """approvals.json readable by others (mode 0644) is not written: `a` says what to fix and that it lasts for this
+    session, never "kept in"; the tool runs unasked for the rest of the run all the same."""
+    import os
+    from beyond.folder.approvals import Approvals, ensure
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "approvals.json").write_text("{}")
+    os.chmod(state / "approvals.json", 0o644)
+    ensure("t", "ask")
+    approvals = Approvals(str(tmp_path), path=str(state / "approvals.json"), confirm=lambda prompt, always: "always")
+    assert approvals.decide("t", "Run t?") == "asked-yes"
+    said = capfd.readouterr()
+    assert "must be a file of yours that only you can read (chmod 600); it lasts for this session only" in said.err
+    assert "t is now allowed without asking (for the rest of this session)." in said.out and "kept in" not in said.out
+    assert approvals.policy_for("t") == "allow"

@@ -49,12 +49,13 @@ def test_reload_adds_removes_restarts_and_keeps(tmp_path, start_agent):
     (tmp_path / ".geekagent" / "mcp.json").write_text('{"mcpServers": {"keep": ')  # a typo mid-edit
     agent.stdin.write("/mcp reload\n")
     agent.stdin.flush()
-    wait_for_output(agent, "mcp.json reloaded: nothing changed; 3 unchanged", timeout=30)
+    said = wait_for_output(agent, "mcp.json reloaded: nothing changed; 3 unchanged", timeout=30)
+    assert "mcp.json cannot be read (the error above says where): what it started keeps running" in said
     assert pid_of(tmp_path, "keep") == keep and pid_of(tmp_path, "new")  # nothing of it stopped
     (tmp_path / ".geekagent" / "mcp.json").write_bytes(good)
     agent.stdin.write("/mcp disable keep\n/mcp\n")
     agent.stdin.flush()
-    said = wait_for_output(agent, "MCP  ", timeout=30)
+    said = wait_for_output(agent, "- keep: disabled", timeout=30)
     assert "keep stopped, and disabled" in said and not pid_alive(keep)
     assert json.loads((tmp_path / ".geekagent" / "mcp.json").read_text())["mcpServers"]["keep"]["disabled"] is True
     agent.stdin.write("/mcp enable keep\n")
@@ -82,8 +83,8 @@ def test_reload_in_an_untrusted_folder_starts_none_of_its_entries(tmp_path, star
 
 
 def test_on_a_terminal_reload_and_enable_ask_the_trust_question_first(tmp_path):
-    """A folder's new entry starts at /mcp reload only once the user trusts it; a disabled one, enabled again,
-    asks again; disabling asks nothing."""
+    """A folder's new entry starts at /mcp reload only once the user trusts it; disabling asks nothing and the
+    entry stays listed as disabled; enabled again unchanged, it asks nothing; changed while disabled, it asks."""
     from conftest import AGENT, run_in_pty
     import sys
     write(tmp_path, {})
@@ -92,12 +93,30 @@ def test_on_a_terminal_reload_and_enable_ask_the_trust_question_first(tmp_path):
     def add_entry(shown: str) -> str:
         write(tmp_path, {"demo": server("demo")})
         return "/mcp reload\r"
+
+    def change_entry(shown: str) -> str:
+        write(tmp_path, {"demo": {**server("changed"), "disabled": True}})
+        return "/mcp enable demo\r"
     screen = run_in_pty([sys.executable, AGENT], tmp_path, env, [
         ("Type a message", add_entry),
         ("Trust this folder", "y\r"),
         ("mcp.json reloaded: added demo", "/mcp disable demo\r"),
-        ("disabled in", "/mcp enable demo\r"),
+        ("disabled in", "/mcp\r"),
+        ("- demo: disabled", "/mcp demo\r"),
+        ("- demo: disabled", "/mcp enable demo\r"),
+        ("demo (2 tools)", "/mcp disable demo\r"),
+        ("disabled in", change_entry),
         ("Trust this folder", "y\r"),
         ("demo (2 tools)", "/exit\r")])
     assert screen.count("Trust this folder") == 2 and "server demo: runs" in screen
     assert processes_in(tmp_path) == []
+
+
+def test_the_shells_verbs_in_the_repl_say_the_line_to_type(tmp_path):
+    """/mcp add, list, get, remove, import, validate are the shell's: the REPL says the line, with its own door."""
+    from conftest import AGENT, run_agent
+    write(tmp_path, {})
+    done = run_agent(tmp_path, ["/mcp add time -- uvx mcp-server-time", "/mcp list", "/exit"], agent_env())
+    assert f"`mcp add` is a shell command; in a shell, type: python3 {AGENT} mcp add time -- uvx mcp-server-time" \
+           "\nthen /mcp reload here starts what it changed" in done.stdout
+    assert f"type: python3 {AGENT} mcp list\n" in done.stdout and "no server named" not in done.stdout

@@ -199,8 +199,9 @@ class Approvals:
         """The user answered `a`: allow this tool as it is now in later runs too. Returns where it is kept."""
         with self._lock:
             pin, runs = self._said.get(name), self._runs.get(name)
-        self._keep(name, {"pin": pin, "always": True, "runs": runs})
-        return f"kept in {self.store.path}" if self.store else "for the rest of this session"
+        if self._keep(name, {"pin": pin, "always": True, "runs": runs}) and self.store:
+            return f"kept in {self.store.path}"
+        return "for the rest of this session"
 
     def always(self, name: str) -> bool:
         """Whether the user answered `a` for this tool (in this folder, in this run or an earlier one)."""
@@ -216,8 +217,10 @@ class Approvals:
             if self.store is None:
                 self._tools.clear()
 
-    def _keep(self, name: str, entry: dict) -> None:
+    def _keep(self, name: str, entry: dict) -> bool:
+        """Keep this tool's answer (for the run; in the folder's store, if any: whether that was written)."""
         with self._lock:
             self._tools[name] = entry
         if self.store:  # this tool's entry, into what another agent in this folder may have kept meanwhile
-            self.store.edit(self.folder, lambda kept: {**(kept if isinstance(kept, dict) else {}), name: entry})
+            return self.store.edit(self.folder, lambda kept: {**(kept if isinstance(kept, dict) else {}), name: entry})
+        return False

@@ -147,15 +147,19 @@ class JsonStore:
                   file=sys.stderr)
             return {}
 
-    def update(self, key: str, value: object) -> None:
-        """Set one key, keeping what other runs wrote meanwhile."""
-        self.edit(key, lambda kept: value)
+    def update(self, key: str, value: object) -> bool:
+        """Set one key, keeping what other runs wrote meanwhile; whether it was written."""
+        return self.edit(key, lambda kept: value)
 
-    def edit(self, key: str, change) -> None:
-        """The record under `key` replaced by change(the record as it is on disk now, or None), under the lock."""
+    def edit(self, key: str, change) -> bool:
+        """The record under `key` replaced by change(the record as it is on disk now, or None), under the lock;
+        whether it was written (if not, a warning says why and what to fix)."""
         try:
             with self.file.locked() as data:
                 data[key] = change(data.get(key))
+            return True
         except (StateError, OSError) as e:
-            print(f"warning: could not write {self.path}: {e if isinstance(e, StateError) else e.strerror or e}",
-                  file=sys.stderr)
+            fix = "" if isinstance(e, StateError) else " (check that the folder is yours and the disk has room)"
+            print(f"warning: could not write {self.path}: {e if isinstance(e, StateError) else e.strerror or e}"
+                  f"{fix}; it lasts for this session only", file=sys.stderr)
+            return False

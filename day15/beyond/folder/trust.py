@@ -191,6 +191,21 @@ def _asked(project: Project, ask, allows: list[str], record: dict | None, entrie
     return True
 
 
+def reaffirm(project: Project, name: str) -> None:
+    """The entry `name`, which this session disabled, is enabled again unchanged (repl/reload.py checks that):
+    keep the folder as trusted with it, if nothing else differs from what was trusted (.env, tools allowed,
+    skills, every other entry); else nothing is kept, and the question asks as it would."""
+    record, entries = _record(project), _entries(project)
+    kept = record.get("entries") if record else None
+    if not isinstance(kept, dict) or entries is None or record["files"].get(DOTENV_PATH, "-") != \
+            project.digest(DOTENV_PATH) or set(project.allows()) - set(_allowed_before(record)) or \
+            record.get("skills", {}) != project.skill_digests():
+        return
+    if all(kept.get(other) == runs or runs == DISABLED for other, runs in entries.items() if other != name) \
+            and kept.get(name) in (DISABLED, entries.get(name)):
+        _remember(project, project.allows(), record, entries)
+
+
 def _record(project: Project) -> dict | None:
     """What was kept when the folder was last trusted (None: never, or not usable)."""
     record = store().load().get(_key(project))

@@ -6,6 +6,7 @@ a time). It reads the command line (options.py) and puts the commands beyond /mc
 (commands.py, resources.py) in its table; an Agent (agent.py) holds the rest: the folder and its
 trust, the console, the full client's servers, the model.
 """
+import shlex
 import sys
 import time
 
@@ -138,6 +139,10 @@ def status_lines(status: McpStatus, with_tools: bool, most: int | None = None) -
     return [head] + ([f"  {tool}" for tool in listed] + more + unusable + spoken if with_tools else [])
 
 
+# The `mcp` verbs of the shell (repl/manage.py): in the REPL, /mcp <verb> says the line to type there.
+SHELL_VERBS = ("add", "add-json", "remove", "list", "get", "import", "validate")
+
+
 def cmd_mcp(session: Session, arg: str) -> None:
     """the MCP servers and their tools (/mcp <server>: that one)"""
     statuses = session.servers.mcp_statuses()
@@ -148,6 +153,11 @@ def cmd_mcp(session: Session, arg: str) -> None:
         return reload.reload(session)
     if verb in ("enable", "disable") and rest.strip():
         return reload.switch(session, rest.strip(), verb == "enable")
+    if verb in SHELL_VERBS:  # Beyond the tutorial: the mcp verbs are the shell's (repl/manage.py)
+        door = shlex.quote(sys.argv[0] or "day15/beyond_agent.py")
+        print(f"`mcp {verb}` is a shell command; in a shell, type: python3 {door} mcp {shown(arg, one_line=True)}"
+              + ("\nthen /mcp reload here starts what it changed" if verb in ("add", "remove", "import") else ""))
+        return
     if arg:  # Beyond the tutorial: one server of many
         chosen = [status for status in statuses if status.server == arg]
         print("\n".join(status_lines(chosen[0], with_tools=True)) if chosen else

@@ -230,13 +230,16 @@ class Servers:
         with self._lock:
             return dict(self._configs)
 
-    def drop(self, name: str) -> None:
-        """Stop one server and forget it: its tools, its status, its entry (/mcp reload, /mcp disable)."""
+    def drop(self, name: str, disabled: ServerConfig | None = None) -> None:
+        """Stop one server and forget it: its tools, its status, its entry (/mcp reload); with `disabled`, its
+        entry now disabled, it stays listed as disabled (/mcp disable)."""
         self._forget(name)
         with self._lock:
             self._statuses.pop(name, None)
             self._configs.pop(name, None)
             starting = self._starting.pop(name, None)
+            if disabled is not None:
+                self._statuses[name], self._configs[name] = McpStatus(name, [], disabled=True), disabled
         if starting is not None:
             starting.stop()
 

@@ -212,11 +212,11 @@ class AgentSkills:
         if answer == "always":
             with self._lock:
                 self.kept[key] = {"set": bound, "skill": skill.label}
-            if self.store:
-                self.store.edit(self.folder, lambda on_disk: {**(on_disk if isinstance(on_disk, dict) else {}),
-                                                             key: {"set": bound, "skill": skill.label}})
+            kept = self.store.edit(self.folder, lambda on_disk: {**(on_disk if isinstance(on_disk, dict) else {}),
+                                                                 key: {"set": bound, "skill": skill.label}}) \
+                if self.store else False
             print(f"skill {shown(skill.label, one_line=True)} now loads without asking while its files stay as they "
-                  "are" + (f" (kept in {self.store.path})" if self.store else " (for this session)"))
+                  "are" + (f" (kept in {self.store.path})" if kept else " (for this session)"))
         return bool(answer)
 
     def _grant(self, skill: Skill) -> list[str]:
