@@ -221,8 +221,12 @@ class StateFile:
             data = json.loads(raw) if len(raw) <= MAX_STATE_BYTES else None
         except (ValueError, RecursionError):
             data = None
-        if isinstance(data, dict) or not move_aside:  # a look only: the next change moves it aside
-            return data if isinstance(data, dict) else {}
+        if isinstance(data, dict):
+            return data
+        if not move_aside:  # a look only: said, and the next change moves it aside
+            print(f"warning: {self.path} could not be read as the agent writes it; what it kept is not used, and "
+                  "the next change moves it aside", file=sys.stderr)
+            return {}
         aside = f"{self.path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
         os.replace(self.path, aside)
         print(f"warning: {self.path} could not be read as the agent writes it; it was moved to {aside} and a new "

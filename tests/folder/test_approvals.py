@@ -35,3 +35,17 @@ def test_an_always_that_cannot_be_kept_says_so_and_lasts_the_session(tmp_path, c
     assert "must be a file of yours that only you can read (chmod 600); it lasts for this session only" in said.err
     assert "t is now allowed without asking (for the rest of this session)." in said.out and "kept in" not in said.out
     assert approvals.policy_for("t") == "allow"
+
+
+def test_a_state_file_that_cannot_be_read_is_said_once_at_start(tmp_path):
+    """A corrupt approvals.json (0600) is said once when the agent starts, not used, and left as it is."""
+    import os
+    from conftest import agent_env, run_agent, workdir
+    cwd = workdir(tmp_path / "p", {})
+    state = tmp_path / "state" / "geekagent"
+    state.mkdir(parents=True)
+    (state / "approvals.json").write_text("{not json")
+    os.chmod(state / "approvals.json", 0o600)
+    done = run_agent(cwd, ["/exit"], {**agent_env(), "XDG_STATE_HOME": str(tmp_path / "state")})
+    assert done.stderr.count("approvals.json could not be read as the agent writes it") == 1
+    assert (state / "approvals.json").read_text() == "{not json"
