@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AGENT, Asked, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent, workdir
+from conftest import (AGENT, DAY15, Asked, agent_env, assert_no_process_left, demo, fake, processes_in, run_agent,
+                      workdir)
 from fakes.http_server import FakeHttpMcp
 
 
@@ -188,12 +189,37 @@ def test_import_from_claude_desktop_and_a_vscode_folder(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "skipped taken" in done.stdout and "exists" in done.stdout and "skipped old" in done.stdout
     done = verb(work, "import", "vscode", "--yes", env=home_env(home))
-    assert done.returncode == 0 and "skipped asks" in done.stdout and "skipped here" in done.stdout
+    assert done.returncode == 0 and "skipped asks" in done.stdout and "skipped here" not in done.stdout
     servers = json.loads((work / ".geekagent" / "mcp.json").read_text())["mcpServers"]
     assert servers == {"taken": {"command": "mine", "args": []}, "fs": {"command": "npx", "args": ["-y", "fs", "/tmp"]},
-                       "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "${TZ}"}}}
+                       "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "${TZ}"}},
+                       "here": {"command": "node", "args": [f"{work}/s.js"]}}
     shared = verb(work, "import", str(work / ".vscode" / "mcp.json"), "--user", "--yes", env=home_env(home))
     assert shared.returncode == 1 and not user_file().exists()  # a project's entries into --user: asked, always
+
+
+def test_import_reads_each_clients_file_as_it_does_and_validate_starts_what_came_in(tmp_path):
+    """A VS Code file with comments and a trailing comma, an entry with ${workspaceFolder}, a Gemini entry of
+    "type": "http": all three come in, and validate starts them."""
+    from fakes.http_server import FakeHttpMcp
+    home, work = tmp_path / "home", tmp_path / "work"
+    (work / ".vscode").mkdir(parents=True)
+    (work / "demo_server.py").write_bytes((DAY15 / "demo_server.py").read_bytes())
+    (work / ".vscode" / "mcp.json").write_text(
+        '{\n  // the demo, beside the project\n  "servers": {\n    "here": {"type": "stdio", "command": "%s", '
+        '"args": ["${workspaceFolder}/demo_server.py"]}, /* more later */\n  },\n}\n' % sys.executable)
+    (home / ".gemini").mkdir(parents=True)
+    with FakeHttpMcp() as remote:
+        (home / ".gemini" / "settings.json").write_text(
+            '{"mcpServers": {"web": {"type": "http", "url": "%s"}}, // Gemini reads comments too\n}' % remote.url)
+        for source in ("vscode", "gemini"):
+            done = verb(work, "import", source, "--yes", env=home_env(home))
+            assert done.returncode == 0 and "+ " in done.stdout, done.stdout + done.stderr
+        servers = json.loads((work / ".geekagent" / "mcp.json").read_text())["mcpServers"]
+        assert servers["here"]["args"] == [f"{work}/demo_server.py"] and servers["web"] == {"url": remote.url}
+        validated = verb(work, "validate", "--trust", env=home_env(home))
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert "here: ok (2 tools" in validated.stdout and "web: ok (" in validated.stdout
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="Codex's TOML is read with tomllib (3.11)")

@@ -1,10 +1,11 @@
 """Beyond the tutorial: `beyond_agent.py mcp import SOURCE [--user] [--yes]`, the servers another client has.
 
 SOURCE names a client (its project file in this folder and its user file where it keeps it) or a file.
-Each entry becomes this agent's: VS Code's `servers` and `type`, Gemini's `httpUrl`, Codex's TOML tables
-and `bearer_token_env_var` (as `Authorization: Bearer ${VAR}`); `${env:VAR}` becomes `${VAR}`. What this
-agent cannot honour is skipped with the reason: the old HTTP+SSE transport, VS Code's `${input:...}`
-prompts, a tool filter it would not apply. The plan is shown, one line an entry, and asked (--yes: not).
+Each file is read as its client reads it (VS Code's, Cursor's and Gemini's: JSON with comments and trailing
+commas). Each entry becomes this agent's: VS Code's `servers`, `type`, `${workspaceFolder}` and `${userHome}`,
+Gemini's `httpUrl` and `type: "http"`, Codex's TOML tables and `bearer_token_env_var` (as `Authorization:
+Bearer ${VAR}`); `${env:VAR}` becomes `${VAR}`. What this agent cannot honour is skipped with the reason: the
+old HTTP+SSE transport, VS Code's `${input:...}` prompts, a tool filter it would not apply. The plan is shown, one line an entry, and asked (--yes: not).
 No name is overwritten. Entries from a project file (committed by whoever wrote it) go into this folder's
 mcp.json, behind its trust question; into --user (every folder, no trust) only after a question that
 shows what each would run, which --yes does not skip.
@@ -28,6 +29,12 @@ from mcp import McpError
 VS_CODE_VARIABLE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 ANY_VARIABLE = re.compile(r"\$\{[^}]*\}")
 BARE_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+# What JSON with comments holds beside JSON: comments, and a comma before } or ]; a string is matched first,
+# so what looks like either inside one (a URL's //) is kept as it is.
+COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,(?=\s*[}\]])')
+# The files whose clients read plain JSON only (Claude Desktop's, Claude Code's): a comment there is an error.
+STRICT_JSON = re.compile(r"(claude_desktop_config\.json|/\.claude\.json|/\.mcp\.json)$")
 # Another client's file is read up to this size (Claude Code keeps its history in ~/.claude.json too).
 MAX_CLIENT_FILE_BYTES = 32 << 20
 # Keys another client's entry may carry that change nothing here, or only make this agent ask more often.
@@ -68,7 +75,7 @@ def import_servers(args: list[str]) -> int:
     taken = set(target.entries())
     plan, lines = {}, []
     for path, from_project, name, raw in found:
-        entry, why = converted(raw, path)
+        entry, why = converted(raw, path, folder)
         where = clean(path.replace(os.path.expanduser("~"), "~", 1), one_line=True)
         if why is None and (name in taken or name in plan):
             why = f"exists in {target.shown}" if name in taken else "named twice"
@@ -148,7 +155,21 @@ def read(path: str, root: str | None) -> object:
     try:
         return decode_json(path, raw)
     except ValueError as e:
+        if STRICT_JSON.search(path.replace("\\", "/")):
+            raise Refused(str(e)) from None
+    try:  # VS Code's, Cursor's and Gemini's files are JSON with comments and trailing commas, as they read them
+        return decode_json(path, without_comments(raw))
+    except ValueError as e:
         raise Refused(str(e)) from None
+
+
+def without_comments(raw: bytes) -> bytes:
+    """JSON with comments (// and /* */) and trailing commas, as VS Code reads it, made plain JSON: both go
+    outside strings (a // in a URL stays); line numbers stay as they were."""
+    text = raw.decode("utf-8-sig", "replace")
+    for part in (COMMENT, TRAILING_COMMA):  # comments first: a comma before a comment and a } is trailing too
+        text = part.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "\n" * m.group(0).count("\n"), text)
+    return text.encode("utf-8")
 
 
 def servers_in(data: object, folder: str) -> dict:
@@ -167,15 +188,17 @@ def servers_in(data: object, folder: str) -> dict:
     return found
 
 
-def converted(raw: object, path: str) -> tuple[dict | None, str | None]:
-    """(this agent's entry, None), or (None, why it is skipped)."""
+def converted(raw: object, path: str, folder: str = ".") -> tuple[dict | None, str | None]:
+    """(this agent's entry, None), or (None, why it is skipped); `folder` is the project's (VS Code's
+    ${workspaceFolder})."""
     if not isinstance(raw, dict):
         return None, "not an entry object"
     unknown = sorted(str(key) for key in raw if key not in HARMLESS and key not in TAKEN)
     if unknown:
         return None, f"its {unknown[0]!r} is not something this agent does"
     if raw.get("type") == "sse" or raw.get("transport") == "sse" or ("url" in raw and path.endswith("settings.json")
-                                                                       and "httpUrl" not in raw):
+                                                                       and "httpUrl" not in raw
+                                                                       and raw.get("type") != "http"):
         return None, "the old HTTP+SSE transport, which this agent does not speak"
     url = raw.get("httpUrl") or raw.get("url")
     tables = [raw.get(key) or {} for key in ("headers", "http_headers", "env_http_headers", "env")]
@@ -201,6 +224,9 @@ def converted(raw: object, path: str) -> tuple[dict | None, str | None]:
     if "${input:" in text:
         return None, "it asks for ${input:...} values when it starts, which this agent does not"
     editor = any(part in path.replace("\\", "/") for part in ("/.vscode/", "/Code/User/", "/.cursor/"))
+    if editor:  # the folder and the home, as VS Code resolves them where the entry runs
+        for name, value in (("workspaceFolder", folder), ("userHome", os.path.expanduser("~"))):
+            text = text.replace(f"${{{name}}}", json.dumps(value)[1:-1])
     # VS Code and Cursor read ${name} as their own (${workspaceFolder}) and the environment's as ${env:NAME}.
     strange = [m.group(0) for m in ANY_VARIABLE.finditer(text) if editor and not VS_CODE_VARIABLE.fullmatch(m.group(0))]
     entry = json.loads(VS_CODE_VARIABLE.sub(r"${\1}", text))
