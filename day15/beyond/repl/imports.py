@@ -1,11 +1,12 @@
 """Beyond the tutorial: `beyond_agent.py mcp import SOURCE [--user] [--yes]`, the servers another client has.
 
 SOURCE names a client (its project file in this folder and its user file where it keeps it) or a file.
-Each file is read as its client reads it (VS Code's, Cursor's and Gemini's: JSON with comments and trailing
-commas). Each entry becomes this agent's: VS Code's `servers`, `type`, `${workspaceFolder}` and `${userHome}`,
-Gemini's `httpUrl` and `type: "http"`, Codex's TOML tables and `bearer_token_env_var` (as `Authorization:
-Bearer ${VAR}`); `${env:VAR}` becomes `${VAR}`. What this agent cannot honour is skipped with the reason: the
-old HTTP+SSE transport, VS Code's `${input:...}` prompts, a tool filter it would not apply. The plan is shown, one line an entry, and asked (--yes: not).
+Each file is read as its client reads it (VS Code's, Cursor's and Gemini's: JSON with comments and
+trailing commas). Each entry becomes this agent's: VS Code's `servers`, `type`, `${workspaceFolder}` and
+`${userHome}`, Gemini's `httpUrl` and `type: "http"`, Codex's TOML tables and `bearer_token_env_var` (as
+`Authorization: Bearer ${VAR}`); `${env:VAR}` becomes `${VAR}`. What this agent cannot honour is skipped
+with the reason: the old HTTP+SSE transport, VS Code's `${input:...}` prompts, a tool filter it would not
+apply. The plan is shown, one line an entry, and asked (--yes: not).
 No name is overwritten. Entries from a project file (committed by whoever wrote it) go into this folder's
 mcp.json, behind its trust question; into --user (every folder, no trust) only after a question that
 shows what each would run, which --yes does not skip.
