@@ -22,7 +22,8 @@ from beyond.folder.project import find_project
 from beyond.folder.secret_files import read_question
 from beyond.folder.tasks import TaskLog
 from beyond.folder.dotenv import load_dotenv
-from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide, servers_to_start, user_config_path
+from beyond.folder.mcp_files import servers_to_start, user_config_path
+from beyond.folder.trust import MCP_CONFIG_PATH, Project, decide
 from beyond.model.client import ModelChat
 from beyond.model.hints import missing_key_hint, plain_http_hint
 from beyond.servers.calls import Calls

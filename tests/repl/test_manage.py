@@ -1,6 +1,7 @@
 """`beyond_agent.py mcp <verb>` (beyond/repl/manage.py, validate.py, imports.py), each run as a subprocess in a folder
 and a home of the test's own."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -23,7 +24,8 @@ def user_file() -> Path:
 
 
 def test_add_in_both_scopes_then_list_and_get(tmp_path):
-    added = verb(tmp_path, "add", "files", "--env", "ROOT=${HOME}", "--sandbox", "--", "npx", "-y", "srv", "/x")
+    added = verb(tmp_path, "add", "-s", "project", "files", "--env", "ROOT=${HOME}", "--sandbox", "--", "npx", "-y",
+                 "srv", "/x")
     assert added.returncode == 0, added.stderr
     done = verb(tmp_path, "add", "remote", "--user", "--url", "https://mcp.example.com/mcp",
                 "--header", "Authorization=Bearer abc123", "--header", "X-Team=blue")
@@ -44,31 +46,94 @@ def test_add_in_both_scopes_then_list_and_get(tmp_path):
 
 def test_add_sandboxed_with_network(tmp_path):
     """--sandbox=network writes the one key a uvx or npx server needs to fetch what it runs."""
-    assert verb(tmp_path, "add", "time", "--sandbox=network", "--", "uvx", "mcp-server-time").returncode == 0
+    assert verb(tmp_path, "add", "-s", "project", "time", "--sandbox=network", "--", "uvx",
+                "mcp-server-time").returncode == 0
     written = json.loads((tmp_path / ".geekagent" / "mcp.json").read_text())["mcpServers"]["time"]
     assert written == {"command": "uvx", "args": ["mcp-server-time"], "sandbox": {"network": True}}
-    wrong = verb(tmp_path, "add", "web", "--sandbox=net", "--", "uvx", "x")
+    wrong = verb(tmp_path, "add", "-s", "project", "web", "--sandbox=net", "--", "uvx", "x")
     assert wrong.returncode != 0 and "--sandbox=net" in wrong.stderr
+
+
+def local_entries(cwd: Path) -> dict:
+    """What the local scope keeps for a folder (the user's state, never the project)."""
+    kept = json.loads((Path(os.environ["XDG_STATE_HOME"]) / "geekagent" / "local-servers.json").read_text())
+    return kept.get(str(cwd.resolve()), {}).get("mcpServers", {})
+
+
+def test_claude_codes_forms_write_what_they_say(tmp_path):
+    """-s local|project|user, -e, -H 'Key: Value', -t http NAME URL, add-json (sandbox as written), -t sse refused
+    with what to use; each checked in the file it wrote. add with no scope is local: nothing in the project."""
+    cwd = tmp_path / "p"
+    cwd.mkdir()
+    added = verb(cwd, "add", "-e", "A=1", "-e", "TOKEN=sk-live-abcdefghijklmnop", "mine", "--", "npx", "x")
+    assert added.returncode == 0 and "(local)" in added.stdout
+    assert local_entries(cwd)["mine"] == {"command": "npx", "args": ["x"],
+                                          "env": {"A": "1", "TOKEN": "sk-live-abcdefghijklmnop"}}
+    assert not (cwd / ".geekagent" / "mcp.json").exists()
+    assert verb(cwd, "add", "-s", "user", "-t", "http", "-H", "X-Team: blue", "web",
+                "https://mcp.example.com/mcp").returncode == 0
+    assert json.loads(user_file().read_text())["mcpServers"]["web"] == {"url": "https://mcp.example.com/mcp",
+                                                                       "headers": {"X-Team": "blue"}}
+    assert verb(cwd, "add-json", "-s", "project", "j", '{"command": "uvx", "args": ["t"], "sandbox": true}'
+                ).returncode == 0
+    assert json.loads((cwd / ".geekagent" / "mcp.json").read_text())["mcpServers"]["j"]["sandbox"] is True
+    sse = verb(cwd, "add", "-t", "sse", "old", "https://x.example/sse")
+    assert sse.returncode == 1 and "use `-t http` with that URL" in sse.stderr
+    scope = verb(cwd, "add", "-s", "global", "g", "--", "x")
+    assert scope.returncode == 2 and "the scopes are local" in scope.stderr
+    listed = verb(cwd, "list").stdout
+    assert re.search(r"^mine +local ", listed, re.M) and re.search(r"^j +project ", listed, re.M)
+    assert "sk-live-abcdefghijklmnop" not in verb(cwd, "get", "mine").stdout  # masked, as the user file's are
+
+
+def test_a_local_server_starts_without_a_trust_question_here_and_nowhere_else(tmp_path):
+    """The next agent in the folder starts the local entry without asking; in another folder it does not exist."""
+    from conftest import run_in_pty
+    cwd, elsewhere = tmp_path / "p", tmp_path / "q"
+    cwd.mkdir()
+    elsewhere.mkdir()
+    assert verb(cwd, "add", "demo", "--", sys.executable, str(DAY15 / "demo_server.py")).returncode == 0
+    env = {**agent_env(key=None, trust=False), "NO_COLOR": "1", "TERM": "xterm"}
+    screen = run_in_pty([sys.executable, AGENT], cwd, env, [("> ", "/mcp\r"), ("demo (2 tools)", "/exit\r")])
+    assert "Trust this folder" not in screen
+    other = verb(elsewhere, "list").stdout
+    assert "no local entries for this folder" in other and "demo" not in other
+    assert_no_process_left(cwd)
+
+
+def test_reset_project_choices_forgets_the_trust_answer_and_the_always_answers(tmp_path):
+    cwd = workdir(tmp_path / "p", {"demo": demo()})
+    from beyond.folder.project import JsonStore
+    state = Path(os.environ["XDG_STATE_HOME"]) / "geekagent"
+    JsonStore(str(state / "approvals.json")).update(str(cwd.resolve()), {"mcp_demo_dice": {"always": True}})
+    JsonStore(str(Path(os.environ["XDG_CONFIG_HOME"]) / "geekagent" / "trusted-folders.json")).update(
+        str(cwd.resolve()), {"files": {}})
+    done = verb(cwd, "reset-project-choices")
+    assert done.returncode == 0 and "forgot for" in done.stdout
+    assert "the trust answer" in done.stdout and "the `a` answers" in done.stdout
+    again = verb(cwd, "reset-project-choices")
+    assert "nothing was kept for" in again.stdout
 
 
 def test_a_shadowed_entry_and_a_taken_name(tmp_path):
     assert verb(tmp_path, "add", "same", "--user", "--", "echo", "user").returncode == 0
-    assert verb(tmp_path, "add", "same", "--", "echo", "project").returncode == 0
+    assert verb(tmp_path, "add", "-s", "project", "same", "--", "echo", "project").returncode == 0
     lines = verb(tmp_path, "list").stdout.splitlines()
-    assert [line.split()[:2] for line in lines] == [["same", "project"], ["same", "user"]]
-    assert "shadowed" in lines[1] and "shadowed" not in lines[0]
-    taken = verb(tmp_path, "add", "same", "--", "echo", "again")
+    assert lines[0] == "no local entries for this folder"
+    assert [line.split()[:2] for line in lines[1:]] == [["same", "project"], ["same", "user"]]
+    assert "shadowed" in lines[2] and "shadowed" not in lines[1]
+    taken = verb(tmp_path, "add", "-s", "project", "same", "--", "echo", "again")
     assert taken.returncode == 1 and "already" in taken.stderr and "--force" in taken.stderr
-    assert verb(tmp_path, "add", "same", "--force", "--", "echo", "again").returncode == 0
+    assert verb(tmp_path, "add", "-s", "project", "same", "--force", "--", "echo", "again").returncode == 0
     got = json.loads(verb(tmp_path, "get", "same", "--json").stdout)
-    assert got["entry"]["args"] == ["again"] and got["scope"] == "project" and got["shadows"] is True
+    assert got["entry"]["args"] == ["again"] and got["scope"] == "project" and got["shadows"] == ["user"]
 
 
 def test_a_secret_is_not_written_into_the_project_and_a_broken_file_is_left_alone(tmp_path):
-    secret = verb(tmp_path, "add", "gh", "--env", "GITHUB_TOKEN=ghp_abcdef123456", "--", "npx", "gh")
+    secret = verb(tmp_path, "add", "-s", "project", "gh", "--env", "GITHUB_TOKEN=ghp_abcdef123456", "--", "npx", "gh")
     assert secret.returncode == 1 and "--env 'GITHUB_TOKEN=${GITHUB_TOKEN}'" in secret.stderr
-    assert "env GITHUB_TOKEN is a secret written out" in secret.stderr and "--user" in secret.stderr
-    plain = verb(tmp_path, "add", "w", "--url", "http://mcp.example.com/mcp")
+    assert "env GITHUB_TOKEN is a secret written out" in secret.stderr and "-s local" in secret.stderr
+    plain = verb(tmp_path, "add", "-s", "project", "w", "--url", "http://mcp.example.com/mcp")
     assert plain.returncode == 1 and "unencrypted" in plain.stderr
     assert not (tmp_path / ".geekagent" / "mcp.json").exists()
     assert verb(tmp_path, "add", "gh", "--user", "--env", "GITHUB_TOKEN=ghp_abcdef123456", "--", "npx", "gh"
@@ -76,7 +141,7 @@ def test_a_secret_is_not_written_into_the_project_and_a_broken_file_is_left_alon
     broken = b'{"mcpServers": {"a": {"command": "x"},}}\n'
     (tmp_path / ".geekagent").mkdir(exist_ok=True)
     (tmp_path / ".geekagent" / "mcp.json").write_bytes(broken)
-    for args in (("add", "b", "--", "y"), ("remove", "a"), ("disable", "a")):
+    for args in (("add", "-s", "project", "b", "--", "y"), ("remove", "a"), ("disable", "a")):
         done = verb(tmp_path, *args)
         assert done.returncode == 1 and "mcp.json" in done.stderr and "line 1" in done.stderr, done.stderr
     assert (tmp_path / ".geekagent" / "mcp.json").read_bytes() == broken
@@ -86,7 +151,7 @@ def test_a_secret_is_not_written_into_the_project_and_a_broken_file_is_left_alon
 def test_remove_disable_enable_and_what_they_do_to_trust(tmp_path):
     from beyond.folder.trust import Project, decide
     for name in ("a", "b"):
-        assert verb(tmp_path, "add", name, "--", sys.executable, "-c", "pass").returncode == 0
+        assert verb(tmp_path, "add", "-s", "project", name, "--", sys.executable, "-c", "pass").returncode == 0
     asked = Asked()
     assert decide(Project.read(tmp_path), False, asked) and len(asked) == 1  # the user trusts the folder
     assert verb(tmp_path, "disable", "a").returncode == 0
@@ -184,11 +249,11 @@ def test_import_from_claude_desktop_and_a_vscode_folder(tmp_path):
         "time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "${env:TZ}"}},
         "asks": {"type": "http", "url": "https://api.example.com", "headers": {"Authorization": "${input:tok}"}},
         "here": {"command": "node", "args": ["${workspaceFolder}/s.js"]}}}))
-    assert verb(work, "add", "taken", "--", "mine").returncode == 0
-    done = verb(work, "import", "claude-desktop", "--yes", env=home_env(home))
+    assert verb(work, "add", "-s", "project", "taken", "--", "mine").returncode == 0
+    done = verb(work, "import", "-s", "project", "claude-desktop", "--yes", env=home_env(home))
     assert done.returncode == 0, done.stderr
     assert "skipped taken" in done.stdout and "exists" in done.stdout and "skipped old" in done.stdout
-    done = verb(work, "import", "vscode", "--yes", env=home_env(home))
+    done = verb(work, "import", "-s", "project", "vscode", "--yes", env=home_env(home))
     assert done.returncode == 0 and "skipped asks" in done.stdout and "skipped here" not in done.stdout
     servers = json.loads((work / ".geekagent" / "mcp.json").read_text())["mcpServers"]
     assert servers == {"taken": {"command": "mine", "args": []}, "fs": {"command": "npx", "args": ["-y", "fs", "/tmp"]},
@@ -213,7 +278,7 @@ def test_import_reads_each_clients_file_as_it_does_and_validate_starts_what_came
         (home / ".gemini" / "settings.json").write_text(
             '{"mcpServers": {"web": {"type": "http", "url": "%s"}}, // Gemini reads comments too\n}' % remote.url)
         for source in ("vscode", "gemini"):
-            done = verb(work, "import", source, "--yes", env=home_env(home))
+            done = verb(work, "import", "-s", "project", source, "--yes", env=home_env(home))
             assert done.returncode == 0 and "+ " in done.stdout, done.stdout + done.stderr
         servers = json.loads((work / ".geekagent" / "mcp.json").read_text())["mcpServers"]
         assert servers["here"]["args"] == [f"{work}/demo_server.py"] and servers["web"] == {"url": remote.url}
@@ -241,7 +306,7 @@ def test_import_from_codex_and_cursor(tmp_path):
     (home / ".gemini" / "settings.json").write_text(json.dumps({"theme": "x", "mcpServers": {
         "gem": {"httpUrl": "https://g.example.com/mcp", "headers": {"X-Key": "$API_KEY"}, "timeout": 30000},
         "old": {"url": "https://g.example.com/sse"}}}))
-    gemini = verb(work, "import", "gemini", "--yes", env=home_env(home))
+    gemini = verb(work, "import", "-s", "project", "gemini", "--yes", env=home_env(home))
     assert gemini.returncode == 0 and "skipped old" in gemini.stdout and "HTTP+SSE" in gemini.stdout
     assert json.loads(user_file().read_text())["mcpServers"] == {
         "docs": {"command": "npx", "args": ["-y", "docs"], "startupTimeout": 20},
@@ -261,7 +326,8 @@ def test_usage_errors_exit_2(tmp_path):
 def test_edits_at_once_are_all_kept_and_a_link_is_never_written_through(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    adds = [subprocess.Popen([sys.executable, AGENT, "mcp", "add", f"s{i}", "--", "echo", str(i)], cwd=work,
+    adds = [subprocess.Popen([sys.executable, AGENT, "mcp", "add", "-s", "project", f"s{i}", "--", "echo", str(i)],
+                             cwd=work,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=agent_env(trust=False))
             for i in range(6)]
     assert [add.wait(60) for add in adds] == [0] * 6
@@ -271,7 +337,7 @@ def test_edits_at_once_are_all_kept_and_a_link_is_never_written_through(tmp_path
     outside.write_text('{"mcpServers": {}}')
     (work / ".geekagent" / "mcp.json").unlink()
     (work / ".geekagent" / "mcp.json").symlink_to(outside)
-    done = verb(work, "add", "x", "--", "echo")
+    done = verb(work, "add", "-s", "project", "x", "--", "echo")
     assert done.returncode == 1 and "outside the folder" in done.stderr
     assert outside.read_text() == '{"mcpServers": {}}' and (work / ".geekagent" / "mcp.json").is_symlink()
     assert verb(work, "list").returncode == 1

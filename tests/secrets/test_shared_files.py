@@ -38,9 +38,9 @@ def verb(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("kind", ADDED)
 def test_add_refuses_a_written_out_secret_for_the_project(tmp_path, kind):
     args, where, fix = ADDED[kind]
-    done = verb(tmp_path, "add", "s", *args)
+    done = verb(tmp_path, "add", "-s", "project", "s", *args)
     assert done.returncode == 1 and f"{where} is a secret written out" in done.stderr, done.stderr
-    assert fix in done.stderr and "--user" in done.stderr and "literal000" not in done.stderr
+    assert fix in done.stderr and "-s local" in done.stderr and "literal000" not in done.stderr
     assert not (tmp_path / ".geekagent").exists()
 
 
@@ -57,7 +57,7 @@ def test_import_skips_each_for_the_project_and_the_users_file_takes_them_masked(
                           "args": ["mcp-remote", URL, "--header", "Authorization: Bearer literal0007"]},
                "user": {"url": "https://literal0008@mcp.example.com/mcp"}}
     (tmp_path / "theirs.json").write_text(json.dumps({"mcpServers": entries}))
-    imported = verb(tmp_path, "import", str(tmp_path / "theirs.json"), "--yes")
+    imported = verb(tmp_path, "import", "-s", "project", str(tmp_path / "theirs.json"), "--yes")
     assert imported.returncode == 0 and "0 to import" in imported.stdout, imported.stdout + imported.stderr
     for kind, (_, where, _) in ADDED.items():
         assert f"skipped {kind} " in imported.stdout and f"{where} is a secret written out" in imported.stdout

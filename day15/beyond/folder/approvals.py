@@ -44,6 +44,13 @@ def ensure(name: str, default: str) -> None:
     POLICIES.setdefault(name, default)  # one dict operation: atomic under the GIL
 
 
+def forget_answers(folder: str) -> bool:
+    """The `a` answers and pins kept for a folder (its tools' and its skills'), forgotten; whether any were."""
+    real = os.path.realpath(folder)
+    return any([JsonStore(os.path.join(state_dir(), name)).forget(real)
+                for name in ("approvals.json", "skill-approvals.json")])
+
+
 def pin_of(info: dict) -> str:
     """What a tool says it is: its description and input schema, hashed."""
     return _hashed([info.get("description"), info.get("inputSchema")])

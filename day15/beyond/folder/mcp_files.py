@@ -1,4 +1,5 @@
-"""Beyond the tutorial: the two mcp.json files, edited by the `mcp` verbs (repl/manage.py) as a person would.
+"""Beyond the tutorial: the mcp.json files and the local scope, edited by the `mcp` verbs (repl/manage.py) as a
+person would.
 
 A folder's .geekagent/mcp.json (the nearest upward, made here when there is none) holds the project's
 servers; $XDG_CONFIG_HOME/geekagent/mcp.json the user's own, for every folder. An edit reads the file
@@ -12,14 +13,19 @@ import hashlib
 import json
 import os
 import stat
+import sys
 from collections.abc import Callable
 
-from beyond.dirs import (MAX_CONFIG_BYTES, NOFOLLOW, FolderError, config_dir, decode_json, exclusive, read_inside,
-                         state_dir)
+from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
+from beyond.dirs import (MAX_CONFIG_BYTES, NOFOLLOW, FolderError, StateError, StateFile, config_dir, decode_json,
+                         exclusive, read_inside, state_dir)
 from beyond.folder.project import FOLDER, find_project
 from beyond.text import clean
+from beyond.wire.sandbox import insist
+from mcp import McpError
 
 MCP_JSON = "mcp.json"
+LOCAL_SERVERS = "local-servers.json"
 
 
 class ConfigFileError(ValueError):
@@ -103,11 +109,91 @@ def _lock_path(path: str) -> str:
     return os.path.join(state_dir(), "locks", f"mcp-{digest}")
 
 
+class LocalFile:
+    """The `local` scope (as Claude Code's): the user's own entries for one folder only, kept in the user's state
+    ($XDG_STATE_HOME/geekagent/local-servers.json, 0600), keyed by the real path of the project's root (the
+    folder holding the nearest .geekagent/ upward, else the current one), never in the project. The same face
+    as McpFile: read(), entries(), edit(change), scope, path, shown."""
+
+    scope = "local"
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root)
+        self.path = os.path.join(state_dir(), LOCAL_SERVERS)
+        self.file = StateFile(self.path)
+        self.shown = clean(f"your local servers for {self.root} ({self.path})", one_line=True)
+
+    def read(self) -> tuple[dict, str]:
+        try:
+            kept = self.file.read().get(self.root)
+        except (StateError, OSError) as e:
+            raise ConfigFileError(str(e) if isinstance(e, StateError) else f"{self.path}: {e.strerror}") from None
+        servers = kept.get("mcpServers") if isinstance(kept, dict) else None
+        return {"mcpServers": servers if isinstance(servers, dict) else {}}, "mcpServers"
+
+    def entries(self) -> dict[str, object]:
+        return dict(self.read()[0]["mcpServers"])
+
+    def edit(self, change: Callable[[dict], None]) -> None:
+        """change(servers) on this folder's entries as they are on disk now, under the state file's lock."""
+        try:
+            with self.file.locked() as data:
+                kept = data.get(self.root) if isinstance(data.get(self.root), dict) else {}
+                servers = dict(kept.get("mcpServers")) if isinstance(kept.get("mcpServers"), dict) else {}
+                change(servers)
+                if servers:
+                    data[self.root] = {"mcpServers": servers}
+                else:
+                    data.pop(self.root, None)
+        except (StateError, OSError) as e:
+            raise ConfigFileError(str(e) if isinstance(e, StateError) else f"{self.path}: {e.strerror}") from None
+
+
+def project_root() -> str:
+    """The project's root: the folder holding the nearest .geekagent/ upward that is the user's own, else here."""
+    return find_project() or os.getcwd()
+
+
+def local_file() -> LocalFile:
+    return LocalFile(project_root())
+
+
+def scope_files() -> list:
+    """The three scopes' files, in the order a name is looked up (local > project > user)."""
+    return [local_file(), project_file(), user_file()]
+
+
 def project_file() -> McpFile:
     """The folder's file: in the nearest .geekagent/ upward that is the user's own, else made here."""
-    folder = find_project() or os.getcwd()
+    folder = project_root()
     return McpFile("project", os.path.join(folder, FOLDER), root=folder)
 
 
 def user_file() -> McpFile:
     return McpFile("user", config_dir())
+
+
+def user_config_path() -> str:
+    """The user's own mcp.json: servers for every folder."""
+    return os.path.join(config_dir(), "mcp.json")
+
+
+def servers_to_start(project, sandbox: bool = False) -> tuple[dict[str, ServerConfig], dict[str, str]]:
+    """The user's own servers, the folder's when it is trusted (`project`, trust.py's), and the user's local ones
+    for this folder (no trust: the user's own), each winning by name over the one before; with where each came
+    from (`sandbox`: --sandbox confines each stdio one). A file that cannot be used is reported and left out."""
+    configs, origins = {}, {}
+    local = local_file()
+    for path, load in ((user_config_path(), lambda: load_mcp_config(user_config_path())),
+                       (MCP_CONFIG_PATH, project.servers if project else dict),
+                       ("local", lambda: load_mcp_config(local.path, json.dumps(local.read()[0]).encode()))):
+        try:
+            found = load()
+        except (McpError, ConfigFileError) as e:
+            print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
+            continue
+        if sandbox:
+            insist(found)
+        configs.update(found)
+        origins.update(dict.fromkeys(found, path.replace(os.path.expanduser("~"), "~", 1)))
+    return configs, origins

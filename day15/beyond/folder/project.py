@@ -147,6 +147,16 @@ class JsonStore:
                   file=sys.stderr)
             return {}
 
+    def forget(self, key: str) -> bool:
+        """Take one record out; whether there was one (and it is gone: one that could not be written is said)."""
+        try:
+            with self.file.locked() as data:
+                return data.pop(key, None) is not None
+        except (StateError, OSError) as e:
+            print(f"warning: could not write {self.path}: {e if isinstance(e, StateError) else e.strerror or e}",
+                  file=sys.stderr)
+            return False
+
     def update(self, key: str, value: object) -> bool:
         """Set one key, keeping what other runs wrote meanwhile; whether it was written."""
         return self.edit(key, lambda kept: value)

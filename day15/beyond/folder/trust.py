@@ -26,8 +26,7 @@ from beyond.dirs import FolderError, LinkOutside, config_dir, decode_json, read_
 from beyond.folder.project import JsonStore
 from beyond.folder.question import DISABLED, summary, what_runs
 from beyond.folder.skill_files import SKILLS_FOLDER, LocalSkill, folder_skills
-from beyond.secrets import mask
-from beyond.text import clean, shorten
+from beyond.text import clean
 from beyond.wire.sandbox import insist
 from mcp import McpError
 
@@ -191,6 +190,11 @@ def _asked(project: Project, ask, allows: list[str], record: dict | None, entrie
     return True
 
 
+def forget_trust(folder: str) -> bool:
+    """The trust answer kept for a folder, forgotten (mcp reset-project-choices); whether there was one."""
+    return store().forget(os.path.realpath(folder))
+
+
 def reaffirm(project: Project, name: str) -> None:
     """The entry `name`, which this session disabled, is enabled again unchanged (repl/reload.py checks that):
     keep the folder as trusted with it, if nothing else differs from what was trusted (.env, tools allowed,
@@ -272,27 +276,3 @@ def _allowed_before(record: dict | None) -> list[str]:
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
-
-
-def user_config_path() -> str:
-    """The user's own mcp.json: servers for every folder."""
-    return os.path.join(config_dir(), "mcp.json")
-
-
-def servers_to_start(project: Project | None, sandbox: bool = False) -> tuple[dict[str, ServerConfig], dict[str, str]]:
-    """The user's own servers and, when the folder is trusted (`project`), the folder's, which win by
-    name; with the file each came from (`sandbox`: --sandbox confines each stdio one). A file that cannot
-    be used is reported and left out."""
-    configs, origins = {}, {}
-    for path, load in ((user_config_path(), lambda: load_mcp_config(user_config_path())),
-                       (MCP_CONFIG_PATH, project.servers if project else dict)):
-        try:
-            found = load()
-        except McpError as e:
-            print(f"error: {clean(str(e), one_line=True)}", file=sys.stderr)
-            continue
-        if sandbox:
-            insist(found)
-        configs.update(found)
-        origins.update(dict.fromkeys(found, path.replace(os.path.expanduser("~"), "~", 1)))
-    return configs, origins

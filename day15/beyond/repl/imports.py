@@ -1,4 +1,5 @@
-"""Beyond the tutorial: `beyond_agent.py mcp import SOURCE [--user] [--yes]`, the servers another client has.
+"""Beyond the tutorial: `beyond_agent.py mcp import SOURCE [-s local|project|user] [--yes]`, the servers another
+client has, into your local servers for this folder unless a scope is named.
 
 SOURCE names a client (its project file in this folder and its user file where it keeps it) or a file.
 Each file is read as its client reads it (VS Code's, Cursor's and Gemini's: JSON with comments and
@@ -7,9 +8,9 @@ trailing commas). Each entry becomes this agent's: VS Code's `servers`, `type`, 
 `Authorization: Bearer ${VAR}`); `${env:VAR}` becomes `${VAR}`. What this agent cannot honour is skipped
 with the reason: the old HTTP+SSE transport, VS Code's `${input:...}` prompts, a tool filter it would not
 apply. The plan is shown, one line an entry, and asked (--yes: not).
-No name is overwritten. Entries from a project file (committed by whoever wrote it) go into this folder's
-mcp.json, behind its trust question; into --user (every folder, no trust) only after a question that
-shows what each would run, which --yes does not skip.
+No name is overwritten. Entries from a project file (committed by whoever wrote it) go into the local or
+user scope (no trust question) only after a question that shows what each would run, which --yes does not
+skip; into the project's mcp.json (-s project), behind its trust question.
 """
 import json
 import os
@@ -19,9 +20,10 @@ import sys
 from beyond.client.config import parse_server_config
 from beyond.console import Console
 from beyond.dirs import VARIABLE, FolderError, decode_json, read_inside
-from beyond.folder.mcp_files import project_file, user_file
+from beyond.folder.mcp_files import project_file
 from beyond.folder.question import what_runs
-from beyond.repl.verbs import NAME, Refused, Usage, flag, literal_secrets, no_more, too_short, written_out
+from beyond.repl.verbs import (NAME, Refused, Usage, file_of, flag, literal_secrets, no_more, scope_of, too_short,
+                               written_out)
 from beyond.secrets import mask
 from beyond.text import clean
 from mcp import McpError
@@ -65,12 +67,13 @@ def sources(folder: str) -> dict[str, tuple[list[str], list[str]]]:
 
 
 def import_servers(args: list[str]) -> int:
-    user, yes = flag(args, "--user"), flag(args, "--yes")
+    """-s/--scope or --user picks the scope the entries go into (local by default)."""
+    yes, named = flag(args, "--yes"), scope_of(args)
     if len(args) != 1 or args[0].startswith("-"):
         raise Usage("import takes one SOURCE: " + ", ".join(sources(".")) + ", or a file")
     source = args.pop()
     no_more(args)
-    target = user_file() if user else project_file()
+    target = file_of(named)
     folder = project_file().root
     found = found_entries(source, folder)
     taken = set(target.entries())
@@ -100,11 +103,12 @@ def import_servers(args: list[str]) -> int:
     if not yes and not (console.terminal and console.confirm(f"Import {len(plan)} into {target.shown}?", always=False)):
         raise Refused("nothing imported" + ("" if console.terminal else ": no terminal to ask; --yes imports"))
     shared = [name for name, (_, from_project) in plan.items() if from_project]
-    if user and shared and not (console.terminal and console.confirm(
-            f"{', '.join(shared)} came from a project file, which anyone may have written, and your own mcp.json "
-            "runs them in every folder without a trust question. Run them as shown above?", always=False)):
-        raise Refused("nothing imported: entries from a project file go into --user only when you say so at a "
-                      "terminal (without --user they go into this folder's mcp.json, behind its trust question)")
+    if target.scope != "project" and shared and not (console.terminal and console.confirm(
+            f"{', '.join(shared)} came from a project file, which anyone may have written, and your {target.scope} "
+            "servers run without a trust question. Run them as shown above?", always=False)):
+        raise Refused(f"nothing imported: entries from a project file go into the {target.scope} scope only when "
+                      "you say so at a terminal (with -s project they go into this folder's mcp.json, behind its "
+                      "trust question)")
     added = []
 
     def add(servers: dict) -> None:

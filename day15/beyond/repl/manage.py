@@ -1,10 +1,10 @@
 """Beyond the tutorial: `beyond_agent.py mcp <verb>`, the servers managed without editing JSON and without a session.
 
-list, get, add, remove, enable and disable read and write the two mcp.json files (folder/mcp_files.py)
-and start nothing; validate (validate.py) starts the servers to check them; import (imports.py) copies
-another client's. A project file is committed and shared, so a literal secret is never written into it
-(a ${VAR} is). What a write does to the folder's trust follows from the trust question's own rule: fewer
-servers (remove, disable) ask nothing at the next start, a new or changed one (add, enable) asks again.
+list, get, add, remove, enable and disable read and write the three scopes (folder/mcp_files.py: local,
+the default; project; user), as Claude Code's verbs and flags do, and start nothing; validate starts the
+servers to check them; import (imports.py) copies another client's. A project file is committed and shared,
+so a literal secret is never written into it (a ${VAR} is). A project write's effect on trust follows the
+trust question's rule: fewer servers ask nothing at the next start, a new or changed one asks again.
 Exit status: 0 done, 1 refused or failed (the message says what to change), 2 a usage error.
 """
 import json
@@ -13,28 +13,33 @@ import sys
 import urllib.parse
 
 from beyond.dirs import StateError, only_variables
-from beyond.folder.mcp_files import ConfigFileError, McpFile, project_file, user_file
-from beyond.folder.trust import Project, trusted
+from beyond.client.config import parse_server_config
+from beyond.folder.mcp_files import ConfigFileError, McpFile, project_root, scope_files
+from beyond.folder.approvals import forget_answers
+from beyond.folder.trust import Project, forget_trust, trusted
 from beyond.net import is_this_machine
 from beyond.repl.imports import import_servers
 from beyond.skills.cache import remove_cached
 from beyond.repl.validate import validate
-from beyond.repl.verbs import (Refused, Usage, flag, literal_secrets, name_of, no_more, pairs, too_short, value,
-                                written_out)
+from beyond.repl.verbs import (Refused, Usage, file_of, flag, literal_secrets, name_of, no_more, pairs, scope_of,
+                                too_short, value, written_out)
 from beyond.secrets import mask, mask_data, masked_entry
 from beyond.text import clean
+from mcp import McpError
 
-USAGE = """usage: python3 day15/beyond_agent.py mcp <verb> ...
-  list [--json]                               every server of both files, none started
-  get NAME [--json]                           one entry as written, with its scope
-  add NAME [--user] [--env K=V]... [--sandbox[=network]] [--force] -- COMMAND [ARG...]  a local server
-  add NAME [--user] [--force] --url URL [--header K=V]...     a remote server
-  remove NAME [--user]                        take an entry out
-  enable NAME [--user] / disable NAME [--user]   start it again / leave it configured and not started
+USAGE = """usage: python3 day15/beyond_agent.py mcp <verb> ...  (as Claude Code's `claude mcp`, beside ours)
+  list [--json]                               every server of the three scopes, none started
+  get NAME [--json]                           one entry as written, with its scope and what it shadows
+  add NAME [-e K=V]... [--sandbox[=network]] [--force] -- COMMAND [ARG...]   a local server
+  add -t http NAME URL [-H 'Key: Value']...   a remote server (also: --url URL --header K=V)
+  add-json NAME '{"command": ...}'            an entry as JSON ("sandbox" too)
+  remove NAME / enable NAME / disable NAME    take an entry out / start it again / leave it and not start it
   validate [NAME...] [--json] [--trust] [--sandbox]   start them, list what they offer, stop them; exit 1 if any fails
-  import SOURCE [--user] [--yes]              copy another client's servers: claude-desktop, claude-code, cursor,
-                                              vscode, gemini, codex, or a file
-  A project entry goes to the nearest .geekagent/mcp.json upward; --user: $XDG_CONFIG_HOME/geekagent/mcp.json."""
+  import SOURCE [--yes]                       copy another client's servers: claude-desktop, claude-code, cursor,
+                                              vscode, gemini, codex, or a file (add-from-claude-desktop: the first)
+  reset-project-choices                       forget this folder's trust answer and its `a` answers
+  -s local (the default: yours, this folder only, kept in your state), -s project (the nearest
+  .geekagent/mcp.json, shared: no secret written out), -s user or --user (yours, every folder)."""
 
 
 def main(argv: list[str]) -> int:
@@ -78,11 +83,13 @@ def cmd_list(args: list[str]) -> int:
         print(json.dumps([{key: row[key] for key in ("name", "scope", "transport", "command", "args", "url", "enabled",
                                                       "sandbox", "trusted")} for row in rows], indent=1))
         return 1 if problems else 0
+    if not any(row["scope"] == "local" for row in rows):
+        print("no local entries for this folder")
     if not rows:
         print("no servers: `mcp add NAME -- COMMAND ...` adds one")
     for row in rows:
         state = "enabled" if row["enabled"] else "disabled"
-        note = "  (shadowed by the project's entry of that name)" if row["shadowed"] else ""
+        note = "  (shadowed by an entry of that name above it)" if row["shadowed"] else ""
         note += "" if row["trusted"] else "  (the folder is not trusted: it does not start)"
         print(f"{clean(row['name'], one_line=True):<20} {row['scope']:<7} {row['transport']:<5} {state:<8} "
               f"{'sandbox' if row['sandbox'] else '-':<7} {row['shown']}{note}")
@@ -90,10 +97,10 @@ def cmd_list(args: list[str]) -> int:
 
 
 def listed(problems: list[str] | None = None) -> list[dict]:
-    """Every entry of both files, the project's first; a file that cannot be read is said (and put in
-    `problems`) and skipped."""
+    """Every entry of the three scopes, as a name is looked up (local, project, user); one a scope before holds
+    is shadowed; a file that cannot be read is said (and put in `problems`) and skipped."""
     rows, seen = [], set()
-    for file in (project_file(), user_file()):
+    for file in scope_files():
         try:
             entries = file.entries()
         except ConfigFileError as e:
@@ -124,20 +131,22 @@ def described(entry: object) -> dict:
 
 def cmd_get(args: list[str]) -> int:
     as_json = flag(args, "--json")
+    scope = scope_of(args, default=None)
     name = name_of(args)
     no_more(args)
-    for file in (project_file(), user_file()):
+    files = [file_of(scope)] if scope else scope_files()
+    for at, file in enumerate(files):
         entries = file.entries()
         if name in entries:
             shown = masked(entries[name])
             too_short([entries[name]] if isinstance(entries[name], dict) else [])
-            shadows = file.scope == "project" and name in user_file().entries()
+            shadows = [other.scope for other in files[at + 1:] if name in other.entries()]
             if as_json:
                 print(json.dumps({"name": name, "scope": file.scope, "file": file.path, "shadows": shadows,
                                   "entry": shown}, indent=1))
             else:
                 print(f"{clean(name, one_line=True)} ({file.scope}: {file.shown})"
-                      + ("; your own file's entry of that name does not run here" if shadows else ""))
+                      + (f"; it shadows the {' and '.join(shadows)} entry of that name" if shadows else ""))
                 print(clean(json.dumps(shown, indent=2, ensure_ascii=False)))
             return 0
     raise Refused(f"no server named {name!r}; {_names_there()}")
@@ -162,10 +171,19 @@ def _names_there() -> str:
 def cmd_add(args: list[str]) -> int:
     command = args[args.index("--") + 1:] if "--" in args else []
     args = args[:args.index("--")] if "--" in args else args
-    user, force = flag(args, "--user"), flag(args, "--force")
+    file, force = file_of(scope_of(args)), flag(args, "--force")
     sandbox = {"network": True} if flag(args, "--sandbox=network") else flag(args, "--sandbox")
-    env, headers, url = pairs(args, "--env"), pairs(args, "--header"), value(args, "--url")
+    env = {**pairs(args, "--env"), **pairs(args, "-e")}  # -e: Claude Code's
+    headers = {**pairs(args, "--header"), **pairs(args, "-H", ":")}  # -H 'Key: Value', as Claude Code writes it
+    url, transport = value(args, "--url"), value(args, "-t") or value(args, "--transport")
+    if transport not in (None, "stdio", "http"):
+        raise Refused("this agent does not speak the old HTTP+SSE transport; if the server also serves Streamable "
+                      "HTTP, use `-t http` with that URL" if transport == "sse" else
+                      f"-t {transport!r}: the transports are stdio and http")
     name = name_of(args)
+    if transport == "http" and not url and not command:  # Claude Code's `mcp add -t http NAME URL`
+        url = next((arg for arg in args if not arg.startswith("-")), None)
+        args.remove(url) if url else None
     no_more(args)
     if bool(url) == bool(command):
         raise Usage("add needs either -- COMMAND [ARG...] (a local server) or --url URL (a remote one)")
@@ -180,9 +198,13 @@ def cmd_add(args: list[str]) -> int:
         if parts.scheme == "http" and not is_this_machine(parts.hostname) and "${" not in url:
             raise Refused(f"plain http to {parts.hostname} would send everything unencrypted: use https (the agent "
                           "starts a plain http entry for another host only when it says \"allowInsecure\": true)")
-    file = user_file() if user else project_file()
     entry = {"url": url, **({"headers": headers} if headers else {})} if url else \
         {"command": command[0], "args": command[1:], **({"env": env} if env else {})}
+    return _added(file, name, entry, force, sandbox)
+
+
+def _added(file, name: str, entry: dict, force: bool, sandbox: object = None) -> int:
+    """Write one entry into `file` (its scope's): a project's never with a literal secret."""
     written = literal_secrets(entry)
     if written and file.scope == "project":
         raise Refused(written_out(written[0], entry, file.path))
@@ -196,8 +218,42 @@ def cmd_add(args: list[str]) -> int:
             raise Refused(f"{file.path} has a server named {name!r} already; --force replaces it")
         servers[name] = entry
     file.edit(add)
-    print(f"added {name} to {file.shown}" + ("; the folder's trust question asks at the next start"
-                                           if file.scope == "project" else ""))
+    print(f"added {name} to {file.shown} ({file.scope})" + ("; the folder's trust question asks at the next start"
+                                                          if file.scope == "project" else ""))
+    return 0
+
+
+def cmd_add_json(args: list[str]) -> int:
+    """Claude Code's `mcp add-json NAME 'JSON'`: the entry as written ("sandbox" too), checked as any entry."""
+    file, force = file_of(scope_of(args)), flag(args, "--force")
+    name = name_of(args)
+    if len(args) != 1:
+        raise Usage("add-json takes NAME and one JSON object: add-json NAME '{\"command\": ...}'")
+    try:
+        entry = json.loads(args.pop())
+    except ValueError as e:
+        raise Refused(f"add-json: the entry is not JSON: {e}") from None
+    if not isinstance(entry, dict):
+        raise Refused("add-json: the entry must be a JSON object")
+    if entry.get("type") == "sse":
+        raise Refused("this agent does not speak the old HTTP+SSE transport; if the server also serves Streamable "
+                      "HTTP, give that URL with \"type\": \"http\"")
+    try:
+        parse_server_config(name, entry)
+    except McpError as e:
+        raise Refused(str(e)) from None
+    return _added(file, name, entry, force)
+
+
+def cmd_reset_project_choices(args: list[str]) -> int:
+    """Claude Code's `mcp reset-project-choices`: forget this folder's trust answer and the `a` answers kept for
+    it, saying what was forgotten."""
+    no_more(args)
+    folder = project_root()
+    forgot = [what for what, done in (("the trust answer", forget_trust(folder)),
+                                      ("the `a` answers", forget_answers(folder))) if done]
+    print(f"forgot for {clean(folder, one_line=True)}: {', '.join(forgot)}" if forgot else
+          f"nothing was kept for {clean(folder, one_line=True)}")
     return 0
 
 
@@ -227,15 +283,18 @@ def cmd_enable(args: list[str], disabled: bool = False) -> int:
 
 
 def _entry_file(args: list[str]) -> tuple[McpFile, str]:
-    """The file that holds the named entry: --user's, else the project's, else the user's."""
-    user = flag(args, "--user")
+    """The file that holds the named entry: the scope's named (-s, --user), else the first that has it (local,
+    project, user)."""
+    scope = scope_of(args, default=None)
     name = name_of(args)
     no_more(args)
-    for file in [user_file()] if user else [project_file(), user_file()]:
+    for file in [file_of(scope)] if scope else scope_files():
         if name in file.entries():
             return file, name
-    raise Refused(f"no server named {name!r}{' in ' + user_file().path if user else ''}; {_names_there()}")
+    raise Refused(f"no server named {name!r}{f' in the {scope} scope' if scope else ''}; {_names_there()}")
 
 
-VERBS = {"list": cmd_list, "get": cmd_get, "add": cmd_add, "remove": cmd_remove, "enable": cmd_enable,
-         "disable": lambda args: cmd_enable(args, disabled=True)}
+VERBS = {"list": cmd_list, "get": cmd_get, "add": cmd_add, "add-json": cmd_add_json, "remove": cmd_remove,
+         "enable": cmd_enable, "disable": lambda args: cmd_enable(args, disabled=True),
+         "add-from-claude-desktop": lambda args: import_servers(["claude-desktop", *args]),
+         "reset-project-choices": cmd_reset_project_choices}

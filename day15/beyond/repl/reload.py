@@ -10,8 +10,8 @@ import dataclasses
 import os
 
 from beyond.client.config import load_mcp_config
-from beyond.folder.mcp_files import ConfigFileError, project_file, user_file
-from beyond.folder.trust import Project, decide, reaffirm, servers_to_start, user_config_path
+from beyond.folder.mcp_files import ConfigFileError, scope_files, servers_to_start, user_config_path, user_file
+from beyond.folder.trust import Project, decide, reaffirm
 from beyond.terminal import shown
 from mcp import McpError
 
@@ -103,7 +103,7 @@ def _configs(session, again: tuple[str, object] | None = None) -> tuple[dict, se
 
 def switch(session, name: str, enable: bool) -> None:
     """/mcp enable NAME, /mcp disable NAME: for this session, and in the file that holds the entry."""
-    files = [file for file in (project_file(), user_file()) if name in _entries(file)]
+    files = [file for file in scope_files() if name in _entries(file)]  # local, project, user
     if not files:
         print(f"no server named {shown(name, one_line=True)} in either mcp.json; /mcp lists them")
         return

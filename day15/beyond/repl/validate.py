@@ -20,7 +20,8 @@ from beyond.auth.screen import Screen
 from beyond.console import Console
 from beyond.folder.dotenv import load_dotenv
 from beyond.folder.mcp_files import project_file
-from beyond.folder.trust import Project, decide, servers_to_start
+from beyond.folder.mcp_files import servers_to_start
+from beyond.folder.trust import Project, decide
 from beyond.repl.verbs import Refused, Usage, flag, too_short
 from beyond.secrets import mask
 from beyond.servers.connect import Servers

@@ -1,10 +1,11 @@
 """Beyond the tutorial: what the `mcp` verbs share (manage.py, validate.py, imports.py): their two failures,
-the reading of their command lines, and what they say of the secrets an entry writes out.
+the reading of their command lines (the scopes too), and what they say of the secrets an entry writes out.
 """
 import re
 import sys
 
 from beyond.dirs import only_variables
+from beyond.folder.mcp_files import local_file, project_file, user_file
 from beyond.secrets import CREDENTIAL_HEADERS, MIN_MASKED, Place, places
 
 # A server's name: what tool names are made of, so it reads the same in every message.
@@ -39,14 +40,15 @@ def value(args: list[str], option: str) -> str | None:
     return given
 
 
-def pairs(args: list[str], option: str) -> dict[str, str]:
-    """Every KEY=VALUE given after `option`."""
+def pairs(args: list[str], option: str, also: str = "") -> dict[str, str]:
+    """Every KEY=VALUE given after `option` (or KEY<also>VALUE, where `also` comes before any =: 'Key: Value')."""
     found = {}
     while (pair := value(args, option)) is not None:
-        key, sep, given = pair.partition("=")
-        if not sep or not key:
-            raise Usage(f"{option} takes KEY=VALUE, not {pair!r}")
-        found[key] = given
+        split = also if also and also in pair and pair.index(also) < (pair + "=").index("=") else "="
+        key, sep, given = pair.partition(split)
+        if not sep or not key.strip():
+            raise Usage(f"{option} takes KEY=VALUE{' or KEY' + also + ' VALUE' if also else ''}, not {pair!r}")
+        found[key.strip()] = given.strip() if split != "=" else given
     return found
 
 
@@ -87,9 +89,9 @@ def written_out(place: Place, entry: dict, shared: str) -> str:
         fix = f"--url '{written}'"
     else:
         fix = f"'{written}' in its place in the command"
-    return (f"{place.where} is a secret written out, and {shared} is the project's, which is shared: write {fix} "
-            "(quoted, so the shell leaves it) to take it from the environment, or put the server in your own file "
-            "with --user")
+    return (f"{place.where} is a secret written out, and {shared} is the project's, which is shared: keep the "
+            "server to yourself with -s local (this folder) or -s user (every folder), or write "
+            f"{fix} (quoted, so the shell leaves it) to take it from the environment")
 
 
 def too_short(entries: list[dict]) -> None:
@@ -98,3 +100,21 @@ def too_short(entries: list[dict]) -> None:
     if short:
         print(f"note: {short[0]} is shorter than {MIN_MASKED} characters: too short to be masked wherever a server "
               "repeats it", file=sys.stderr)
+
+
+SCOPES = {"local": local_file, "project": project_file, "user": user_file}
+
+
+def scope_of(args: list[str], default: str | None = "local") -> str | None:
+    """The scope named by -s/--scope (Claude Code's) or --user (ours), taken out of args; else `default`."""
+    named = value(args, "-s") or value(args, "--scope")
+    if flag(args, "--user"):
+        named = named or "user"
+    if named is not None and named not in SCOPES:
+        raise Usage(f"-s {named!r}: the scopes are local (yours, this folder), project (the folder's shared "
+                    ".geekagent/mcp.json) and user (yours, every folder)")
+    return named or default
+
+
+def file_of(scope: str):
+    return SCOPES[scope]()
