@@ -94,8 +94,8 @@ def test_a_local_server_starts_without_a_trust_question_here_and_nowhere_else(tm
     elsewhere.mkdir()
     assert verb(cwd, "add", "demo", "--", sys.executable, str(DAY15 / "demo_server.py")).returncode == 0
     env = {**agent_env(key=None, trust=False), "NO_COLOR": "1", "TERM": "xterm"}
-    screen = run_in_pty([sys.executable, AGENT], cwd, env, [("> ", "/mcp\r"), ("demo (2 tools)", "/exit\r")])
-    assert "Trust this folder" not in screen
+    screen = run_in_pty([sys.executable, AGENT], cwd, env, [("> ", "/mcp\r"), ("scope: local", "/exit\r")])
+    assert "Trust this folder" not in screen and "demo (2 tools)" in screen
     other = verb(elsewhere, "list").stdout
     assert "no local entries for this folder" in other and "demo" not in other
     assert_no_process_left(cwd)

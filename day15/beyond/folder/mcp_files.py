@@ -163,6 +163,18 @@ def scope_files() -> list:
     return [local_file(), project_file(), user_file()]
 
 
+def entry_scopes() -> dict[str, str]:
+    """Each server name -> the scope whose entry runs (local > project > user); a file that cannot be read adds
+    nothing (the verbs and start-up say why)."""
+    found: dict[str, str] = {}
+    for file in reversed(scope_files()):
+        try:
+            found.update(dict.fromkeys(file.entries(), file.scope))
+        except ConfigFileError:
+            continue
+    return found
+
+
 def project_file() -> McpFile:
     """The folder's file: in the nearest .geekagent/ upward that is the user's own, else made here."""
     folder = project_root()

@@ -12,6 +12,7 @@ import time
 
 import chat
 from beyond.agent import Agent, shown, style
+from beyond.folder.mcp_files import entry_scopes
 from beyond.model.hints import missing_key_hint
 from beyond.repl import commands, manage, reload, resources, unattended
 from beyond.repl.options import USAGE, VERSION, UsageError, parse
@@ -110,17 +111,20 @@ def mcp_line(servers) -> str:
                      for s in statuses)
 
 
-def status_lines(status: McpStatus, with_tools: bool, most: int | None = None) -> list[str]:
+def status_lines(status: McpStatus, with_tools: bool, most: int | None = None,
+                 scopes: dict | None = None) -> list[str]:
     """One server as the tutorial's /mcp shows it: `demo (2 tools)` and, with_tools, one tool a line
-    (at most `most` of them, then how many more /mcp <server> lists)."""
+    (at most `most` of them, then how many more /mcp <server> lists), and the scope its entry is in."""
     server = shown(status.server, one_line=True)
+    scope = (scopes or {}).get(status.server)
     if status.disabled:  # beyond the tutorial: entries that are configured and not started
-        return [f"- {server}: disabled"]
+        return [f"- {server}: disabled" + (f" ({scope})" if scope else "")]
     if status.starting is not None:  # beyond the tutorial: joins when it is up
         return [f"- {server}: still starting ({time.monotonic() - status.starting:.0f} s so far)"]
     if status.error:
         more = f" (/logs {server} has what it said)" if status.said else ""
-        return [style(f"x {server}: {shown(status.error, one_line=True)}{more}", "31")]
+        where = f" ({scope})" if scope else ""
+        return [style(f"x {server}: {shown(status.error, one_line=True)}{more}", "31") + where]
     skills = len(status.client.skills) if status.client else 0  # beyond the tutorial: skills (client/skills.py)
     head = f"{server} ({len(status.tools)} tool{_s(len(status.tools))}" + \
         (f", {skills} skill{_s(skills)})" if skills else ")")
@@ -133,6 +137,7 @@ def status_lines(status: McpStatus, with_tools: bool, most: int | None = None) -
     spoken = [f"  speaks MCP {shown(revision, one_line=True)}"] if revision else []
     spoken += [f"  {shown(login, one_line=True)}"] if login else []
     spoken += [f"  skills: {shown(client.skills_note, one_line=True)}"] if client and client.skills_note else []
+    spoken += [f"  scope: {scope}"] if scope else []
     spoken += [f"  {shown(what_it_may(client.cfg), one_line=True)}"] if client and client.cfg.kind == "stdio" else []
     listed = status.tools if most is None or len(status.tools) <= most + 1 else status.tools[:most]
     more = [f"  ... and {len(status.tools) - len(listed)} more (/mcp {server})"] * (len(listed) < len(status.tools))
@@ -160,15 +165,16 @@ def cmd_mcp(session: Session, arg: str) -> None:
         return
     if arg:  # Beyond the tutorial: one server of many
         chosen = [status for status in statuses if status.server == arg]
-        print("\n".join(status_lines(chosen[0], with_tools=True)) if chosen else
+        print("\n".join(status_lines(chosen[0], with_tools=True, scopes=entry_scopes())) if chosen else
               f"no server named {shown(arg, one_line=True)}; /mcp lists them")
         return
     if not statuses:
         print("(no MCP servers: declare them in .geekagent/mcp.json and restart)")
         return
+    scopes = entry_scopes()  # Beyond the tutorial: where each entry is written (local, project, user)
     print(f"MCP  {mcp_line(session.servers)}")
     for status in statuses:  # Beyond the tutorial: many servers' tools, a few each (/mcp <server>: all)
-        print("\n".join(status_lines(status, with_tools=True, most=TOOLS_LISTED)))
+        print("\n".join(status_lines(status, with_tools=True, most=TOOLS_LISTED, scopes=scopes)))
 
 
 def cmd_exit(session: Session, arg: str) -> None:
