@@ -81,6 +81,13 @@ def test_claude_codes_forms_write_what_they_say(tmp_path):
     assert sse.returncode == 1 and "use `-t http` with that URL" in sse.stderr
     scope = verb(cwd, "add", "-s", "global", "g", "--", "x")
     assert scope.returncode == 2 and "the scopes are local" in scope.stderr
+    assert verb(cwd, "add", "--transport", "http", "-s", "local", "api", "https://api.example.com/mcp").returncode == 0
+    assert local_entries(cwd)["api"] == {"url": "https://api.example.com/mcp"}
+    desktop = Path(os.environ["XDG_CONFIG_HOME"]) / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir(parents=True, exist_ok=True)
+    desktop.write_text(json.dumps({"mcpServers": {"fs": {"command": "npx", "args": ["-y", "fs", "/tmp"]}}}))
+    assert verb(cwd, "add-from-claude-desktop", "--yes").returncode == 0
+    assert local_entries(cwd)["fs"] == {"command": "npx", "args": ["-y", "fs", "/tmp"]}
     listed = verb(cwd, "list").stdout
     assert re.search(r"^mine +local ", listed, re.M) and re.search(r"^j +project ", listed, re.M)
     assert "sk-live-abcdefghijklmnop" not in verb(cwd, "get", "mine").stdout  # masked, as the user file's are
@@ -222,6 +229,15 @@ def test_validate_interrupted_prints_what_it_knows_and_list_into_a_closed_pipe_i
     listing.stdout.read(10)
     listing.stdout.close()  # as `| head -c 10` does
     assert listing.wait(30) == 141 and listing.stderr.read() == b""
+
+
+@pytest.mark.parametrize("sandboxed", [False, True])
+def test_validate_names_a_program_that_is_not_installed(tmp_path, sandboxed):
+    """A command not on PATH is said to be not found (never the network), sandboxed or not."""
+    cwd = workdir(tmp_path, {"gone": {"command": "no-such-program-here", "args": ["x"]}})
+    done = verb(cwd, "validate", "--trust", *(["--sandbox"] if sandboxed else []))
+    assert done.returncode == 1 and "no-such-program-here is not found on" in done.stdout, done.stdout
+    assert "network" not in done.stdout
 
 
 def test_validate_says_a_server_needs_a_login(tmp_path):
