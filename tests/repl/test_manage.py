@@ -123,12 +123,16 @@ def test_reset_project_choices_forgets_the_trust_answer_and_the_always_answers(t
 
 
 def test_a_shadowed_entry_and_a_taken_name(tmp_path):
+    """local > project > user: the local entry shadows the others (an untrusted project's shadows nothing)."""
     assert verb(tmp_path, "add", "same", "--user", "--", "echo", "user").returncode == 0
     assert verb(tmp_path, "add", "-s", "project", "same", "--", "echo", "project").returncode == 0
     lines = verb(tmp_path, "list").stdout.splitlines()
-    assert lines[0] == "no local entries for this folder"
-    assert [line.split()[:2] for line in lines[1:]] == [["same", "project"], ["same", "user"]]
-    assert "shadowed" in lines[2] and "shadowed" not in lines[1]
+    assert lines[0] == "no local entries for this folder" and "shadowed" not in lines[2]  # the folder: not trusted
+    assert verb(tmp_path, "add", "same", "--", "echo", "local").returncode == 0
+    lines = verb(tmp_path, "list").stdout.splitlines()
+    assert [line.split()[:2] for line in lines] == [["same", "local"], ["same", "project"], ["same", "user"]]
+    assert "shadowed" in lines[2] and "shadowed" not in lines[0]
+    assert verb(tmp_path, "remove", "same", "-s", "local").returncode == 0
     taken = verb(tmp_path, "add", "-s", "project", "same", "--", "echo", "again")
     assert taken.returncode == 1 and "already" in taken.stderr and "--force" in taken.stderr
     assert verb(tmp_path, "add", "-s", "project", "same", "--force", "--", "echo", "again").returncode == 0
@@ -357,3 +361,25 @@ def test_edits_at_once_are_all_kept_and_a_link_is_never_written_through(tmp_path
     assert done.returncode == 1 and "outside the folder" in done.stderr
     assert outside.read_text() == '{"mcpServers": {}}' and (work / ".geekagent" / "mcp.json").is_symlink()
     assert verb(work, "list").returncode == 1
+
+
+def test_review_cases_of_the_scopes(tmp_path):
+    """A file of another folder imported is a project's (asked at a terminal, here refused); add into a VS Code
+    shaped file; an untrusted project's entry shadows nothing, and disable finds the entry that runs."""
+    clone, here = tmp_path / "clone", tmp_path / "here"
+    (clone / ".cursor").mkdir(parents=True)
+    here.mkdir()
+    (clone / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {"pwn": {"command": "sh",
+                                                                                  "args": ["-c", "x"]}}}))
+    imported = verb(here, "import", str(clone / ".cursor" / "mcp.json"), "--yes")
+    assert imported.returncode == 1 and "only when you say so at a terminal" in imported.stderr
+    (here / ".geekagent").mkdir()
+    (here / ".geekagent" / "mcp.json").write_text('{"servers": {}}')
+    assert verb(here, "add", "-s", "project", "x", "--", "echo").returncode == 0
+    assert json.loads((here / ".geekagent" / "mcp.json").read_text())["servers"]["x"]["type"] == "stdio"
+    assert verb(here, "add", "-s", "user", "x", "--", "echo", "mine").returncode == 0
+    listed = verb(here, "list").stdout
+    assert "shadowed" not in listed  # the folder is not trusted: its x does not run, the user's does
+    disabled = verb(here, "disable", "x")
+    assert disabled.returncode == 0 and "geekagent/mcp.json (user)" not in disabled.stdout
+    assert json.loads(user_file().read_text())["mcpServers"]["x"]["disabled"] is True

@@ -120,3 +120,16 @@ def test_the_shells_verbs_in_the_repl_say_the_line_to_type(tmp_path):
     assert f"`mcp add` is a shell command; in a shell, type: python3 {AGENT} mcp add time -- uvx mcp-server-time" \
            "\nthen /mcp reload here starts what it changed" in done.stdout
     assert f"type: python3 {AGENT} mcp list\n" in done.stdout and "no server named" not in done.stdout
+
+
+def test_an_entry_disabled_before_the_session_asks_when_enabled(tmp_path):
+    """An entry the folder's file had disabled at start was never shown running: /mcp enable asks the question."""
+    from conftest import AGENT, run_in_pty
+    import sys
+    write(tmp_path, {"ok": server("ok"), "later": {**server("later"), "disabled": True}})
+    env = {**agent_env(key=None, trust=False), "NO_COLOR": "1", "TERM": "xterm"}
+    screen = run_in_pty([sys.executable, AGENT], tmp_path, env, [
+        ("Trust this folder", "y\r"), ("Type a message", "/mcp enable later\r"), ("Trust this folder", "y\r"),
+        ("later (2 tools)", "/exit\r")])
+    assert screen.count("Trust this folder") == 2 and "server later: runs" in screen
+    assert processes_in(tmp_path) == []

@@ -163,11 +163,11 @@ def scope_files() -> list:
     return [local_file(), project_file(), user_file()]
 
 
-def entry_scopes() -> dict[str, str]:
-    """Each server name -> the scope whose entry runs (local > project > user); a file that cannot be read adds
-    nothing (the verbs and start-up say why)."""
+def entry_scopes(project_runs: bool) -> dict[str, str]:
+    """Each server name -> the scope whose entry runs (local > project, when the folder is trusted > user); a
+    file that cannot be read adds nothing (the verbs and start-up say why)."""
     found: dict[str, str] = {}
-    for file in reversed(scope_files()):
+    for file in reversed([f for f in scope_files() if f.scope != "project" or project_runs]):
         try:
             found.update(dict.fromkeys(file.entries(), file.scope))
         except ConfigFileError:

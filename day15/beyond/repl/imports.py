@@ -127,13 +127,15 @@ def found_entries(source: str, folder: str) -> list[tuple[str, bool, str, object
     known = sources(folder)
     if source in known:
         files = [(path, True) for path in known[source][0]] + [(path, False) for path in known[source][1]]
-    elif os.path.exists(source):
-        files = [(os.path.abspath(source), os.path.commonpath([os.path.abspath(source), folder]) == folder)]
+    elif os.path.exists(source):  # a file no client keeps for the user may be anyone's (a clone's): a project's
+        mine = {os.path.realpath(path) for _, users in known.values() for path in users}
+        files = [(os.path.abspath(source), os.path.realpath(source) not in mine)]
     else:
         raise Usage(f"{source!r} is no client this agent knows ({', '.join(known)}) and no file")
     found = []
     for path, from_project in files:
-        data = read(path, folder if from_project else None)
+        inside = os.path.commonpath([os.path.abspath(path), folder]) == folder
+        data = read(path, folder if inside else None)  # a file of the folder, never through a link out of it
         for name, entry in servers_in(data, folder).items():
             found.append((path, from_project, str(name), entry))
     return found

@@ -49,7 +49,7 @@ def listed(problems: list[str] | None = None) -> list[dict]:
         for name, entry in entries.items():
             rows.append({"name": name, "scope": file.scope, "shadowed": name in seen, "trusted": trust,
                          **described(entry)})
-        seen |= set(entries)
+        seen |= set(entries) if trust else set()  # an untrusted folder's entries do not run: they shadow nothing
     return rows
 
 

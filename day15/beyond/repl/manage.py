@@ -21,8 +21,8 @@ from beyond.net import is_this_machine
 from beyond.repl import listing
 from beyond.repl.imports import import_servers
 from beyond.repl.validate import validate
-from beyond.repl.verbs import (Refused, Usage, file_of, flag, literal_secrets, name_of, no_more, pairs, scope_of,
-                                too_short, value, written_out)
+from beyond.repl.verbs import (Refused, Usage, file_of, flag, literal_secrets, lookup_files, name_of, no_more, pairs,
+                                scope_of, too_short, value, written_out)
 from beyond.secrets import mask
 from beyond.skills.cache import remove_cached
 from beyond.text import clean
@@ -91,7 +91,9 @@ def cmd_add(args: list[str]) -> int:
         if given.split("=")[0] in ELSEWHERE:
             raise Usage(f"{given.split('=')[0]}: {ELSEWHERE[given.split('=')[0]]}")
     name = name_of(args)
-    if transport == "http" and not url and not command:  # Claude Code's `mcp add -t http NAME URL`
+    if transport == "http" and command:
+        raise Usage("-t http takes NAME URL, not -- COMMAND (that is -t stdio, the default)")
+    if transport == "http" and not url:  # Claude Code's `mcp add -t http NAME URL`
         url = next((arg for arg in args if not arg.startswith("-")), None)
         args.remove(url) if url else None
     no_more(args)
@@ -127,7 +129,7 @@ def _added(file, name: str, entry: dict, force: bool, sandbox: object = None) ->
     too_short([entry])
     entry.update({"sandbox": sandbox} if sandbox else {})
     if file.read()[1] == "servers":  # VS Code's file says which transport
-        entry = {"type": "http" if url else "stdio", **entry}
+        entry = {"type": "http" if "url" in entry else "stdio", **entry}
 
     def add(servers: dict) -> None:
         if name in servers and not force:
@@ -204,7 +206,7 @@ def _entry_file(args: list[str]) -> tuple[McpFile, str]:
     scope = scope_of(args, default=None)
     name = name_of(args)
     no_more(args)
-    for file in [file_of(scope)] if scope else scope_files():
+    for file in [file_of(scope)] if scope else lookup_files():  # the one that runs first
         if name in file.entries():
             return file, name
     raise Refused(f"no server named {name!r}{f' in the {scope} scope' if scope else ''}; {listing.names_there()}")

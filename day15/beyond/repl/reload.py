@@ -10,7 +10,8 @@ import dataclasses
 import os
 
 from beyond.client.config import load_mcp_config
-from beyond.folder.mcp_files import ConfigFileError, scope_files, servers_to_start, user_config_path, user_file
+from beyond.folder.mcp_files import ConfigFileError, servers_to_start, user_config_path, user_file
+from beyond.repl.verbs import lookup_files
 from beyond.folder.trust import Project, decide, reaffirm
 from beyond.terminal import shown
 from mcp import McpError
@@ -103,7 +104,7 @@ def _configs(session, again: tuple[str, object] | None = None) -> tuple[dict, se
 
 def switch(session, name: str, enable: bool) -> None:
     """/mcp enable NAME, /mcp disable NAME: for this session, and in the file that holds the entry."""
-    files = [file for file in scope_files() if name in _entries(file)]  # local, project, user
+    files = [file for file in lookup_files() if name in _entries(file)]  # the one that runs first
     if not files:
         print(f"no server named {shown(name, one_line=True)} in either mcp.json; /mcp lists them")
         return
@@ -137,9 +138,8 @@ def switch(session, name: str, enable: bool) -> None:
 
 def _disabled_here(session, name: str) -> tuple[str, object] | None:
     """(name, its entry) when this session disabled it (/mcp disable), else None."""
-    status = next((s for s in session.servers.mcp_statuses() if s.server == name and s.disabled), None)
     config = session.servers.configs().get(name)
-    return (name, config) if status is not None and config is not None else None
+    return (name, config) if session.servers.disabled_here(name) and config is not None else None
 
 
 def _only_enabled(project, name: str, was) -> bool:

@@ -165,13 +165,14 @@ def cmd_mcp(session: Session, arg: str) -> None:
         return
     if arg:  # Beyond the tutorial: one server of many
         chosen = [status for status in statuses if status.server == arg]
-        print("\n".join(status_lines(chosen[0], with_tools=True, scopes=entry_scopes())) if chosen else
+        print("\n".join(status_lines(chosen[0], with_tools=True, scopes=entry_scopes(session.agent.trusted)))
+              if chosen else
               f"no server named {shown(arg, one_line=True)}; /mcp lists them")
         return
     if not statuses:
         print("(no MCP servers: declare them in .geekagent/mcp.json and restart)")
         return
-    scopes = entry_scopes()  # Beyond the tutorial: where each entry is written (local, project, user)
+    scopes = entry_scopes(session.agent.trusted)  # Beyond the tutorial: where each running entry is written
     print(f"MCP  {mcp_line(session.servers)}")
     for status in statuses:  # Beyond the tutorial: many servers' tools, a few each (/mcp <server>: all)
         print("\n".join(status_lines(status, with_tools=True, most=TOOLS_LISTED, scopes=scopes)))

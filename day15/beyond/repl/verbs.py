@@ -6,6 +6,7 @@ import sys
 
 from beyond.dirs import only_variables
 from beyond.folder.mcp_files import local_file, project_file, user_file
+from beyond.folder.trust import Project, trusted
 from beyond.secrets import CREDENTIAL_HEADERS, MIN_MASKED, Place, places
 
 # A server's name: what tool names are made of, so it reads the same in every message.
@@ -46,7 +47,7 @@ def pairs(args: list[str], option: str, also: str = "") -> dict[str, str]:
     while (pair := value(args, option)) is not None:
         split = also if also and also in pair and pair.index(also) < (pair + "=").index("=") else "="
         key, sep, given = pair.partition(split)
-        if not sep or not key.strip():
+        if not sep or not key.strip() or (split != "=" and not given.strip()):
             raise Usage(f"{option} takes KEY=VALUE{' or KEY' + also + ' VALUE' if also else ''}, not {pair!r}")
         found[key.strip()] = given.strip() if split != "=" else given
     return found
@@ -57,7 +58,7 @@ def name_of(args: list[str]) -> str:
     names = [arg for arg in args if not arg.startswith("-")]
     if not names:
         raise Usage("a server's NAME is needed")
-    if not NAME.fullmatch(names[0]):
+    if not NAME.fullmatch(names[0]) or names[0] in (".", ".."):
         raise Usage(f"{names[0]!r} is no server name: letters, digits, '_', '.' and '-', at most 64")
     args.remove(names[0])
     return names[0]
@@ -107,9 +108,11 @@ SCOPES = {"local": local_file, "project": project_file, "user": user_file}
 
 def scope_of(args: list[str], default: str | None = "local") -> str | None:
     """The scope named by -s/--scope (Claude Code's) or --user (ours), taken out of args; else `default`."""
-    named = value(args, "-s") or value(args, "--scope")
-    if flag(args, "--user"):
-        named = named or "user"
+    given = [scope for scope in (value(args, "-s"), value(args, "--scope"), "user" if flag(args, "--user") else None)
+             if scope]
+    if len(given) > 1 or "-s" in args or "--scope" in args:
+        raise Usage("a scope is given once: -s local, -s project or -s user")
+    named = given[0] if given else None
     if named is not None and named not in SCOPES:
         raise Usage(f"-s {named!r}: the scopes are local (yours, this folder), project (the folder's shared "
                     ".geekagent/mcp.json) and user (yours, every folder)")
@@ -118,3 +121,12 @@ def scope_of(args: list[str], default: str | None = "local") -> str | None:
 
 def file_of(scope: str):
     return SCOPES[scope]()
+
+
+def lookup_files() -> list:
+    """The files a name is looked up in when no scope is named: those whose entries run, in the order they win
+    (local, the project's when the folder is trusted, user), then an untrusted project's (named last: its
+    entries do not run)."""
+    local, project, user = (SCOPES[scope]() for scope in ("local", "project", "user"))
+    runs = trusted(Project.read(project.root))
+    return [local, project, user] if runs else [local, user, project]

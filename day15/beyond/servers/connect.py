@@ -44,6 +44,7 @@ class Servers:
         self._contested: set[str] = set()  # registry names two tools would share: each gets a hashed one
         self._configs: dict[str, ServerConfig] = {}  # the entries as connected (for /mcp login)
         self._starting: dict[str, Session] = {}  # those that join after the grace (connect_mcp_servers)
+        self._disabled_here: set[str] = set()  # the entries this session disabled (drop(disabled=...))
         self.echo = False  # whether servers' words are printed as they come
 
     def client(self, name: str, config: ServerConfig) -> Session:
@@ -240,8 +241,14 @@ class Servers:
             starting = self._starting.pop(name, None)
             if disabled is not None:
                 self._statuses[name], self._configs[name] = McpStatus(name, [], disabled=True), disabled
+                self._disabled_here.add(name)
         if starting is not None:
             starting.stop()
+
+    def disabled_here(self, name: str) -> bool:
+        """Whether this session disabled the entry (/mcp disable), as opposed to one disabled when it began."""
+        with self._lock:
+            return name in self._disabled_here
 
     def server_of(self, tool: str) -> str:
         """The server a registered MCP tool comes from, or "" for a tool of the agent itself."""
