@@ -95,7 +95,8 @@ def cmd_add(args: list[str]) -> int:
         raise Usage("-t http takes NAME URL, not -- COMMAND (that is -t stdio, the default)")
     if transport == "http" and not url:  # Claude Code's `mcp add -t http NAME URL`
         url = next((arg for arg in args if not arg.startswith("-")), None)
-        args.remove(url) if url else None
+        if url:
+            args.remove(url)
     no_more(args)
     if bool(url) == bool(command):
         raise Usage("add needs either -- COMMAND [ARG...] (a local server) or --url URL (a remote one)")
