@@ -1,6 +1,7 @@
 """Many servers as registry tools.
 
-  connect.py     the set of servers: parallel start, the registry following list changes, logins
+  connect.py     the set of servers: parallel start, the registry following list changes
+  logins.py      /mcp login and /mcp logout of a remote server
   status.py      one server's status as /mcp shows it: up with its tools, starting, failed, needing a login
   toolset.py     the agent's tools: the lesson's built-ins (`read` guarded) and the servers', which come and go
   registry.py    a server's tools as registry tools: names, prompts, the resource reader, pins

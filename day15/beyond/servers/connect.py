@@ -10,13 +10,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from beyond.auth.errors import AuthError
-from beyond.auth.provider import FRESH, OAuth
-from beyond.client.errors import ServerError
 from beyond.client.config import MCP_CONFIG_PATH, ServerConfig, load_mcp_config
 from beyond.client.session import Session
-from beyond.dirs import UnsetVariable, expand
 from beyond.folder.approvals import Approvals
+from beyond.servers.logins import Logins
 from beyond.servers.registry import (NO_ACTIVITY, claim_names, needing_tasks, offered_names, register_all,
                                      registry_name, with_bad_schemas)
 from beyond.servers import toolset
@@ -26,7 +23,7 @@ from beyond.waits import SIGNAL_CHECK_S, run_all
 from mcp import McpError
 
 
-class Servers:
+class Servers(Logins):
     """The servers of one agent: started side by side, their tools in the registry, kept in step."""
 
     def __init__(self, asks=None, screen=None, approvals: Approvals | None = None, activity=NO_ACTIVITY,
@@ -175,46 +172,6 @@ class Servers:
                                if names)
             client.log(f"tools changed: {shorten(change, 400)}")
 
-    def login(self, name: str) -> str:
-        """/mcp login <name>: start a remote server again, logging in when it asks; what came of it."""
-        config = self._configs.get(name)
-        if config is None or config.kind == "stdio" or config.disabled or config.problem:
-            raise McpError(_no_remote(name))
-        self._forget(name)
-        client = self.client(name, config)
-        try:
-            client.start(login=FRESH)  # a new login, whatever tokens are stored (they may be refused)
-            error = None
-        except McpError as e:
-            error = e
-        except BaseException:  # Ctrl-C while the login waits: nothing of it stays
-            client.stop()
-            raise
-        with self._lock:
-            if error is None:
-                claim_names({s.server: s.client for s in self._statuses.values() if s.client} | {name: client},
-                            self._contested)
-            self._statuses[name] = self._connected(name, client if error is None else None, error)
-        count = len(self._statuses[name].tools)
-        return str(error) if error else f"{count} tool{'' if count == 1 else 's'}; " \
-            f"{client.login_status() or 'the server asked for no login'}"
-
-    def logout(self, name: str) -> str:
-        """/mcp logout <name>: revoke and forget the server's tokens, and stop it."""
-        config = self._configs.get(name)
-        if config is None or config.kind == "stdio":
-            raise McpError(_no_remote(name))
-        try:
-            said = OAuth(name, expand(config.url, "url"), config.oauth, lambda text: None,
-                         allow_insecure=config.allow_insecure).logout()
-        except (AuthError, UnsetVariable) as e:
-            raise ServerError(str(e), name) from None
-        self._forget(name)
-        with self._lock:
-            self._statuses[name] = McpStatus(name, [], f"logged out (/mcp login {name} to log in again)",
-                                             needs_login=True)
-        return said
-
     def _forget(self, name: str) -> None:
         """Stop a server's client, if it runs, and take its tools from the registry."""
         with self._lock:
@@ -309,11 +266,6 @@ def _start(client: Session) -> McpError | str | None:
         client.stop()
         return f"failed to start: {type(e).__name__}: {e}"
     return None
-
-
-def _no_remote(name: str) -> str:
-    """What /mcp login or logout says for a name no usable remote server has."""
-    return f"no remote server named {name} in the folder's .geekagent/mcp.json or your own mcp.json (/mcp lists them)"
 
 
 def stop_all(clients: list[Session]) -> None:
