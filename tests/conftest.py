@@ -395,6 +395,7 @@ def run_in_pty(args: list[str], cwd: Path, env: dict, steps: list[tuple], timeou
     main_fd, child_fd = pty.openpty()
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=child_fd, stdout=child_fd, stderr=child_fd,
                             start_new_session=True, preexec_fn=_take_terminal)
+    AGENTS[proc.pid] = str(cwd)  # processes_in finds it as a user who cannot read an agent's /proc/<pid>/cwd
     os.close(child_fd)
     seen, mark, deadline = b"", 0, time.monotonic() + timeout
     try:

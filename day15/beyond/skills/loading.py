@@ -3,7 +3,8 @@ the user (/skill NAME), each MCP server's after the user's answer.
 
 An MCP server's skill is loaded only once the user said yes to it: the question names the server, the
 skill, its description, files, size and allowed-tools. `a` is kept bound to the skill's exact set of
-{uri, digest} under the server's identity (what its entry runs, or its URL) and its URI: any change asks
+{uri, digest} under the server's identity (its name, what its entry runs or its URL, its login's issuer)
+and its URI: any change asks
 again, saying so; -p loads only what such an `a` allows. Loading grants nothing: allowed-tools is a
 question of its own, whose default is no. The text enters the conversation marked with its origin, MCP
 servers' as untrusted. The folder's skills were shown in the trust question, yours are yours: both load
@@ -200,23 +201,31 @@ class AgentSkills:
 
     # --- the user's answers --------------------------------------------------------------------
 
+    def _standing(self, skill: Skill, client) -> str | None:
+        """What an `a` kept for this skill says now: "allowed" (for exactly its files), "changed" (for others),
+        or None (no `a`)."""
+        with self._lock:
+            kept = self.kept.get(_key(client, skill.server, skill.entry.uri))
+        if not isinstance(kept, dict):
+            return None
+        return "allowed" if kept.get("set") == _bound(skill.entry) else "changed"
+
     def _approved(self, skill: Skill, client) -> bool:
         """Whether the user lets this exact skill load: an `a` kept for its set, or the answer now."""
-        key, bound = _key(client, skill.server, skill.entry.uri), _bound(skill.entry)
-        with self._lock:
-            kept = self.kept.get(key)
-        if isinstance(kept, dict) and kept.get("set") == bound:
+        standing = self._standing(skill, client)
+        if standing == "allowed":
             return True
-        changed = " It changed since you allowed it: its files are not those you allowed." if kept else ""
+        changed = " It changed since you allowed it: its files are not those you allowed." if standing else ""
         answer = self.confirm(mask(_question(skill) + changed), always=True)
         if answer == "always":
+            key = _key(client, skill.server, skill.entry.uri)
+            record = {"set": _bound(skill.entry), "skill": skill.label}
             with self._lock:
-                self.kept[key] = {"set": bound, "skill": skill.label}
-            kept = self.store.edit(self.folder, lambda on_disk: {**(on_disk if isinstance(on_disk, dict) else {}),
-                                                                 key: {"set": bound, "skill": skill.label}}) \
-                if self.store else False
+                self.kept[key] = record
+            written = self.store.edit(self.folder, lambda on_disk: {
+                **(on_disk if isinstance(on_disk, dict) else {}), key: record}) if self.store else False
             print(f"skill {shown(skill.label, one_line=True)} now loads without asking while its files stay as they "
-                  "are" + (f" (kept in {self.store.path})" if kept else " (for this session)"))
+                  "are" + (f" (kept in {self.store.path})" if written else " (for this session)"))
         return bool(answer)
 
     def _grant(self, skill: Skill) -> list[str]:
@@ -244,9 +253,8 @@ class AgentSkills:
             if skill.entry and skill.entry.declined():
                 state = f"not loadable: {skill.entry.declined()}"
             elif client is not None:
-                kept = self.kept.get(_key(client, skill.server, skill.entry.uri))
-                state = "allowed (a)" if isinstance(kept, dict) and kept.get("set") == _bound(skill.entry) else \
-                    "changed since allowed: asks" if kept else "asks before loading"
+                state = {"allowed": "allowed (a)", "changed": "changed since allowed: asks",
+                         None: "asks before loading"}[self._standing(skill, client)]
             else:
                 state = "loads without asking"
             state += ", loaded" if _origin(skill) in self.loaded else ""
